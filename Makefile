@@ -1,0 +1,57 @@
+# evalsite — two commands: `make run` (site + demo data) and `make test` (whole suite).
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+export DEBUG ?= 1
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test venv dev-deps migrate demo worker lint format bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.runtime: requirements.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: requirements-dev.txt requirements.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $(VENV)/.runtime $@
+
+venv: $(VENV)/.runtime
+dev-deps: $(VENV)/.dev
+
+migrate: venv
+	$(BIN)/python manage.py migrate --noinput
+
+demo: migrate
+	$(BIN)/python manage.py seed_demo
+
+## Serve the site with demo data on SQLite, a Celery worker (+ beat) beside it.
+run: demo
+	@echo "Starting the Celery worker and the web server on http://$(HOST):$(PORT)"
+	@trap 'kill 0' EXIT INT TERM; \
+	$(BIN)/celery -A evalsite worker --beat --pool=solo --loglevel=warning \
+		--schedule var/celerybeat-schedule & \
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+worker: venv
+	$(BIN)/celery -A evalsite worker --beat --pool=solo --loglevel=info --schedule var/celerybeat-schedule
+
+## Run the whole test suite (PostgreSQL/Redis when DATABASE_URL/REDIS_URL are set).
+test: dev-deps
+	SECRET_KEY=$${SECRET_KEY:-insecure-test-only-key} $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: dev-deps
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+format: dev-deps
+	$(BIN)/ruff format . && $(BIN)/ruff check --fix .
+
+bench: venv
+	$(BIN)/python manage.py benchmark_f1
+
+clean:
+	rm -rf var staticfiles

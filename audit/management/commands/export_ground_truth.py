@@ -1,0 +1,59 @@
+import json
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from audit.management.progress import ProgressBar
+from audit.models import ExtractionRun
+from audit.services.transfer import NothingToExport, ground_truth_export
+
+
+class Command(BaseCommand):
+    help = "Export approved ground truth as JSON (schema version 1)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--discussion-ids", default="", help="comma-separated ids")
+        parser.add_argument("--all", action="store_true", dest="all_discussions")
+        parser.add_argument("--run", type=int, help="extraction run id for pdp_deltas")
+        parser.add_argument("-o", "--output", type=Path, help="file to write (default stdout)")
+
+    def handle(self, *args, discussion_ids, all_discussions, run, output, **options):
+        ids = _parse_ids(discussion_ids)
+        if not ids and not all_discussions:
+            raise CommandError("Give --discussion-ids 1,2 or --all.")
+        chosen_run = None
+        if run is not None:
+            chosen_run = ExtractionRun.objects.filter(pk=run).first()
+            if chosen_run is None:
+                raise CommandError(f"No extraction run {run}.")
+        try:
+            data = ground_truth_export(
+                discussion_ids=ids,
+                all_discussions=all_discussions,
+                run=chosen_run,
+                progress=ProgressBar("export"),
+            )
+        except NothingToExport as exc:
+            raise CommandError(str(exc)) from exc
+        text = json.dumps(data, indent=2, ensure_ascii=False)
+        if output:
+            output.write_text(text + "\n", encoding="utf-8")
+        else:
+            sys.stdout.write(text + "\n")
+        n_statements = sum(
+            1 for d in data["discussions"] for s in d["statements"] if s["approved_feedback"]
+        )
+        self.stderr.write(
+            f"exported {len(data['discussions'])} discussions, {n_statements} approved statements"
+            + (f" to {output}" if output else "")
+        )
+
+
+def _parse_ids(text: str) -> list[int]:
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise CommandError(
+            f"--discussion-ids must be comma-separated integers, got {text!r}"
+        ) from exc

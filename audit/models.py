@@ -1,0 +1,248 @@
+"""Discussions, statements, AI extractions and the auditors' feedback that becomes ground truth."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+def empty_pdp() -> dict:
+    return {"people": [], "events": [], "pair_bonds": [], "delete": []}
+
+
+class DiscussionQuerySet(models.QuerySet):
+    def with_approved(self) -> DiscussionQuerySet:
+        return self.filter(statements__feedback__status=Feedback.Status.APPROVED).distinct()
+
+
+class Discussion(models.Model):
+    summary = models.TextField()
+    date = models.DateField(null=True, blank=True)
+    external_id = models.CharField(max_length=200, unique=True, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = DiscussionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.summary[:60]}"
+
+    def save(self, *args, **kwargs) -> None:
+        # Every discussion carries an external id so exports re-import idempotently.
+        if not self.external_id:
+            self.external_id = uuid.uuid4().hex
+        super().save(*args, **kwargs)
+
+    def subject_statements(self) -> models.QuerySet[Statement]:
+        return self.statements.filter(speaker__type=Speaker.Type.SUBJECT).order_by("order")
+
+
+class Speaker(models.Model):
+    class Type(models.TextChoices):
+        SUBJECT = "subject", "Subject"
+        EXPERT = "expert", "Expert"
+
+    discussion = models.ForeignKey(Discussion, on_delete=models.CASCADE, related_name="speakers")
+    name = models.CharField(max_length=200)
+    type = models.CharField(max_length=10, choices=Type.choices)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["discussion", "name"], name="unique_speaker_name")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.type})"
+
+
+class StatementQuerySet(models.QuerySet):
+    def subjects(self) -> StatementQuerySet:
+        return self.filter(speaker__type=Speaker.Type.SUBJECT)
+
+    def with_approved_feedback(self) -> StatementQuerySet:
+        return self.filter(feedback__status=Feedback.Status.APPROVED)
+
+
+class Statement(models.Model):
+    discussion = models.ForeignKey(Discussion, on_delete=models.CASCADE, related_name="statements")
+    speaker = models.ForeignKey(Speaker, on_delete=models.CASCADE, related_name="statements")
+    order = models.PositiveIntegerField()
+    text = models.TextField()
+
+    objects = StatementQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["discussion_id", "order"]
+        constraints = [
+            models.UniqueConstraint(fields=["discussion", "order"], name="unique_statement_order")
+        ]
+
+    def __str__(self) -> str:
+        return f"Statement {self.pk} (#{self.order} of discussion {self.discussion_id})"
+
+    @property
+    def is_subject(self) -> bool:
+        return self.speaker.type == Speaker.Type.SUBJECT
+
+    def approved_feedback(self) -> Feedback | None:
+        return self.feedback.filter(status=Feedback.Status.APPROVED).first()
+
+
+class ExtractionRunQuerySet(models.QuerySet):
+    def latest_first(self) -> ExtractionRunQuerySet:
+        return self.order_by("-created_at", "-id")
+
+
+class ExtractionRun(models.Model):
+    """What produced a set of AI extractions: so prompt versions can be compared."""
+
+    model_name = models.CharField(max_length=200)
+    prompt_version = models.CharField(max_length=100)
+    notes = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ExtractionRunQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["model_name", "prompt_version"], name="unique_run_model_prompt"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model_name} · {self.prompt_version}"
+
+    @property
+    def label(self) -> str:
+        return str(self)
+
+
+class Extraction(models.Model):
+    statement = models.ForeignKey(Statement, on_delete=models.CASCADE, related_name="extractions")
+    run = models.ForeignKey(ExtractionRun, on_delete=models.CASCADE, related_name="extractions")
+    pdp_deltas = models.JSONField(default=empty_pdp)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["statement", "run"], name="unique_extraction_per_run")
+        ]
+
+    def __str__(self) -> str:
+        return f"Extraction of statement {self.statement_id} by run {self.run_id}"
+
+
+class FeedbackQuerySet(models.QuerySet):
+    def approved(self) -> FeedbackQuerySet:
+        return self.filter(status=Feedback.Status.APPROVED)
+
+    def visible_to(self, user) -> FeedbackQuerySet:
+        from audit.roles import is_admin
+
+        return self if is_admin(user) else self.filter(auditor=user)
+
+
+class Feedback(models.Model):
+    """One auditor's ground-truth coding of one statement."""
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        SUBMITTED = "submitted", "Submitted"
+        APPROVED = "approved", "Approved"
+        REJECTED = "rejected", "Needs changes"
+
+    statement = models.ForeignKey(Statement, on_delete=models.CASCADE, related_name="feedback")
+    auditor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="feedback"
+    )
+    edited_extraction = models.JSONField(default=empty_pdp)
+    source_extraction = models.ForeignKey(
+        Extraction, null=True, blank=True, on_delete=models.SET_NULL, related_name="feedback"
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    blind = models.BooleanField(
+        default=False, help_text="Coded from an empty extraction instead of the AI's."
+    )
+    comment = models.TextField(blank=True)
+    approved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="approved_feedback",
+    )
+    approved_at = models.DateTimeField(null=True, blank=True)
+    rejection_reason = models.TextField(blank=True)
+    version = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = FeedbackQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["statement_id", "auditor_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["statement"],
+                condition=Q(status="approved"),
+                name="one_approved_feedback_per_statement",
+            ),
+            models.UniqueConstraint(
+                fields=["statement", "auditor"], name="one_feedback_per_auditor_per_statement"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Feedback {self.pk} by {self.auditor} on statement {self.statement_id}"
+
+    @property
+    def is_approved(self) -> bool:
+        return self.status == self.Status.APPROVED
+
+    @property
+    def is_editable(self) -> bool:
+        """Approved ground truth is edited by admins only; anything else by its auditor."""
+        return self.status != self.Status.APPROVED
+
+
+class FeedbackRevision(models.Model):
+    """Every save of a feedback, with the full payload before and after."""
+
+    feedback = models.ForeignKey(Feedback, on_delete=models.CASCADE, related_name="revisions")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    version = models.PositiveIntegerField()
+    action = models.CharField(max_length=30)
+    status = models.CharField(max_length=10, choices=Feedback.Status.choices)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-version", "-id"]
+
+    def __str__(self) -> str:
+        return f"Revision v{self.version} of feedback {self.feedback_id} ({self.action})"
+
+
+class BlindReview(models.Model):
+    """A statement an admin marked for blind double coding."""
+
+    statement = models.OneToOneField(
+        Statement, on_delete=models.CASCADE, related_name="blind_review"
+    )
+    marked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"Blind review of statement {self.statement_id}"

@@ -1,0 +1,288 @@
+"""The PDP-deltas payload schema and the ground-truth export schema, as JSON Schema.
+
+One schema serves validation everywhere (import, API, UI) and is published for clients.
+Errors are turned into specific messages: which item, which field, what was expected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError as SchemaError
+
+GENDERS = ["male", "female", "abortion", "miscarriage", "unknown"]
+EVENT_KINDS = [
+    "bonded",
+    "married",
+    "birth",
+    "adopted",
+    "moved",
+    "separated",
+    "divorced",
+    "shift",
+    "death",
+]
+DIRECTIONS = ["up", "down", "same"]
+RELATIONSHIPS = [
+    "fusion",
+    "conflict",
+    "distance",
+    "overfunctioning",
+    "underfunctioning",
+    "projection",
+    "defined-self",
+    "toward",
+    "away",
+    "inside",
+    "outside",
+    "cutoff",
+]
+DATE_CERTAINTIES = ["unknown", "approximate", "certain"]
+SARF_VARIABLES = ("symptom", "anxiety", "relationship", "functioning")
+
+_ID = {"type": "integer"}
+_OPTIONAL_ID = {"type": ["integer", "null"]}
+_ID_LIST = {"type": "array", "items": _ID}
+_TEXT = {"type": ["string", "null"], "maxLength": 10000}
+_CONFIDENCE = {"type": ["number", "null"], "minimum": 0, "maximum": 1}
+
+
+def _enum_or_null(values: list[str]) -> dict:
+    return {"enum": [*values, None]}
+
+
+PERSON_SCHEMA = {
+    "type": "object",
+    "required": ["id"],
+    "properties": {
+        "id": _ID,
+        "name": _TEXT,
+        "last_name": _TEXT,
+        "gender": _enum_or_null(GENDERS),
+        "parents": _OPTIONAL_ID,
+        "parent_a": _OPTIONAL_ID,
+        "parent_b": _OPTIONAL_ID,
+        "confidence": _CONFIDENCE,
+    },
+}
+
+EVENT_SCHEMA = {
+    "type": "object",
+    "required": ["id", "kind"],
+    "properties": {
+        "id": _ID,
+        "kind": {"enum": EVENT_KINDS},
+        "person": _OPTIONAL_ID,
+        "spouse": _OPTIONAL_ID,
+        "child": _OPTIONAL_ID,
+        "description": _TEXT,
+        "notes": _TEXT,
+        "location": _TEXT,
+        "dateTime": _TEXT,
+        "endDateTime": _TEXT,
+        "dateCertainty": _enum_or_null(DATE_CERTAINTIES),
+        "symptom": _enum_or_null(DIRECTIONS),
+        "anxiety": _enum_or_null(DIRECTIONS),
+        "relationship": _enum_or_null(RELATIONSHIPS),
+        "relationshipTargets": _ID_LIST,
+        "relationshipTriangles": _ID_LIST,
+        "functioning": _enum_or_null(DIRECTIONS),
+        "confidence": _CONFIDENCE,
+    },
+}
+
+PAIR_BOND_SCHEMA = {
+    "type": "object",
+    "required": ["id", "person_a", "person_b"],
+    "properties": {
+        "id": _ID,
+        "person_a": _ID,
+        "person_b": _ID,
+        "married": {"type": ["boolean", "null"]},
+        "confidence": _CONFIDENCE,
+    },
+}
+
+PDP_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "PDP deltas",
+    "type": "object",
+    "properties": {
+        "people": {"type": "array", "items": PERSON_SCHEMA},
+        "events": {"type": "array", "items": EVENT_SCHEMA},
+        "pair_bonds": {"type": "array", "items": PAIR_BOND_SCHEMA},
+        "delete": _ID_LIST,
+    },
+    "additionalProperties": False,
+}
+
+_PDP_VALIDATOR = Draft202012Validator(PDP_SCHEMA)
+ENTITY_LISTS = ("people", "events", "pair_bonds")
+
+
+@dataclass(frozen=True)
+class PayloadIssue:
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class PayloadError(ValueError):
+    """A payload that does not follow the schema; carries every issue found."""
+
+    def __init__(self, issues: list[PayloadIssue], *, where: str = ""):
+        self.issues = issues
+        self.where = where
+        prefix = f"{where}: " if where else ""
+        super().__init__(prefix + "; ".join(str(i) for i in issues))
+
+    def messages(self) -> list[str]:
+        prefix = f"{self.where}." if self.where else ""
+        return [f"{prefix}{i}" if i.path else str(i) for i in self.issues]
+
+
+def format_path(parts) -> str:
+    path = ""
+    for part in parts:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path
+
+
+def _describe(error: SchemaError) -> str:
+    """Say what was expected, in words a person coding a statement understands."""
+    value = error.instance
+    if error.validator == "enum":
+        allowed = ", ".join("null" if v is None else v for v in error.validator_value)
+        return f"{value!r} is not one of: {allowed}"
+    if error.validator == "type":
+        expected = error.validator_value
+        expected = " or ".join(expected) if isinstance(expected, list) else expected
+        return f"expected {expected}, got {_json_type(value)} {value!r}"
+    if error.validator == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        return f"missing required field '{missing}'"
+    if error.validator == "additionalProperties":
+        return error.message.replace("Additional properties are not allowed", "unknown key(s)")
+    if error.validator in {"minimum", "maximum"}:
+        return f"{value!r} is out of range (expected between 0 and 1)"
+    if error.validator == "maxLength":
+        return f"text is too long (at most {error.validator_value} characters)"
+    return error.message
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _duplicate_id_issues(payload: dict) -> list[PayloadIssue]:
+    issues = []
+    for key in ENTITY_LISTS:
+        seen: dict[int, int] = {}
+        for index, item in enumerate(payload.get(key) or []):
+            item_id = item.get("id") if isinstance(item, dict) else None
+            if not isinstance(item_id, int):
+                continue
+            if item_id in seen:
+                issues.append(
+                    PayloadIssue(
+                        f"{key}[{index}].id",
+                        f"duplicate id {item_id} (already used by {key}[{seen[item_id]}])",
+                    )
+                )
+            seen[item_id] = index
+    return issues
+
+
+def pdp_issues(payload: Any) -> list[PayloadIssue]:
+    """Every problem with a PDP-deltas payload, in document order; empty when it is valid."""
+    if not isinstance(payload, dict):
+        return [PayloadIssue("", f"expected a JSON object, got {_json_type(payload)}")]
+    errors = sorted(_PDP_VALIDATOR.iter_errors(payload), key=lambda e: list(map(str, e.path)))
+    issues = [PayloadIssue(format_path(e.absolute_path), _describe(e)) for e in errors]
+    return issues + _duplicate_id_issues(payload)
+
+
+def validate_pdp(payload: Any, *, where: str = "") -> dict:
+    """Return a normalised copy of a valid payload, or raise PayloadError."""
+    issues = pdp_issues(payload)
+    if issues:
+        raise PayloadError(issues, where=where)
+    return normalize_pdp(payload)
+
+
+def normalize_pdp(payload: dict) -> dict:
+    """Fill in the four lists so stored payloads always have the same shape."""
+    normalized = {key: list(payload.get(key) or []) for key in (*ENTITY_LISTS, "delete")}
+    return normalized
+
+
+# --- Ground-truth export format ----------------------------------------------------------------
+
+APPROVED_FEEDBACK_SCHEMA = {
+    "type": "object",
+    "required": ["auditor", "edited_extraction", "approved"],
+    "properties": {
+        "auditor": {"type": "string"},
+        "auditor_id": {"type": "string"},
+        "edited_extraction": PDP_SCHEMA,
+        "approved": {"const": True},
+        "approved_by": {"type": ["string", "null"]},
+        "approved_at": {"type": ["string", "null"]},
+    },
+}
+
+EXPORT_STATEMENT_SCHEMA = {
+    "type": "object",
+    "required": ["id", "order", "text", "speaker_type"],
+    "properties": {
+        "id": {"type": "integer"},
+        "order": {"type": "integer"},
+        "text": {"type": "string"},
+        "speaker_type": {"enum": ["Subject", "Expert", "subject", "expert"]},
+        "speaker": {"type": ["string", "null"]},
+        "pdp_deltas": {"oneOf": [PDP_SCHEMA, {"type": "null"}]},
+        "extraction_run": {"type": ["object", "null"]},
+        "approved_feedback": {"oneOf": [APPROVED_FEEDBACK_SCHEMA, {"type": "null"}]},
+    },
+}
+
+GROUND_TRUTH_EXPORT_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "/api/schema/ground-truth.json",
+    "title": "evalsite ground-truth export",
+    "type": "object",
+    "required": ["schema_version", "exported_at", "discussions"],
+    "properties": {
+        "schema_version": {"const": "1"},
+        "exported_at": {"type": "string"},
+        "discussions": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["id", "summary", "statements"],
+                "properties": {
+                    "id": {"type": "integer"},
+                    "external_id": {"type": ["string", "null"]},
+                    "summary": {"type": "string"},
+                    "date": {"type": ["string", "null"]},
+                    "created_at": {"type": "string"},
+                    "statements": {"type": "array", "items": EXPORT_STATEMENT_SCHEMA},
+                },
+            },
+        },
+    },
+}

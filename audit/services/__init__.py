@@ -1,0 +1,43 @@
+"""Workflows across audit models. Views, the API and management commands all call these."""
+
+from audit.services.feedback import (
+    NotAllowed,
+    StaleVersion,
+    WorkflowError,
+    feedback_approve,
+    feedback_bulk_approve,
+    feedback_reject,
+    feedback_restore,
+    feedback_save,
+    feedback_start,
+    feedback_submit,
+    feedback_unapprove,
+    latest_extraction,
+    statements_deleted,
+)
+from audit.services.transfer import (
+    ImportSummary,
+    discussions_import,
+    extractions_import,
+    ground_truth_export,
+)
+
+__all__ = [
+    "ImportSummary",
+    "NotAllowed",
+    "StaleVersion",
+    "WorkflowError",
+    "discussions_import",
+    "extractions_import",
+    "feedback_approve",
+    "feedback_bulk_approve",
+    "feedback_reject",
+    "feedback_restore",
+    "feedback_save",
+    "feedback_start",
+    "feedback_submit",
+    "feedback_unapprove",
+    "ground_truth_export",
+    "latest_extraction",
+    "statements_deleted",
+]

@@ -1,0 +1,429 @@
+"""Importing discussions with their extractions and ground truth; exporting ground truth.
+
+The import accepts the ground-truth export format (one discussion as
+``{"discussion": {...}, "statements": [...]}``, or many under ``"discussions"``, each either
+nested that way or flat as the export writes it). It validates the whole file first and
+stores nothing if any part is wrong; it is idempotent by the discussion's external id.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
+
+from audit.models import (
+    Discussion,
+    Extraction,
+    ExtractionRun,
+    Feedback,
+    Speaker,
+    Statement,
+)
+from audit.roles import ensure_role_groups
+from audit.schemas import PayloadError, PayloadIssue, pdp_issues
+
+SCHEMA_VERSION = "1"
+DEFAULT_IMPORT_RUN = ("imported", "unknown")
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class ImportSummary:
+    discussions_created: int = 0
+    discussions_existing: int = 0
+    statements_created: int = 0
+    extractions_created: int = 0
+    approved_created: int = 0
+    touched_statement_ids: list[int] = field(default_factory=list)
+
+    def line(self) -> str:
+        return (
+            f"{self.discussions_created} discussions created, "
+            f"{self.discussions_existing} already present, "
+            f"{self.statements_created} statements, {self.extractions_created} extractions, "
+            f"{self.approved_created} approved ground truths imported"
+        )
+
+
+# --- reading the file ----------------------------------------------------------------------------
+
+
+def _discussion_items(data: Any) -> list[tuple[str, dict, list]]:
+    """(path, discussion fields, statements) for each discussion in the file."""
+    if not isinstance(data, dict):
+        raise PayloadError([PayloadIssue("", "expected a JSON object at the top level")])
+    if "discussions" in data:
+        items = data["discussions"]
+        if not isinstance(items, list):
+            raise PayloadError([PayloadIssue("discussions", "expected a list of discussions")])
+        return [_split_discussion(item, f"discussions[{i}]") for i, item in enumerate(items)]
+    if "discussion" in data:
+        return [_split_discussion(data, "")]
+    raise PayloadError([PayloadIssue("", "expected a 'discussion' object or a 'discussions' list")])
+
+
+def _split_discussion(item: Any, path: str) -> tuple[str, dict, list]:
+    if not isinstance(item, dict):
+        raise PayloadError([PayloadIssue(path, "expected a discussion object")])
+    fields = item.get("discussion", item)
+    statements = item.get("statements", [])
+    if not isinstance(fields, dict):
+        raise PayloadError([PayloadIssue(_join(path, "discussion"), "expected an object")])
+    return path, fields, statements
+
+
+def _join(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def _ground_truth_of(statement: dict) -> tuple[dict | None, dict]:
+    """The approved extraction and its metadata, from either the new or the legacy key."""
+    approved = statement.get("approved_feedback")
+    if isinstance(approved, dict) and approved.get("approved", True):
+        return approved.get("edited_extraction"), approved
+    if statement.get("ground_truth") is not None:
+        return statement["ground_truth"], {}
+    return None, {}
+
+
+def _statement_issues(statement: Any, path: str) -> list[PayloadIssue]:
+    if not isinstance(statement, dict):
+        return [PayloadIssue(path, "expected a statement object")]
+    issues = []
+    if not isinstance(statement.get("text"), str):
+        issues.append(PayloadIssue(_join(path, "text"), "missing or not a string"))
+    speaker_type = str(statement.get("speaker_type", "")).lower()
+    if speaker_type not in Speaker.Type.values:
+        issues.append(
+            PayloadIssue(
+                _join(path, "speaker_type"),
+                f"{statement.get('speaker_type')!r} is not one of: Subject, Expert",
+            )
+        )
+    if "order" in statement and not isinstance(statement["order"], int):
+        issues.append(PayloadIssue(_join(path, "order"), "expected an integer"))
+    for key, payload in (("pdp_deltas", statement.get("pdp_deltas")), _gt_entry(statement)):
+        if payload is not None:
+            issues += _prefixed(pdp_issues(payload), _join(path, key))
+    return issues
+
+
+def _gt_entry(statement: dict) -> tuple[str, Any]:
+    payload, meta = _ground_truth_of(statement)
+    key = "approved_feedback.edited_extraction" if meta else "ground_truth"
+    return key, payload
+
+
+def _prefixed(issues: list[PayloadIssue], prefix: str) -> list[PayloadIssue]:
+    return [PayloadIssue(_join(prefix, i.path) if i.path else prefix, i.message) for i in issues]
+
+
+def _discussion_issues(path: str, fields: dict, statements: Any) -> list[PayloadIssue]:
+    issues = []
+    if not isinstance(fields.get("summary", ""), str):
+        issues.append(PayloadIssue(_join(path, "summary"), "expected a string"))
+    if not isinstance(statements, list):
+        return [*issues, PayloadIssue(_join(path, "statements"), "expected a list")]
+    orders = [s.get("order", i) for i, s in enumerate(statements) if isinstance(s, dict)]
+    if len(set(orders)) != len(orders):
+        issues.append(PayloadIssue(_join(path, "statements"), "statement orders repeat"))
+    for index, statement in enumerate(statements):
+        issues += _statement_issues(statement, _join(_join(path, "statements"), index))
+    return issues
+
+
+def _external_id(fields: dict) -> str | None:
+    value = fields.get("external_id") or fields.get("id")
+    return None if value is None else str(value)
+
+
+# --- writing -----------------------------------------------------------------------------------
+
+
+def _user(identifier: str | None):
+    """The user an exported auditor/approver name refers to, created inactive if unknown."""
+    User = get_user_model()
+    name = (identifier or "imported").strip()[:150]
+    user = User.objects.filter(username=name).first()
+    if user is None:
+        user = User.objects.create(
+            username=name, email=name if "@" in name else "", is_active=False
+        )
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+        auditor_group, _ = ensure_role_groups()
+        user.groups.add(auditor_group)
+    return user
+
+
+def _run_for(statement: dict, default_run: ExtractionRun) -> ExtractionRun:
+    info = statement.get("extraction_run")
+    if not isinstance(info, dict) or not info.get("model_name"):
+        return default_run
+    run, _ = ExtractionRun.objects.get_or_create(
+        model_name=str(info["model_name"]),
+        prompt_version=str(info.get("prompt_version") or "unknown"),
+    )
+    return run
+
+
+def _get_discussion(fields: dict, summary: ImportSummary) -> Discussion:
+    external_id = _external_id(fields)
+    existing = Discussion.objects.filter(external_id=external_id).first() if external_id else None
+    if existing:
+        summary.discussions_existing += 1
+        return existing
+    summary.discussions_created += 1
+    date = fields.get("date")
+    return Discussion.objects.create(
+        summary=fields.get("summary") or "",
+        external_id=external_id,
+        date=parse_date(date) if isinstance(date, str) else None,
+    )
+
+
+def _get_statement(discussion: Discussion, data: dict, order: int, summary) -> Statement:
+    existing = discussion.statements.filter(order=order).first()
+    if existing:
+        return existing
+    speaker_type = str(data["speaker_type"]).lower()
+    name = str(data.get("speaker") or speaker_type.title())
+    speaker, _ = Speaker.objects.get_or_create(
+        discussion=discussion, name=name, defaults={"type": speaker_type}
+    )
+    summary.statements_created += 1
+    return Statement.objects.create(
+        discussion=discussion, speaker=speaker, order=order, text=data["text"]
+    )
+
+
+def _import_extraction(statement: Statement, data: dict, run: ExtractionRun, summary) -> None:
+    payload = data.get("pdp_deltas")
+    if payload is None or not statement.is_subject:
+        return
+    _, created = Extraction.objects.get_or_create(
+        statement=statement, run=run, defaults={"pdp_deltas": _normalized(payload)}
+    )
+    summary.extractions_created += int(created)
+
+
+def _import_ground_truth(statement: Statement, data: dict, summary) -> None:
+    payload, meta = _ground_truth_of(data)
+    if payload is None or statement.feedback.filter(status=Feedback.Status.APPROVED).exists():
+        return
+    auditor = _user(meta.get("auditor") or meta.get("auditor_id"))
+    approved_at = parse_datetime(meta["approved_at"]) if meta.get("approved_at") else None
+    Feedback.objects.update_or_create(
+        statement=statement,
+        auditor=auditor,
+        defaults={
+            "edited_extraction": _normalized(payload),
+            "status": Feedback.Status.APPROVED,
+            "approved_by": _user(meta["approved_by"]) if meta.get("approved_by") else None,
+            "approved_at": approved_at or timezone.now(),
+        },
+    )
+    summary.approved_created += 1
+    summary.touched_statement_ids.append(statement.pk)
+
+
+def _normalized(payload: dict) -> dict:
+    from audit.schemas import normalize_pdp
+
+    return normalize_pdp(copy.deepcopy(payload))
+
+
+def discussions_import(
+    *,
+    data: Any,
+    default_run: tuple[str, str] = DEFAULT_IMPORT_RUN,
+    progress: Progress | None = None,
+) -> ImportSummary:
+    """Import every discussion of a file, all or nothing; raises PayloadError naming each problem."""
+    items = _discussion_items(data)
+    issues = [issue for item in items for issue in _discussion_issues(*item)]
+    if issues:
+        raise PayloadError(issues)
+    summary = ImportSummary()
+    with transaction.atomic():
+        run, _ = ExtractionRun.objects.get_or_create(
+            model_name=default_run[0], prompt_version=default_run[1]
+        )
+        for done, (_path, fields, statements) in enumerate(items, start=1):
+            _import_discussion(fields, statements, run, summary)
+            if progress:
+                progress(done, len(items))
+        _notify_metrics(summary)
+    return summary
+
+
+def _import_discussion(fields: dict, statements: list, run: ExtractionRun, summary) -> None:
+    discussion = _get_discussion(fields, summary)
+    for index, data in enumerate(statements):
+        statement = _get_statement(discussion, data, data.get("order", index), summary)
+        before = summary.extractions_created
+        _import_extraction(statement, data, _run_for(data, run), summary)
+        if summary.extractions_created != before:
+            summary.touched_statement_ids.append(statement.pk)
+        _import_ground_truth(statement, data, summary)
+
+
+def _notify_metrics(summary: ImportSummary) -> None:
+    if not summary.touched_statement_ids:
+        return
+    from metrics.services import results_mark_stale
+
+    ids = sorted(set(summary.touched_statement_ids))
+    transaction.on_commit(lambda: results_mark_stale(statement_ids=ids, reason="import"))
+
+
+@transaction.atomic
+def extractions_import(*, run: ExtractionRun, items: list[dict]) -> list[Extraction]:
+    """Create or replace a run's extractions: items are {statement: id, pdp_deltas: {...}}."""
+    issues: list[PayloadIssue] = []
+    statements = Statement.objects.select_related("speaker").in_bulk(
+        [i.get("statement") for i in items if isinstance(i, dict)]
+    )
+    for index, item in enumerate(items):
+        issues += _extraction_item_issues(item, f"[{index}]", statements)
+    if issues:
+        raise PayloadError(issues)
+    saved = []
+    for item in items:
+        extraction, _ = Extraction.objects.update_or_create(
+            statement=statements[item["statement"]],
+            run=run,
+            defaults={"pdp_deltas": _normalized(item["pdp_deltas"])},
+        )
+        saved.append(extraction)
+    ids = sorted({e.statement_id for e in saved})
+    from metrics.services import results_mark_stale
+
+    transaction.on_commit(lambda: results_mark_stale(statement_ids=ids, reason="extractions"))
+    return saved
+
+
+def _extraction_item_issues(item: Any, path: str, statements: dict) -> list[PayloadIssue]:
+    if not isinstance(item, dict):
+        return [PayloadIssue(path, "expected an object with 'statement' and 'pdp_deltas'")]
+    statement = statements.get(item.get("statement"))
+    if statement is None:
+        return [PayloadIssue(_join(path, "statement"), f"no statement {item.get('statement')!r}")]
+    if not statement.is_subject:
+        return [PayloadIssue(_join(path, "statement"), "only subject statements carry extractions")]
+    if "pdp_deltas" not in item:
+        return [PayloadIssue(_join(path, "pdp_deltas"), "missing required field")]
+    return _prefixed(pdp_issues(item["pdp_deltas"]), _join(path, "pdp_deltas"))
+
+
+# --- export ------------------------------------------------------------------------------------
+
+
+class NothingToExport(Exception):
+    pass
+
+
+def ground_truth_export(
+    *,
+    discussion_ids: list[int] | None = None,
+    all_discussions: bool = False,
+    run: ExtractionRun | None = None,
+    progress: Progress | None = None,
+) -> dict:
+    """The approved ground truth of the chosen discussions, in the export format (schema v1).
+
+    Only discussions with at least one approved feedback are exported; every statement is
+    included for context, with ``approved_feedback`` null where nothing is approved.
+    """
+    if not all_discussions and not discussion_ids:
+        raise ValueError("Choose discussion ids or all discussions.")
+    discussions = Discussion.objects.with_approved()
+    if not all_discussions:
+        discussions = discussions.filter(pk__in=discussion_ids)
+    discussions = list(discussions.order_by("pk"))
+    if not discussions:
+        raise NothingToExport("No approved ground truth matches the request.")
+    out = []
+    for done, discussion in enumerate(discussions, start=1):
+        out.append(_export_discussion(discussion, run))
+        if progress:
+            progress(done, len(discussions))
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "exported_at": timezone.now().isoformat(),
+        "discussions": out,
+    }
+
+
+def _export_discussion(discussion: Discussion, run: ExtractionRun | None) -> dict:
+    statements = discussion.statements.select_related("speaker").order_by("order")
+    extractions = _extractions_by_statement(discussion, run)
+    approved = {
+        f.statement_id: f
+        for f in Feedback.objects.approved()
+        .filter(statement__discussion=discussion)
+        .select_related("auditor", "approved_by")
+    }
+    return {
+        "id": discussion.pk,
+        "external_id": discussion.external_id,
+        "summary": discussion.summary,
+        "date": discussion.date.isoformat() if discussion.date else None,
+        "created_at": discussion.created_at.isoformat(),
+        "statements": [
+            _export_statement(s, extractions.get(s.pk), approved.get(s.pk)) for s in statements
+        ],
+    }
+
+
+def _extractions_by_statement(discussion: Discussion, run: ExtractionRun | None) -> dict:
+    """Per statement, the chosen run's extraction, else the latest run's."""
+    qs = Extraction.objects.filter(statement__discussion=discussion).select_related("run")
+    if run is not None:
+        qs = qs.filter(run=run)
+    chosen: dict[int, Extraction] = {}
+    for extraction in qs.order_by("run__created_at", "run_id"):
+        chosen[extraction.statement_id] = extraction
+    return chosen
+
+
+def _export_statement(statement: Statement, extraction, feedback: Feedback | None) -> dict:
+    return {
+        "id": statement.pk,
+        "order": statement.order,
+        "text": statement.text,
+        "speaker_type": statement.speaker.get_type_display(),
+        "speaker": statement.speaker.name,
+        "pdp_deltas": extraction.pdp_deltas if extraction else None,
+        "extraction_run": (
+            {
+                "model_name": extraction.run.model_name,
+                "prompt_version": extraction.run.prompt_version,
+            }
+            if extraction
+            else None
+        ),
+        "approved_feedback": _export_feedback(feedback) if feedback else None,
+    }
+
+
+def _export_feedback(feedback: Feedback) -> dict:
+    auditor = feedback.auditor.get_username()
+    return {
+        "auditor": auditor,
+        "auditor_id": auditor,
+        "edited_extraction": feedback.edited_extraction,
+        "approved": True,
+        "approved_by": feedback.approved_by.get_username() if feedback.approved_by else None,
+        "approved_at": feedback.approved_at.isoformat() if feedback.approved_at else None,
+    }

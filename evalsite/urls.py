@@ -1,0 +1,15 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from audit import views as audit_views
+
+urlpatterns = [
+    path("", audit_views.home, name="home"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("audit/", include("audit.urls")),
+    path("metrics/", include("metrics.urls")),
+    path("api/", include("evalsite.api_urls")),
+    path("django-admin/", admin.site.urls),
+]

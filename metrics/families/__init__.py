@@ -1,0 +1,1 @@
+"""Pure-Python metric families. Nothing in this package imports Django."""

@@ -1,0 +1,197 @@
+"""Stored metric results, background jobs and imported evaluation runs.
+
+Pages read these rows; Celery tasks write them. Nothing here computes a metric.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class MetricResultQuerySet(models.QuerySet):
+    def fresh(self) -> MetricResultQuerySet:
+        return self.filter(status=MetricResult.Status.FRESH)
+
+    def stale(self) -> MetricResultQuerySet:
+        return self.filter(status=MetricResult.Status.STALE)
+
+    def for_run(self, run) -> MetricResultQuerySet:
+        return self.filter(run=run)
+
+
+class MetricResult(models.Model):
+    """One computed metric value set: a family, at a scope, for an extraction run."""
+
+    class Scope(models.TextChoices):
+        STATEMENT = "statement", "Statement"
+        DISCUSSION = "discussion", "Discussion"
+        RUN = "run", "Extraction run"
+        SYSTEM = "system", "System"
+
+    class Status(models.TextChoices):
+        FRESH = "fresh", "Fresh"
+        STALE = "stale", "Stale"
+        FAILED = "failed", "Failed"
+
+    key = models.CharField(max_length=200, unique=True)
+    family = models.CharField(max_length=40, db_index=True)
+    scope = models.CharField(max_length=12, choices=Scope.choices)
+    run = models.ForeignKey(
+        "audit.ExtractionRun",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="metric_results",
+    )
+    discussion = models.ForeignKey(
+        "audit.Discussion",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="metric_results",
+    )
+    statement = models.ForeignKey(
+        "audit.Statement",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="metric_results",
+    )
+    match_settings = models.JSONField(default=dict)
+    code_version = models.CharField(max_length=40, blank=True)
+    input_hash = models.CharField(max_length=64, blank=True)
+    values = models.JSONField(null=True, blank=True)
+    # Additive totals this result contributes to its run's system figures.
+    contribution = models.JSONField(null=True, blank=True)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.STALE)
+    error = models.TextField(blank=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    stale_since = models.DateTimeField(null=True, blank=True)
+
+    objects = MetricResultQuerySet.as_manager()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["family", "scope", "run", "status"]),
+            models.Index(fields=["status", "stale_since"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.status})"
+
+    @staticmethod
+    def make_key(
+        family: str, scope: str, *, run_id=None, discussion_id=None, statement_id=None
+    ) -> str:
+        return f"{family}:{scope}:r{run_id or '-'}:d{discussion_id or '-'}:s{statement_id or '-'}"
+
+    @property
+    def is_fresh(self) -> bool:
+        return self.status == self.Status.FRESH
+
+    def mark_stale(self) -> None:
+        self.status = self.Status.STALE
+        self.stale_since = self.stale_since or timezone.now()
+
+
+class ComputeJob(models.Model):
+    """A long background job (recompute all, large export) whose progress a page can poll."""
+
+    class Kind(models.TextChoices):
+        RECOMPUTE = "recompute", "Recompute metrics"
+        EXPORT = "export", "Ground-truth export"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    params = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    cancel_requested = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+    result_file = models.FileField(upload_to="exports/", blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} job {self.pk} ({self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in (self.Status.QUEUED, self.Status.RUNNING)
+
+    @property
+    def percent(self) -> int:
+        return 100 if not self.total else min(100, round(100 * self.done / self.total))
+
+    @property
+    def elapsed_seconds(self) -> float | None:
+        if not self.started_at:
+            return None
+        end = self.finished_at or timezone.now()
+        return (end - self.started_at).total_seconds()
+
+    @property
+    def eta_seconds(self) -> float | None:
+        elapsed = self.elapsed_seconds
+        if not elapsed or not self.done or not self.total or not self.is_active:
+            return None
+        return elapsed / self.done * (self.total - self.done)
+
+
+class Evaluation(models.Model):
+    """An evaluation run produced elsewhere, uploaded to compute one metric family on it."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    family = models.CharField(max_length=40, db_index=True)
+    name = models.CharField(max_length=200)
+    options = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    error = models.TextField(blank=True)
+    artifact = models.JSONField(null=True, blank=True)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.family}, {self.status})"
+
+
+class EvaluationFile(models.Model):
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="files")
+    role = models.CharField(max_length=40)
+    file = models.FileField(upload_to="evaluations/%Y/%m/")
+    original_name = models.CharField(max_length=255)
+    size = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.original_name}"
