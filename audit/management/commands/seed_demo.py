@@ -1,0 +1,17 @@
+from django.core.management.base import BaseCommand
+
+from audit.services.demo import demo_seed
+
+
+class Command(BaseCommand):
+    help = "Load the deterministic demo data set and demo users (idempotent)."
+
+    def handle(self, *args, **options):
+        summary = demo_seed()
+        self.stdout.write(
+            f"demo data: {summary.discussions_created} discussions created "
+            f"({summary.statements_created} statements); existing ones left unchanged"
+        )
+        self.stdout.write("demo users:")
+        for username, password, role in summary.users:
+            self.stdout.write(f"  {username:<9} password {password:<18} ({role})")

@@ -1,0 +1,154 @@
+"""The deterministic demo data set: family-history discussions, two AI runs, two auditors."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Speaker, Statement
+from audit.roles import ensure_role_groups
+from audit.schemas import validate_pdp
+from metrics.families.synthetic import SyntheticDiscussion, extraction_run, generate_discussion
+
+DEMO_USERS = (
+    ("admin", "admin-demo-pass", "admin"),
+    ("auditor1", "auditor-demo-pass", "auditor"),
+    ("auditor2", "auditor-demo-pass", "auditor"),
+)
+N_DISCUSSIONS = 12
+RUNS = (("gpt-4o-mini", "v1-baseline", 0.45, 1), ("gpt-4o", "v2-examples", 0.2, 2))
+
+
+@dataclass
+class DemoSummary:
+    discussions_created: int
+    statements_created: int
+    users: tuple[tuple[str, str, str], ...] = DEMO_USERS
+
+
+def demo_users_ensure() -> dict[str, object]:
+    """Create (or reset the passwords of) the demo accounts."""
+    User = get_user_model()
+    auditor_group, admin_group = ensure_role_groups()
+    users = {}
+    for username, password, role in DEMO_USERS:
+        user, _ = User.objects.get_or_create(
+            username=username, defaults={"email": f"{username}@example.com"}
+        )
+        user.set_password(password)
+        user.is_staff = role == "admin"
+        user.save()
+        user.groups.add(admin_group if role == "admin" else auditor_group)
+        users[username] = user
+    return users
+
+
+def _statement_count(index: int) -> int:
+    """10–20 subject statements (20–40 with the expert's questions), varied per discussion."""
+    return 10 + (index * 7) % 11
+
+
+@transaction.atomic
+def demo_seed() -> DemoSummary:
+    """Idempotent: discussions already present (by external id) are left as they are."""
+    users = demo_users_ensure()
+    runs = [
+        ExtractionRun.objects.get_or_create(
+            model_name=m, prompt_version=p, defaults={"notes": f"demo run, noise {n}"}
+        )[0]
+        for m, p, n, _ in RUNS
+    ]
+    created = statements = 0
+    for index in range(N_DISCUSSIONS):
+        external_id = f"demo-{index + 1:02d}"
+        if Discussion.objects.filter(external_id=external_id).exists():
+            continue
+        synthetic = generate_discussion(
+            f"demo-{index}", _statement_count(index), noise=RUNS[0][2], ai_run=RUNS[0][3]
+        )
+        statements += _store_discussion(index, external_id, synthetic, runs, users)
+        created += 1
+    touched = list(
+        Statement.objects.filter(discussion__external_id__startswith="demo-").values_list(
+            "pk", flat=True
+        )
+    )
+    if created:
+        from metrics.services import results_mark_stale
+
+        transaction.on_commit(lambda: results_mark_stale(statement_ids=touched, reason="demo data"))
+    return DemoSummary(discussions_created=created, statements_created=statements)
+
+
+def _store_discussion(
+    index: int, external_id: str, synthetic: SyntheticDiscussion, runs, users
+) -> int:
+    discussion = Discussion.objects.create(
+        summary=synthetic.summary,
+        external_id=external_id,
+        date=dt.date(2025, 1, 6) + dt.timedelta(days=9 * index),
+    )
+    subject = Speaker.objects.create(
+        discussion=discussion, name=synthetic.subject_name, type=Speaker.Type.SUBJECT
+    )
+    expert = Speaker.objects.create(
+        discussion=discussion, name="Dr. Bowen (expert)", type=Speaker.Type.EXPERT
+    )
+    run_deltas = [
+        extraction_run(synthetic, noise=noise, ai_run=ai_run) for _, _, noise, ai_run in RUNS
+    ]
+    subject_index = 0
+    for item in synthetic.statements:
+        statement = Statement.objects.create(
+            discussion=discussion,
+            speaker=subject if item.speaker == "subject" else expert,
+            order=item.order,
+            text=item.text,
+        )
+        if item.speaker != "subject":
+            continue
+        extractions = [
+            Extraction.objects.create(
+                statement=statement, run=run, pdp_deltas=validate_pdp(deltas[subject_index])
+            )
+            for run, deltas in zip(runs, run_deltas, strict=True)
+        ]
+        _store_feedback(index, subject_index, statement, item.gt_delta, extractions[-1], users)
+        subject_index += 1
+    return len(synthetic.statements)
+
+
+def _store_feedback(index: int, position: int, statement, gt_delta: dict, source, users) -> None:
+    """Discussions 1–6 approved, 7–8 submitted, 9 drafted with one rejection, 10–12 untouched;
+    auditor2 double-codes discussions 1–3 so inter-auditor agreement has data."""
+    if index >= 9:
+        return
+    status = Feedback.Status.APPROVED if index < 6 else Feedback.Status.SUBMITTED
+    if index == 8:
+        status = Feedback.Status.REJECTED if position == 0 else Feedback.Status.DRAFT
+    now = timezone.now()
+    Feedback.objects.create(
+        statement=statement,
+        auditor=users["auditor1"],
+        edited_extraction=validate_pdp(gt_delta),
+        source_extraction=source,
+        status=status,
+        approved_by=users["admin"] if status == Feedback.Status.APPROVED else None,
+        approved_at=now if status == Feedback.Status.APPROVED else None,
+        rejection_reason="Missing the father's remarriage."
+        if status == Feedback.Status.REJECTED
+        else "",
+    )
+    if index < 3:
+        second = source.pdp_deltas if position % 3 == 0 else gt_delta
+        Feedback.objects.create(
+            statement=statement,
+            auditor=users["auditor2"],
+            edited_extraction=validate_pdp(second),
+            source_extraction=source,
+            status=Feedback.Status.SUBMITTED,
+        )

@@ -1,0 +1,58 @@
+import pytest
+from django.core.management import call_command
+
+from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Statement
+from audit.roles import is_admin, is_auditor
+from audit.schemas import pdp_issues
+from audit.services.demo import demo_seed
+
+pytestmark = pytest.mark.django_db
+
+
+def test_demo_data_is_realistic_and_complete():
+    demo_seed()
+    assert Discussion.objects.count() == 12
+    for discussion in Discussion.objects.all():
+        assert 20 <= discussion.statements.count() <= 40
+    assert ExtractionRun.objects.count() == 2
+    assert Feedback.objects.approved().count() > 0
+    assert Feedback.objects.filter(status=Feedback.Status.SUBMITTED).exists()
+    assert Feedback.objects.filter(status=Feedback.Status.REJECTED).exists()
+    assert Feedback.objects.values("auditor").distinct().count() == 2
+    assert all(pdp_issues(e.pdp_deltas) == [] for e in Extraction.objects.all()[:200])
+
+
+def test_demo_seed_is_idempotent_and_deterministic(django_user_model):
+    demo_seed()
+    texts = list(
+        Statement.objects.order_by("discussion__external_id", "order").values_list(
+            "text", flat=True
+        )
+    )
+    counts = (Discussion.objects.count(), Statement.objects.count(), Feedback.objects.count())
+    summary = demo_seed()
+    assert summary.discussions_created == 0
+    assert (
+        Discussion.objects.count(),
+        Statement.objects.count(),
+        Feedback.objects.count(),
+    ) == counts
+    Discussion.objects.all().delete()
+    Feedback.objects.all().delete()
+    demo_seed()
+    assert (
+        list(
+            Statement.objects.order_by("discussion__external_id", "order").values_list(
+                "text", flat=True
+            )
+        )
+        == texts
+    )
+
+
+def test_demo_users_have_roles(django_user_model):
+    call_command("seed_demo")
+    assert is_admin(django_user_model.objects.get(username="admin"))
+    auditor = django_user_model.objects.get(username="auditor1")
+    assert is_auditor(auditor) and not is_admin(auditor)
+    assert auditor.check_password("auditor-demo-pass")
