@@ -18,24 +18,35 @@ import random
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+# fmt: off
 MALE_NAMES = (
-    "James John Robert Michael William David Richard Joseph Thomas Charles Daniel Matthew "
-    "Anthony Mark Steven Paul Andrew Joshua Kenneth Kevin Brian George Edward Ronald Timothy"
-).split()
+    "James", "John", "Robert", "Michael", "William", "David", "Richard", "Joseph", "Thomas",
+    "Charles", "Daniel", "Matthew", "Anthony", "Mark", "Steven", "Paul", "Andrew", "Joshua",
+    "Kenneth", "Kevin", "Brian", "George", "Edward", "Ronald", "Timothy",
+)
 FEMALE_NAMES = (
-    "Mary Patricia Jennifer Linda Elizabeth Barbara Susan Jessica Sarah Karen Lisa Nancy "
-    "Betty Margaret Sandra Ashley Dorothy Kimberly Emily Donna Michelle Carol Amanda Helen"
-).split()
+    "Mary", "Patricia", "Jennifer", "Linda", "Elizabeth", "Barbara", "Susan", "Jessica", "Sarah",
+    "Karen", "Lisa", "Nancy", "Betty", "Margaret", "Sandra", "Ashley", "Dorothy", "Kimberly",
+    "Emily", "Donna", "Michelle", "Carol", "Amanda", "Helen",
+)
 LAST_NAMES = (
-    "Smith Johnson Williams Brown Jones Miller Davis Wilson Anderson Taylor Thomas Moore "
-    "Martin Jackson Thompson White Harris Clark Lewis Robinson Walker Young Allen King"
-).split()
+    "Smith", "Johnson", "Williams", "Brown", "Jones", "Miller", "Davis", "Wilson", "Anderson",
+    "Taylor", "Thomas", "Moore", "Martin", "Jackson", "Thompson", "White", "Harris", "Clark",
+    "Lewis", "Robinson", "Walker", "Young", "Allen", "King",
+)
 CITIES = (
-    "Chicago Boston Denver Seattle Atlanta Phoenix Portland Dallas Omaha Cleveland".split()
+    "Chicago", "Boston", "Denver", "Seattle", "Atlanta", "Phoenix", "Portland", "Dallas", "Omaha",
+    "Cleveland",
 )
 MONTHS = (
-    "January February March April May June July August September October November December"
-).split()
+    "January", "February", "March", "April", "May", "June", "July", "August", "September",
+    "October", "November", "December",
+)
+RELATIONSHIPS = (
+    "fusion", "conflict", "distance", "overfunctioning", "underfunctioning", "projection",
+    "defined-self", "toward", "away", "inside", "outside", "cutoff",
+)
+# fmt: on
 
 # (kind, description template, SARF codes). {who} / {other} are role labels.
 SHIFT_TEMPLATES: tuple[tuple[str, dict[str, str], bool], ...] = (
@@ -81,10 +92,7 @@ SARF_VALUES = {
     "symptom": ("up", "down", "same"),
     "anxiety": ("up", "down", "same"),
     "functioning": ("up", "down", "same"),
-    "relationship": (
-        "fusion conflict distance overfunctioning underfunctioning projection "
-        "defined-self toward away inside outside cutoff"
-    ).split(),
+    "relationship": RELATIONSHIPS,
 }
 
 
@@ -295,9 +303,17 @@ def _statement_text(family: _Family, delta: dict[str, Any]) -> str:
         for member in family.members:
             if member.role != "I":
                 words = words.replace(member.role, f"my {member.role.lower()}")
-        when = f" in {event['dateTime']}" if event.get("dateTime") else ""
-        sentences.append(f"{words[0].upper()}{words[1:]}{when}.")
+        sentences.append(f"{words[0].upper()}{words[1:]}{_spoken_date(event.get('dateTime'))}.")
     return " ".join(sentences)
+
+
+def _spoken_date(text: str | None) -> str:
+    """ "1985-03-12" -> " on March 12, 1985"; "March 2003" and "1990" -> " in ..." """
+    if not text:
+        return ""
+    if len(text) == 10 and text[4] == "-":
+        return f" on {MONTHS[int(text[5:7]) - 1]} {int(text[8:])}, {text[:4]}"
+    return f" in {text}"
 
 
 # --- noisy AI extraction ----------------------------------------------------
@@ -457,7 +473,9 @@ def generate_discussion(
     for index in range(n_statements):
         if expert_turns:
             discussion.statements.append(
-                SyntheticStatement(len(discussion.statements), "expert", rng.choice(EXPERT_QUESTIONS))
+                SyntheticStatement(
+                    len(discussion.statements), "expert", rng.choice(EXPERT_QUESTIONS)
+                )
             )
         gt = _gt_delta(family, rng, past_events)
         past_events.extend(event["id"] for event in gt["events"])

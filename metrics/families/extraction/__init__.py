@@ -1,0 +1,73 @@
+"""Extraction F1: AI-extracted PDP deltas scored against approved ground truth.
+
+Pure Python (numpy, scipy, scikit-learn definitions, rapidfuzz, dateutil); no Django.
+"""
+
+from .aggregate import (
+    add_contributions,
+    calculate_system_cumulative_f1,
+    calculate_system_f1,
+    empty_totals,
+    statement_contribution,
+    sum_contributions,
+    system_cumulative_f1_from_totals,
+    system_f1_from_totals,
+)
+from .cumulative import calculate_cumulative_f1, cumulative
+from .dates import clear_date_cache, parse_date
+from .matching import MatchedPair, MatchResult, match_events, match_pair_bonds, match_people
+from .normalize import normalize_for_exact_match
+from .results import (
+    ComparisonMetrics,
+    CumulativeF1Metrics,
+    StatementF1Metrics,
+    SystemCumulativeF1Metrics,
+    SystemF1Metrics,
+)
+from .sarf import SARF_VARIABLES, macro_f1_from_confusion, macro_f1_from_pairs
+from .scores import f1_from_counts, precision_recall_f1
+from .settings import DEFAULT_SETTINGS, MatchSettings
+from .statement import calculate_statement_f1, compare_payloads
+from .text import clear_text_cache
+
+
+def clear_caches() -> None:
+    """Forget cached date parses and normalised strings (benchmarks time a cold start)."""
+    clear_date_cache()
+    clear_text_cache()
+
+
+__all__ = [
+    "DEFAULT_SETTINGS",
+    "SARF_VARIABLES",
+    "ComparisonMetrics",
+    "CumulativeF1Metrics",
+    "MatchResult",
+    "MatchSettings",
+    "MatchedPair",
+    "StatementF1Metrics",
+    "SystemCumulativeF1Metrics",
+    "SystemF1Metrics",
+    "add_contributions",
+    "calculate_cumulative_f1",
+    "calculate_statement_f1",
+    "calculate_system_cumulative_f1",
+    "calculate_system_f1",
+    "clear_caches",
+    "compare_payloads",
+    "cumulative",
+    "empty_totals",
+    "f1_from_counts",
+    "macro_f1_from_confusion",
+    "macro_f1_from_pairs",
+    "match_events",
+    "match_pair_bonds",
+    "match_people",
+    "normalize_for_exact_match",
+    "parse_date",
+    "precision_recall_f1",
+    "statement_contribution",
+    "sum_contributions",
+    "system_cumulative_f1_from_totals",
+    "system_f1_from_totals",
+]

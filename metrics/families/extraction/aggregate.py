@@ -1,0 +1,162 @@
+"""System-wide figures from additive totals.
+
+A statement's contribution is a dict of sums (counts, F1 sum, SARF confusion
+counts, discussion ids), so a stored system total can be updated by adding or
+subtracting one statement, and the system figures are a pure function of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .results import (
+    COUNT_FIELDS,
+    ENTITY_TYPES,
+    ComparisonMetrics,
+    CumulativeF1Metrics,
+    StatementF1Metrics,
+    SystemCumulativeF1Metrics,
+    SystemF1Metrics,
+)
+from .sarf import SARF_VARIABLES, confusion_from_pairs, macro_f1_from_confusion
+from .scores import f1_from_counts
+
+SCALAR_TOTALS: tuple[str, ...] = (
+    "count",  # statements (or discussions, for cumulative results)
+    "trivial",
+    "exact",
+    "exact_nontrivial",
+    "sum_f1",
+    "sum_f1_nontrivial",
+    *COUNT_FIELDS,
+)
+
+
+def empty_totals() -> dict[str, Any]:
+    totals: dict[str, Any] = {name: 0 for name in SCALAR_TOTALS}
+    totals.update(sum_f1=0.0, sum_f1_nontrivial=0.0, sarf={}, discussions={})
+    return totals
+
+
+def statement_contribution(metrics: ComparisonMetrics) -> dict[str, Any]:
+    """What one statement (or one discussion's cumulative result) adds to the totals."""
+    nontrivial = not metrics.trivial
+    contribution: dict[str, Any] = {
+        "count": 1,
+        "trivial": int(metrics.trivial),
+        "exact": int(metrics.exact_match),
+        "exact_nontrivial": int(metrics.exact_match and nontrivial),
+        "sum_f1": metrics.aggregate_micro_f1,
+        "sum_f1_nontrivial": metrics.aggregate_micro_f1 if nontrivial else 0.0,
+        **{name: getattr(metrics, name) for name in COUNT_FIELDS},
+    }
+    sarf = {var: confusion_from_pairs(metrics.sarf_pairs.get(var, [])) for var in SARF_VARIABLES}
+    contribution["sarf"] = {var: table for var, table in sarf.items() if table}
+    discussion_id = getattr(metrics, "discussion_id", None)
+    contribution["discussions"] = {} if discussion_id is None else {str(discussion_id): 1}
+    return contribution
+
+
+def add_contributions(
+    totals: Mapping[str, Any], contribution: Mapping[str, Any], sign: int = 1
+) -> dict[str, Any]:
+    """totals + sign * contribution, as a new dict; sign=-1 removes a statement.
+
+    Nested tables drop entries that reach zero, so removing a statement leaves
+    exactly the totals that never contained it.
+    """
+    result = empty_totals()
+    _accumulate(result, totals, 1, nested=False)
+    _accumulate(result, contribution, sign, nested=False)
+    return result
+
+
+def _accumulate(
+    target: dict[str, Any], source: Mapping[str, Any], sign: int, *, nested: bool
+) -> None:
+    """Adds sign * source into target in place (deep copies nested tables)."""
+    for key, value in source.items():
+        if isinstance(value, Mapping):
+            table = target.setdefault(key, {})
+            _accumulate(table, value, sign, nested=True)
+            if nested and not table:
+                del target[key]
+        else:
+            target[key] = target.get(key, 0) + sign * value
+            if nested and not target[key]:
+                del target[key]  # prune zeros
+
+
+def sum_contributions(metrics: Iterable[ComparisonMetrics]) -> dict[str, Any]:
+    totals = empty_totals()
+    for item in metrics:
+        _accumulate(totals, statement_contribution(item), 1, nested=False)
+    return totals
+
+
+def _pooled_fields(totals: Mapping[str, Any]) -> dict[str, Any]:
+    """The figures shared by system and system-cumulative results."""
+    counts = {name: int(totals.get(name, 0)) for name in COUNT_FIELDS}
+    fields: dict[str, Any] = dict(counts)
+    sarf = totals.get("sarf", {})
+    for variable in SARF_VARIABLES:
+        fields[f"{variable}_macro_f1"] = macro_f1_from_confusion(sarf.get(variable, {}))
+    count, trivial = totals.get("count", 0), totals.get("trivial", 0)
+    if count <= 0:
+        return fields  # no data: every rate stays None
+    for entity in ENTITY_TYPES:
+        fields[f"{entity}_f1"] = f1_from_counts(
+            *(counts[f"{entity}_{c}"] for c in ("tp", "fp", "fn"))
+        )
+    fields["aggregate_micro_f1"] = f1_from_counts(
+        *(sum(counts[f"{e}_{c}"] for e in ENTITY_TYPES) for c in ("tp", "fp", "fn"))
+    )
+    fields["exact_match_rate"] = totals.get("exact", 0) / count
+    nontrivial = count - trivial
+    if nontrivial > 0:
+        fields["exact_match_rate_nontrivial"] = totals.get("exact_nontrivial", 0) / nontrivial
+    return fields
+
+
+def _means(totals: Mapping[str, Any]) -> tuple[float | None, float | None]:
+    count, nontrivial = totals.get("count", 0), totals.get("count", 0) - totals.get("trivial", 0)
+    mean = totals.get("sum_f1", 0.0) / count if count > 0 else None
+    mean_nontrivial = totals.get("sum_f1_nontrivial", 0.0) / nontrivial if nontrivial > 0 else None
+    return mean, mean_nontrivial
+
+
+def system_f1_from_totals(totals: Mapping[str, Any]) -> SystemF1Metrics:
+    mean, mean_nontrivial = _means(totals)
+    return SystemF1Metrics(
+        **_pooled_fields(totals),
+        mean_statement_f1=mean,
+        mean_statement_f1_nontrivial=mean_nontrivial,
+        total_statements=int(totals.get("count", 0)),
+        trivial_statements=int(totals.get("trivial", 0)),
+        total_discussions=len(totals.get("discussions", {})),
+    )
+
+
+def calculate_system_f1(statement_metrics: Iterable[StatementF1Metrics]) -> SystemF1Metrics:
+    """Pooled micro-F1 over all statements, with the per-statement mean beside it."""
+    return system_f1_from_totals(sum_contributions(statement_metrics))
+
+
+def calculate_system_cumulative_f1(
+    cumulative_metrics: Iterable[CumulativeF1Metrics],
+) -> SystemCumulativeF1Metrics:
+    """Pooled counts across discussions, and the mean of per-discussion F1."""
+    return system_cumulative_f1_from_totals(sum_contributions(cumulative_metrics))
+
+
+def system_cumulative_f1_from_totals(totals: Mapping[str, Any]) -> SystemCumulativeF1Metrics:
+    """Totals summed from statement_contribution() of CumulativeF1Metrics."""
+    mean, mean_nontrivial = _means(totals)
+    return SystemCumulativeF1Metrics(
+        **_pooled_fields(totals),
+        mean_discussion_f1=mean,
+        mean_discussion_f1_nontrivial=mean_nontrivial,
+        total_discussions=int(totals.get("count", 0)),
+        trivial_discussions=int(totals.get("trivial", 0)),
+    )

@@ -1,0 +1,93 @@
+"""Robust reading of PDP delta payloads: missing lists are empty, missing fields are None."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+ENTITY_LISTS: tuple[str, ...] = ("people", "events", "pair_bonds")
+
+
+def as_payload(payload: Any) -> dict[str, Any]:
+    """Accept None as an empty payload; anything but a dict is a caller bug."""
+    if payload is None:
+        return {}
+    if not isinstance(payload, dict):
+        raise TypeError(f"a PDP payload must be a dict, not {type(payload).__name__}")
+    return payload
+
+
+def entity_list(payload: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    """The dict items of one list; a missing or malformed list reads as empty."""
+    value = payload.get(key)
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, dict)]
+
+
+def entity_lists(payload: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """people, events and pair_bonds of a payload, each read once."""
+    return {key: entity_list(payload, key) for key in ENTITY_LISTS}
+
+
+def clean_items(items: Iterable[Any] | None) -> list[dict[str, Any]]:
+    if items is None:
+        return []
+    return [item for item in items if isinstance(item, dict)]
+
+
+def as_id(value: Any) -> int | str | None:
+    """An id usable as a dict key; bools and containers are not ids."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        return None
+    return value
+
+
+def id_list(value: Any) -> list[int | str]:
+    """relationshipTargets / relationshipTriangles: the valid ids, in order."""
+    if not isinstance(value, list):
+        return []
+    return [ident for ident in (as_id(item) for item in value) if ident is not None]
+
+
+def item_id(item: dict[str, Any]) -> int | str | None:
+    return as_id(item.get("id"))
+
+
+def defined_ids(items: Iterable[dict[str, Any]]) -> set[int | str]:
+    return {ident for ident in (item_id(item) for item in items) if ident is not None}
+
+
+def is_empty(payload: dict[str, Any]) -> bool:
+    """No people, events or pair bonds (a bare delete list is not an extraction)."""
+    return not any(entity_lists(payload).values())
+
+
+def parent_person_ids(
+    person: dict[str, Any], bonds_by_id: dict[int | str, dict[str, Any]]
+) -> frozenset | tuple[str, int | str] | None:
+    """Who a person's parents are, as far as this payload can tell.
+
+    Returns the set of parent person ids when `parents` names a pair bond of the
+    same payload (or the legacy parent_a/parent_b form is used), ("bond", id) when
+    the bond lies outside the payload, and None when no parents are recorded.
+    """
+    parents = person.get("parents")
+    if isinstance(parents, list):  # an older form: the parent people themselves
+        return _non_null(parents)
+    bond_id = as_id(parents)
+    if bond_id is not None:
+        bond = bonds_by_id.get(bond_id)
+        if bond is None:
+            return ("bond", bond_id)
+        return _non_null([bond.get("person_a"), bond.get("person_b")])
+    return _non_null([person.get("parent_a"), person.get("parent_b")])
+
+
+def _non_null(values: list[Any]) -> frozenset | None:
+    ids = frozenset(ident for ident in (as_id(v) for v in values) if ident is not None)
+    return ids or None
+
+
+def bonds_by_id(bonds: Iterable[dict[str, Any]]) -> dict[int | str, dict[str, Any]]:
+    return {item_id(bond): bond for bond in bonds if item_id(bond) is not None}

@@ -1,0 +1,151 @@
+"""Result dataclasses; each round-trips through JSON via to_dict() / from_dict()."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, TypeVar
+
+from .sarf import SARF_VARIABLES
+from .settings import DEFAULT_SETTINGS, MatchSettings
+
+ENTITY_TYPES: tuple[str, ...] = ("people", "events", "pair_bonds")
+COUNT_FIELDS: tuple[str, ...] = tuple(
+    f"{entity}_{count}" for entity in ENTITY_TYPES for count in ("tp", "fp", "fn")
+)
+
+T = TypeVar("T", bound="_Serializable")
+
+
+class _Serializable:
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)  # type: ignore[call-overload]  # nested settings become dicts
+
+    @classmethod
+    def from_dict(cls: type[T], data: dict[str, Any]) -> T:
+        """Rebuild from stored JSON. Unknown keys are ignored (derived values,
+        fields of newer versions); missing keys take their defaults."""
+        known = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+        values = {key: value for key, value in data.items() if key in known}
+        if "settings" in values:
+            values["settings"] = MatchSettings.from_dict(values["settings"])
+        return cls(**values)
+
+
+@dataclass(kw_only=True)
+class ComparisonMetrics(_Serializable):
+    """AI vs GT comparison of two payloads. Defaults describe empty vs empty."""
+
+    aggregate_micro_f1: float = 1.0
+    people_f1: float = 1.0
+    events_f1: float = 1.0
+    pair_bonds_f1: float = 1.0
+    # None: no matched events, so there is nothing to score ("n/a").
+    symptom_macro_f1: float | None = None
+    anxiety_macro_f1: float | None = None
+    relationship_macro_f1: float | None = None
+    functioning_macro_f1: float | None = None
+    exact_match: bool = True
+    trivial: bool = True  # both payloads have no people, events or pair bonds
+    people_tp: int = 0
+    people_fp: int = 0
+    people_fn: int = 0
+    events_tp: int = 0
+    events_fp: int = 0
+    events_fn: int = 0
+    pair_bonds_tp: int = 0
+    pair_bonds_fp: int = 0
+    pair_bonds_fn: int = 0
+    # Matched pairs as {"ai_id", "gt_id", "score"} rows, and unmatched ids.
+    people_matches: list[dict[str, Any]] = field(default_factory=list)
+    events_matches: list[dict[str, Any]] = field(default_factory=list)
+    pair_bonds_matches: list[dict[str, Any]] = field(default_factory=list)
+    people_fp_ids: list[Any] = field(default_factory=list)
+    people_fn_ids: list[Any] = field(default_factory=list)
+    events_fp_ids: list[Any] = field(default_factory=list)
+    events_fn_ids: list[Any] = field(default_factory=list)
+    pair_bonds_fp_ids: list[Any] = field(default_factory=list)
+    pair_bonds_fn_ids: list[Any] = field(default_factory=list)
+    # Per SARF variable, one [ai_value, gt_value] per matched event pair.
+    sarf_pairs: dict[str, list[list[str]]] = field(
+        default_factory=lambda: {variable: [] for variable in SARF_VARIABLES}
+    )
+    fn_event_kinds: list[str] = field(default_factory=list)  # kinds the AI missed
+    fp_event_kinds: list[str] = field(default_factory=list)  # kinds the AI invented
+    settings: MatchSettings = DEFAULT_SETTINGS
+
+    @property
+    def aggregate_tp(self) -> int:
+        return self.people_tp + self.events_tp + self.pair_bonds_tp
+
+    @property
+    def aggregate_fp(self) -> int:
+        return self.people_fp + self.events_fp + self.pair_bonds_fp
+
+    @property
+    def aggregate_fn(self) -> int:
+        return self.people_fn + self.events_fn + self.pair_bonds_fn
+
+    def to_dict(self) -> dict[str, Any]:
+        data = super().to_dict()
+        data.update(
+            aggregate_tp=self.aggregate_tp,
+            aggregate_fp=self.aggregate_fp,
+            aggregate_fn=self.aggregate_fn,
+        )
+        return data
+
+
+@dataclass(kw_only=True)
+class StatementF1Metrics(ComparisonMetrics):
+    statement_id: int | None = None
+    discussion_id: int | None = None
+
+
+@dataclass(kw_only=True)
+class CumulativeF1Metrics(ComparisonMetrics):
+    """The accumulated PDP of one discussion, AI vs GT."""
+
+    discussion_id: int | None = None
+    statement_count: int = 0
+
+
+@dataclass(kw_only=True)
+class _PooledMetrics(_Serializable):
+    """Figures over many comparisons; None where there is nothing to compute from."""
+
+    aggregate_micro_f1: float | None = None  # pooled counts: the primary figure
+    people_f1: float | None = None
+    events_f1: float | None = None
+    pair_bonds_f1: float | None = None
+    symptom_macro_f1: float | None = None  # over all matched event pairs
+    anxiety_macro_f1: float | None = None
+    relationship_macro_f1: float | None = None
+    functioning_macro_f1: float | None = None
+    exact_match_rate: float | None = None
+    exact_match_rate_nontrivial: float | None = None
+    people_tp: int = 0
+    people_fp: int = 0
+    people_fn: int = 0
+    events_tp: int = 0
+    events_fp: int = 0
+    events_fn: int = 0
+    pair_bonds_tp: int = 0
+    pair_bonds_fp: int = 0
+    pair_bonds_fn: int = 0
+
+
+@dataclass(kw_only=True)
+class SystemF1Metrics(_PooledMetrics):
+    mean_statement_f1: float | None = None  # unweighted mean of per-statement F1
+    mean_statement_f1_nontrivial: float | None = None
+    total_statements: int = 0
+    trivial_statements: int = 0
+    total_discussions: int = 0
+
+
+@dataclass(kw_only=True)
+class SystemCumulativeF1Metrics(_PooledMetrics):
+    mean_discussion_f1: float | None = None  # unweighted mean of per-discussion F1
+    mean_discussion_f1_nontrivial: float | None = None
+    total_discussions: int = 0
+    trivial_discussions: int = 0

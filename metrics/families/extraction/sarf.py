@@ -1,0 +1,58 @@
+"""SARF variable agreement over matched events: macro-F1 from (ai, gt) value pairs.
+
+scikit-learn's f1_score(average="macro") over the classes present is the
+definition; it is computed here from a confusion table because sklearn's input
+validation costs about a millisecond per call, which the benchmark cannot afford.
+The tests check the two agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .text import normalize_text
+
+SARF_VARIABLES: tuple[str, ...] = ("symptom", "anxiety", "relationship", "functioning")
+NONE_CLASS = "none"
+
+# Confusion table: ai value -> gt value -> count.
+Confusion = dict[str, dict[str, int]]
+
+
+def sarf_value(event: Mapping[str, Any], variable: str) -> str:
+    """The coded value, lowercased; missing reads as the class "none"."""
+    return normalize_text(event.get(variable)) or NONE_CLASS
+
+
+def confusion_from_pairs(pairs: Iterable[tuple[str, str] | list[str]]) -> Confusion:
+    table: Confusion = {}
+    for ai_value, gt_value in pairs:
+        row = table.setdefault(ai_value, {})
+        row[gt_value] = row.get(gt_value, 0) + 1
+    return table
+
+
+def macro_f1_from_confusion(table: Mapping[str, Mapping[str, int]]) -> float | None:
+    """Mean per-class F1 over every class seen on either side; None without data."""
+    predicted: dict[str, int] = {}
+    actual: dict[str, int] = {}
+    correct: dict[str, int] = {}
+    for ai_value, row in table.items():
+        for gt_value, count in row.items():
+            if count <= 0:
+                continue
+            predicted[ai_value] = predicted.get(ai_value, 0) + count
+            actual[gt_value] = actual.get(gt_value, 0) + count
+            if ai_value == gt_value:
+                correct[ai_value] = correct.get(ai_value, 0) + count
+    classes = sorted(predicted.keys() | actual.keys())  # fixed order: reproducible sums
+    if not classes:
+        return None
+    # Per class F1 = 2TP / (2TP + FP + FN) = 2TP / (predicted + actual).
+    per_class = [2 * correct.get(c, 0) / (predicted.get(c, 0) + actual.get(c, 0)) for c in classes]
+    return sum(per_class) / len(per_class)
+
+
+def macro_f1_from_pairs(pairs: Iterable[tuple[str, str] | list[str]]) -> float | None:
+    return macro_f1_from_confusion(confusion_from_pairs(pairs))
