@@ -1,2 +1,35 @@
+"""/api/v1/ routes of the audit app."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from audit import api
+
+urlpatterns = [
+    path("discussions/", api.DiscussionListApi.as_view(), name="api-discussions"),
+    path("discussions/<int:pk>/", api.DiscussionDetailApi.as_view(), name="api-discussion"),
+    path("extraction-runs/", api.ExtractionRunListApi.as_view(), name="api-runs"),
+    path("extraction-runs/<int:pk>/", api.ExtractionRunDetailApi.as_view(), name="api-run"),
+    path(
+        "extraction-runs/<int:pk>/extractions/",
+        api.ExtractionRunExtractionsApi.as_view(),
+        name="api-run-extractions",
+    ),
+    path("extractions/", api.ExtractionListApi.as_view(), name="api-extractions"),
+    path("feedback/", api.FeedbackListApi.as_view(), name="api-feedback-list"),
+    path("feedback/<int:pk>/", api.FeedbackDetailApi.as_view(), name="api-feedback"),
+    path("feedback/<int:pk>/submit/", api.FeedbackSubmitApi.as_view(), name="api-feedback-submit"),
+    path(
+        "feedback/<int:pk>/approve/", api.FeedbackApproveApi.as_view(), name="api-feedback-approve"
+    ),
+    path("feedback/<int:pk>/reject/", api.FeedbackRejectApi.as_view(), name="api-feedback-reject"),
+    path(
+        "ground-truth/export",
+        api.GroundTruthExportApi.as_view(),
+        name="api-ground-truth-export",
+    ),
+    path(
+        "ground-truth/import",
+        api.GroundTruthImportApi.as_view(),
+        name="api-ground-truth-import",
+    ),
+]

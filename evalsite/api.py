@@ -1,15 +1,63 @@
-"""API plumbing shared by both apps: the exception handler that keeps every error a 4xx."""
+"""API plumbing shared by both apps.
+
+- ``exception_handler``: turns every domain error into a 4xx with one error format:
+  ``{"detail": "...", "errors": ["path: message", ...]}`` (``errors`` on validation errors,
+  ``current_version`` on a 409).
+- ``ApiView``: the base of every API view (token then session auth, JSON only, stable
+  pagination, one transaction per unsafe request that rolls back on any 4xx/5xx answer).
+- ``add_error_responses``: a drf-spectacular post-processing hook documenting those errors.
+- ``to_openapi30``: JSON Schema (2020-12) → OpenAPI 3.0 schema objects, for the payload schemas.
+"""
 
 from __future__ import annotations
 
+import copy
+from typing import Any
+
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
-from rest_framework import status
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import transaction
+from django.http import HttpRequest, HttpResponseBase, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+from rest_framework import exceptions, serializers, status
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.parsers import JSONParser
+from rest_framework.permissions import SAFE_METHODS
 from rest_framework.response import Response
+from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from audit.schemas import PayloadError
 from audit.services import WorkflowError
+from audit.services.transfer import NothingToExport
 from metrics.families.common import InputError
+
+# --- errors ------------------------------------------------------------------------------------
+
+
+def _flatten(detail: Any, path: str = "") -> list[str]:
+    """DRF's nested error dict/list as "path: message" lines."""
+    if isinstance(detail, dict):
+        lines = []
+        for key, value in detail.items():
+            if key == "non_field_errors":
+                sub = path
+            elif isinstance(key, int):  # ListField errors are keyed by index
+                sub = f"{path}[{key}]"
+            else:
+                sub = f"{path}.{key}" if path else str(key)
+            lines += _flatten(value, sub)
+        return lines
+    if isinstance(detail, list):
+        if all(not isinstance(item, (dict, list)) for item in detail):
+            return [f"{path}: {item}" if path else str(item) for item in detail]
+        lines = []
+        for index, item in enumerate(detail):
+            if item:
+                lines += _flatten(item, f"{path}[{index}]")
+        return lines
+    return [f"{path}: {detail}" if path else str(detail)]
 
 
 def exception_handler(exc, context):
@@ -23,10 +71,318 @@ def exception_handler(exc, context):
         if current is not None:
             body["current_version"] = current
         return Response(body, status=exc.status_code)
+    if isinstance(exc, NothingToExport):
+        return Response({"detail": str(exc)}, status=404)
     if isinstance(exc, RequestDataTooBig):
-        return Response({"detail": "Request body too large."}, status=413)
+        return Response(
+            {"detail": "Request body too large (the limit is DATA_UPLOAD_MAX_MEMORY_SIZE bytes)."},
+            status=413,
+        )
     if isinstance(exc, PermissionDenied):
         return Response(
             {"detail": str(exc) or "Permission denied."}, status=status.HTTP_403_FORBIDDEN
         )
+    if isinstance(exc, DjangoValidationError):
+        errors = [str(m) for m in exc.messages]
+        return Response({"detail": "; ".join(errors), "errors": errors}, status=400)
+    if isinstance(exc, exceptions.ValidationError):
+        errors = _flatten(exc.detail)
+        return Response(
+            {"detail": "Invalid input: " + "; ".join(errors), "errors": errors}, status=400
+        )
     return drf_exception_handler(exc, context)
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The body of every 4xx answer."""
+
+    detail = serializers.CharField()
+    errors = serializers.ListField(child=serializers.CharField(), required=False)
+    current_version = serializers.IntegerField(
+        required=False, help_text="On 409 only: the version to base a retry on."
+    )
+
+
+# --- strict body fields --------------------------------------------------------------------------
+# DRF coerces 5 → "5" and "5" → 5; a JSON API should refuse the wrong JSON type instead.
+
+
+class StrictCharField(serializers.CharField):
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictIntegerField(serializers.IntegerField):
+    default_error_messages = {"invalid": "A JSON integer is required."}
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("min_value", 1)
+        kwargs.setdefault("max_value", 2**63 - 1)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    default_error_messages = {"invalid": "A JSON boolean (true or false) is required."}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
+
+
+class IdField(serializers.IntegerField):
+    """An id in the query string (1 .. 2**63-1)."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("min_value", 1)
+        kwargs.setdefault("max_value", 2**63 - 1)
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+
+
+# --- the base view -----------------------------------------------------------------------------
+
+
+MAX_JSON_DEPTH = 64
+
+
+def _json_problem(data: Any) -> str | None:
+    """Why a parsed JSON body is refused (NUL characters, absurd nesting), or None.
+
+    Iterative, so a deeply nested body cannot exhaust the stack.
+    """
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return f"JSON nested deeper than {MAX_JSON_DEPTH} levels."
+        if isinstance(value, str):
+            if "\x00" in value:
+                return "JSON strings must not contain NUL (\\u0000) characters."
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                stack.append((key, depth))
+                stack.append((item, depth + 1))
+        elif isinstance(value, list):
+            stack.extend((item, depth + 1) for item in value)
+    return None
+
+
+class StrictJSONParser(JSONParser):
+    """JSON only; refuses NUL characters (PostgreSQL cannot store them) and absurd nesting."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            data = super().parse(stream, media_type, parser_context)
+        except RecursionError as exc:
+            raise exceptions.ParseError(
+                f"JSON parse error - nested deeper than {MAX_JSON_DEPTH} levels."
+            ) from exc
+        problem = _json_problem(data)
+        if problem:
+            raise exceptions.ParseError(problem)
+        return data
+
+
+def _positive_int(value: str, name: str, maximum: int | None = None) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = 0
+    if number < 1 or (maximum is not None and number > maximum):
+        upper = f" and at most {maximum}" if maximum else ""
+        message = f"{name}: expected an integer of at least 1{upper}, got {value!r}"
+        raise exceptions.ValidationError({name: [message.split(": ", 1)[1]]})
+    return number
+
+
+class StablePagination(PageNumberPagination):
+    """Page-number pagination that refuses a malformed ``page``/``page_size`` (400)."""
+
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+    def paginate_queryset(self, queryset, request, view=None):
+        params = request.query_params
+        for name in (self.page_query_param, self.page_size_query_param):
+            if len(params.getlist(name)) > 1:
+                raise exceptions.ValidationError({name: ["give this parameter once"]})
+        if self.page_query_param in params:
+            _positive_int(params[self.page_query_param], self.page_query_param)
+        if self.page_size_query_param in params:
+            _positive_int(
+                params[self.page_size_query_param], self.page_size_query_param, self.max_page_size
+            )
+        return super().paginate_queryset(queryset, request, view)
+
+    def get_schema_operation_parameters(self, view):
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            parameter["schema"]["minimum"] = 1
+            if parameter["name"] == self.page_size_query_param:
+                parameter["schema"]["maximum"] = self.max_page_size
+        return parameters
+
+
+class ApiView(APIView):
+    """Token auth first (so anonymous scripts get 401 + WWW-Authenticate), then the session."""
+
+    authentication_classes = [TokenAuthentication, SessionAuthentication]
+    parser_classes = [StrictJSONParser]
+    pagination_class = StablePagination
+
+    def dispatch(self, request: HttpRequest, *args, **kwargs) -> HttpResponseBase:
+        if request.method in SAFE_METHODS:
+            return super().dispatch(request, *args, **kwargs)
+        # One transaction per request; anything but success stores nothing.
+        with transaction.atomic():
+            response = super().dispatch(request, *args, **kwargs)
+            if response.status_code >= 400:
+                transaction.set_rollback(True)
+        return response
+
+    def paginated(self, queryset, serializer_class, **context) -> Response:
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(queryset, self.request, view=self)
+        data = serializer_class(page, many=True, context={"request": self.request, **context}).data
+        return paginator.get_paginated_response(data)
+
+    def query(self, serializer_class) -> dict:
+        """The validated query parameters (a 400 naming the parameter if one is wrong).
+
+        Parameters are validated as given: ``?status=`` is an empty (invalid) status, not
+        "no filter", and a parameter given twice is refused.
+        """
+        params = self.request.query_params
+        fields = serializer_class().fields
+        repeated = [name for name in fields if len(params.getlist(name)) > 1]
+        if repeated:
+            raise exceptions.ValidationError(
+                {name: ["give this parameter once"] for name in repeated}
+            )
+        serializer = serializer_class(data={k: params[k] for k in fields if k in params})
+        serializer.is_valid(raise_exception=True)
+        return {k: v for k, v in serializer.validated_data.items() if v is not None}
+
+
+@csrf_exempt  # it changes nothing; a CSRF failure would answer an HTML page
+def api_not_found(request: HttpRequest, *args, **kwargs) -> JsonResponse:
+    """Any /api/ path no route matches (e.g. a non-integer id): a JSON 404, not the HTML page."""
+    return JsonResponse({"detail": f"No API endpoint at {request.path}."}, status=404)
+
+
+# --- OpenAPI -----------------------------------------------------------------------------------
+
+_ERROR_REF = {"$ref": "#/components/schemas/Error"}
+_ERROR_DESCRIPTIONS = {
+    "400": "Invalid input: malformed JSON, wrong types, unknown values, missing fields.",
+    "401": "No or invalid credentials.",
+    "403": "Authenticated, but the role does not allow this.",
+    "404": "Not found (or not visible to you).",
+    "413": "Request body too large.",
+    "415": "Unsupported media type (send application/json).",
+}
+
+
+def add_error_responses(result: dict, generator, request, public) -> dict:
+    """Document the error answers every operation can give, in the common error format."""
+    components = result.setdefault("components", {}).setdefault("schemas", {})
+    components["Error"] = {
+        "type": "object",
+        "properties": {
+            "detail": {"type": "string"},
+            "errors": {"type": "array", "items": {"type": "string"}},
+            "current_version": {"type": "integer"},
+        },
+        "required": ["detail"],
+    }
+    for path, operations in result.get("paths", {}).items():
+        if not path.startswith("/api/v1/"):
+            continue
+        for method, operation in operations.items():
+            if not isinstance(operation, dict) or "responses" not in operation:
+                continue
+            codes = ["400", "401", "403", "404"]
+            if method in {"post", "put", "patch"}:
+                codes += ["413", "415"]
+            for code in codes:
+                operation["responses"].setdefault(
+                    code,
+                    {
+                        "description": _ERROR_DESCRIPTIONS[code],
+                        "content": {"application/json": {"schema": _ERROR_REF}},
+                    },
+                )
+    return result
+
+
+def to_openapi30(schema: Any) -> Any:
+    """A JSON Schema (draft 2020-12 subset used in audit.schemas) as an OpenAPI 3.0 schema."""
+    if isinstance(schema, list):
+        return [to_openapi30(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in {"$schema", "$id"}:
+            continue
+        if key == "properties":
+            out[key] = {name: to_openapi30(sub) for name, sub in value.items()}
+        elif key in {"items", "additionalProperties"} or key in {"oneOf", "anyOf", "allOf"}:
+            out[key] = to_openapi30(value)
+        else:
+            out[key] = copy.deepcopy(value)
+    types = out.get("type")
+    if isinstance(types, list):
+        non_null = [t for t in types if t != "null"]
+        out["type"] = non_null[0] if len(non_null) == 1 else "string"
+        if "null" in types:
+            out["nullable"] = True
+    if "const" in out:
+        const = out.pop("const")
+        out["enum"] = [const]
+        out.setdefault("type", _json_type_name(const))
+    if "enum" in out:
+        values = out["enum"]
+        if None in values:
+            out["nullable"] = True
+        non_null = [v for v in values if v is not None]
+        if non_null and "type" not in out:
+            out["type"] = _json_type_name(non_null[0])
+    for combinator in ("oneOf", "anyOf"):
+        # {"oneOf": [X, {"type": "null"}]} → X, nullable
+        options = out.get(combinator)
+        if (
+            isinstance(options, list)
+            and len(options) == 2
+            and {"type": "null"} in schema.get(combinator, [])
+        ):
+            other = next(
+                o
+                for o, raw in zip(options, schema[combinator], strict=True)
+                if raw != {"type": "null"}
+            )
+            out.pop(combinator)
+            out.update(copy.deepcopy(other))
+            out["nullable"] = True
+    return out
+
+
+def _json_type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "object"

@@ -1,7 +1,55 @@
-"""The REST API under /api/: version 1 and the OpenAPI schema."""
+"""The REST API under /api/: version 1, the OpenAPI schema and its docs, the token page."""
 
-from django.urls import include, path
+from django.http import JsonResponse
+from django.urls import include, path, re_path
+from drf_spectacular.views import (
+    SpectacularAPIView,
+    SpectacularRedocView,
+    SpectacularSwaggerView,
+)
+from rest_framework.permissions import AllowAny
+
+from audit.api import api_tokens
+from audit.schemas import GROUND_TRUTH_EXPORT_SCHEMA
+from evalsite.api import api_not_found
+from metrics import api as metrics_api
+
+
+def ground_truth_schema(request):
+    """The JSON Schema of the ground-truth export format (public)."""
+    return JsonResponse(GROUND_TRUTH_EXPORT_SCHEMA, content_type="application/schema+json")
+
+
+v1 = [
+    path("", include("audit.api_urls")),
+    path("metric-results/", metrics_api.MetricResultListApi.as_view(), name="api-metric-results"),
+    path(
+        "metric-results/<int:pk>/",
+        metrics_api.MetricResultDetailApi.as_view(),
+        name="api-metric-result",
+    ),
+    path("recompute/", metrics_api.RecomputeApi.as_view(), name="api-recompute"),
+    path("jobs/", metrics_api.JobListApi.as_view(), name="api-jobs"),
+    path("jobs/<int:pk>/", metrics_api.JobDetailApi.as_view(), name="api-job-detail"),
+    path("jobs/<int:pk>/download", metrics_api.JobDownloadApi.as_view(), name="api-job-download"),
+    path("evaluations/", include("metrics.evaluations.api_urls")),
+]
 
 urlpatterns = [
-    path("v1/", include("audit.api_urls")),
+    path("v1/", include(v1)),
+    path("schema/", SpectacularAPIView.as_view(permission_classes=[AllowAny]), name="api-schema"),
+    path("schema/ground-truth.json", ground_truth_schema, name="api-ground-truth-schema"),
+    path(
+        "docs/",
+        SpectacularSwaggerView.as_view(url_name="api-schema", permission_classes=[AllowAny]),
+        name="api-docs",
+    ),
+    path(
+        "redoc/",
+        SpectacularRedocView.as_view(url_name="api-schema", permission_classes=[AllowAny]),
+        name="api-redoc",
+    ),
+    path("tokens/", api_tokens, name="api-tokens"),
+    # Last: unknown /api/ paths answer JSON, like the rest of the API.
+    re_path(r"^.*$", api_not_found),
 ]

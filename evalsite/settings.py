@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "audit",
     "metrics",
 ]
@@ -147,7 +148,13 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
     # Fail fast when Redis is down so a user's request is never held hostage by the broker.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2, "socket_timeout": 5}
+    # max_retries 0: a publish fails at once instead of retrying for the connection timeout
+    # (stale results are picked up by the sweep; see metrics.services.task_enqueue).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "socket_connect_timeout": 2,
+        "socket_timeout": 5,
+        "max_retries": 0,
+    }
     CELERY_BROKER_CONNECTION_TIMEOUT = 2
     CELERY_BROKER_CONNECTION_MAX_RETRIES = 0
 else:
@@ -194,7 +201,25 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Swagger UI / Redoc assets are served from the drf-spectacular-sidecar package (no CDN).
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    # Several models have a "status" field with different choices: name each enum.
+    "ENUM_NAME_OVERRIDES": {
+        "FeedbackStatusEnum": "audit.models.Feedback.Status",
+        "MetricResultStatusEnum": "metrics.models.MetricResult.Status",
+        "ComputeJobStatusEnum": "metrics.models.ComputeJob.Status",
+        "EvaluationStatusEnum": "metrics.models.Evaluation.Status",
+    },
+    # Every operation documents the error responses the exception handler produces.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "evalsite.api.add_error_responses",
+    ],
 }
+# Ground-truth exports with more approved statements than this run as a background job.
+EXPORT_SYNC_MAX_STATEMENTS = int(os.environ.get("EXPORT_SYNC_MAX_STATEMENTS", "2000"))
 
 LOGGING = {
     "version": 1,

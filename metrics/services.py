@@ -1,44 +1,934 @@
-"""Metric workflows: marking stored results stale and queueing their recomputation."""
+"""Stored extraction-F1 results: computing them, marking them stale, recomputing them.
+
+Pages read ``MetricResult`` rows; Celery tasks (``metrics.tasks``) call the ``*_compute``
+services here. Every row records the hash of its inputs, so running a task twice, or
+recomputing unchanged inputs, changes nothing.
+
+Invariant, kept under row locks: a run row's ``contribution`` is
+``{"statements": Σ statement-row contributions, "discussions": Σ discussion-row
+contributions}`` over that run's rows, so one approval updates the run and system figures
+in O(1) instead of recomputing every statement. ``contribution = None`` on a run row means
+"unknown": it is rebuilt from the rows the next time the row is locked.
+
+Locks are always taken in one order — statement/discussion row, then run row, then the
+system row — so two workers never wait on each other in a cycle.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
-from collections.abc import Iterable
+import time
+import traceback
+from collections import Counter
+from collections.abc import Callable, Iterable
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
 
+from django.conf import settings as django_settings
+from django.db import InterfaceError, OperationalError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from audit.models import Extraction, Statement
-from metrics.models import MetricResult
+from audit.models import Extraction, ExtractionRun, Feedback, Speaker, Statement
+from metrics.families.extraction import (
+    MatchSettings,
+    SystemCumulativeF1Metrics,
+    add_contributions,
+    calculate_cumulative_f1,
+    calculate_statement_f1,
+    empty_totals,
+    statement_contribution,
+    system_f1_from_totals,
+)
+from metrics.models import ComputeJob, MetricResult
 
 log = logging.getLogger(__name__)
 
 EXTRACTION = "extraction"
+# Bump when the engine's output for the same inputs changes; then run `recompute_metrics`.
+CODE_VERSION = "extraction-f1/1"
+# Database errors worth retrying: lock timeouts, deadlocks, a restarted server.
+TRANSIENT_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError)
+
+Scope = MetricResult.Scope
+Status = MetricResult.Status
+CHILD_SCOPES = (Scope.STATEMENT, Scope.DISCUSSION)
+PART = {Scope.STATEMENT: "statements", Scope.DISCUSSION: "discussions"}
+Progress = Callable[[int, int], None]
 
 
-def results_mark_stale(*, statement_ids: Iterable[int], reason: str = "") -> int:
-    """Mark every result that depends on these statements stale; returns how many rows changed."""
-    ids = sorted(set(statement_ids))
-    if not ids:
-        return 0
-    statements = Statement.objects.filter(pk__in=ids)
-    discussion_ids = set(statements.values_list("discussion_id", flat=True))
-    run_ids = set(Extraction.objects.filter(statement_id__in=ids).values_list("run_id", flat=True))
-    affected = (
-        MetricResult.objects.filter(family=EXTRACTION)
-        .filter(models_q(statement_ids=ids, discussion_ids=discussion_ids, run_ids=run_ids))
-        .exclude(status=MetricResult.Status.STALE)
+# --- keys, settings, hashes ----------------------------------------------------------------
+
+
+def statement_key(*, run_id: int, discussion_id: int, statement_id: int) -> str:
+    return MetricResult.make_key(
+        EXTRACTION,
+        Scope.STATEMENT,
+        run_id=run_id,
+        discussion_id=discussion_id,
+        statement_id=statement_id,
     )
-    changed = affected.update(status=MetricResult.Status.STALE, stale_since=timezone.now())
-    log.info("marked %s results stale (%s) for statements %s", changed, reason, ids[:10])
-    return changed
 
 
-def models_q(*, statement_ids, discussion_ids, run_ids):
-    from django.db.models import Q
+def discussion_key(*, run_id: int, discussion_id: int) -> str:
+    return MetricResult.make_key(
+        EXTRACTION, Scope.DISCUSSION, run_id=run_id, discussion_id=discussion_id
+    )
 
+
+def run_key(*, run_id: int) -> str:
+    return MetricResult.make_key(EXTRACTION, Scope.RUN, run_id=run_id)
+
+
+SYSTEM_KEY = MetricResult.make_key(EXTRACTION, Scope.SYSTEM)
+
+
+def match_settings() -> MatchSettings:
+    return MatchSettings.from_dict(getattr(django_settings, "EXTRACTION_MATCH_SETTINGS", None))
+
+
+def _hash(inputs: Any) -> str:
+    """Hash of the inputs plus everything else that shapes the output."""
+    payload = {"inputs": inputs, "settings": match_settings().to_dict(), "code": CODE_VERSION}
+    encoded = json.dumps(payload, sort_keys=True, default=str).encode()
+    return hashlib.sha256(encoded).hexdigest()
+
+
+def _results() -> Any:
+    return MetricResult.objects.filter(family=EXTRACTION)
+
+
+# --- row locking ---------------------------------------------------------------------------
+
+
+def _locked(key: str) -> MetricResult | None:
+    # `values` is always rewritten, never read: no need to fetch and decode it.
+    return MetricResult.objects.select_for_update().defer("values").filter(key=key).first()
+
+
+def _locked_or_created(key: str, **fields: Any) -> MetricResult:
+    """The row under a lock, inserted first (as stale) if missing; safe against a racing insert."""
+    placeholder = MetricResult(
+        key=key, family=EXTRACTION, status=Status.STALE, stale_since=timezone.now(), **fields
+    )
+    MetricResult.objects.bulk_create([placeholder], ignore_conflicts=True)
+    return MetricResult.objects.select_for_update().defer("values").get(key=key)
+
+
+def _run_row_locked(run_id: int) -> MetricResult:
+    key = run_key(run_id=run_id)
+    row = _locked(key) or _locked_or_created(key, scope=Scope.RUN, run_id=run_id)
+    if row.contribution is None:
+        row.contribution = _run_totals_rebuild(run_id)
+    return row
+
+
+def _run_totals_rebuild(run_id: int) -> dict[str, Any]:
+    """Sum the committed child contributions; only needed for a new or invalidated run row."""
+    totals = {"statements": empty_totals(), "discussions": empty_totals()}
+    children = (
+        _results()
+        .filter(run_id=run_id, scope__in=CHILD_SCOPES, contribution__isnull=False)
+        .values_list("scope", "contribution")
+    )
+    for scope, contribution in children.iterator():
+        totals[PART[scope]] = add_contributions(totals[PART[scope]], contribution)
+    return totals
+
+
+# --- run and system summaries ----------------------------------------------------------------
+
+
+def _system_cumulative_from_totals(totals: dict[str, Any]) -> dict[str, Any]:
+    """SystemCumulativeF1Metrics from discussion totals: same pooled figures, discussion counts."""
+    data = system_f1_from_totals(totals).to_dict()
+    data["total_discussions"] = data.pop("total_statements")
+    data["trivial_discussions"] = data.pop("trivial_statements")
+    data["mean_discussion_f1"] = data.pop("mean_statement_f1")
+    data["mean_discussion_f1_nontrivial"] = data.pop("mean_statement_f1_nontrivial")
+    return SystemCumulativeF1Metrics.from_dict(data).to_dict()
+
+
+def _run_values(totals: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "system": system_f1_from_totals(totals["statements"]).to_dict(),
+        "cumulative": _system_cumulative_from_totals(totals["discussions"]),
+        "n_statements": int(totals["statements"].get("count", 0)),
+        "n_discussions": int(totals["discussions"].get("count", 0)),
+    }
+
+
+def _swap_contribution(
+    run_row: MetricResult, part: str, old: dict | None, new: dict | None
+) -> None:
+    # Equal contributions are skipped so float sums do not drift on no-op recomputes.
+    if old == new:
+        return
+    totals = run_row.contribution
+    if old:
+        totals[part] = add_contributions(totals[part], old, -1)
+    if new:
+        totals[part] = add_contributions(totals[part], new)
+
+
+def _children_status(run_id: int) -> tuple[str, str]:
+    """A run is fresh when none of its statement/discussion rows is stale (or failed).
+
+    ``exists()`` rather than counting: during a recompute-all most rows are stale, and this
+    runs after every row.
+    """
+    children = _results().filter(run_id=run_id, scope__in=CHILD_SCOPES)
+    if children.filter(status=Status.STALE).exists():
+        return Status.STALE, ""
+    failed = children.filter(status=Status.FAILED).count()
+    if failed:
+        return Status.FAILED, f"{failed} statement/discussion results failed"
+    return Status.FRESH, ""
+
+
+def _run_row_settle(run_row: MetricResult) -> bool:
+    """Rebuild the run's figures from its totals and its status from its children.
+
+    Returns whether the system result should follow (the run changed and is not stale).
+    """
+    before = (run_row.status, run_row.input_hash)  # the figures are a function of the totals
+    run_row.status, run_row.error = _children_status(run_row.run_id)
+    run_row.values = _run_values(run_row.contribution)
+    run_row.input_hash = _hash(run_row.contribution)
+    run_row.match_settings = match_settings().to_dict()
+    run_row.code_version = CODE_VERSION
+    if run_row.status != Status.STALE:
+        run_row.stale_since = None
+        run_row.computed_at = timezone.now()
+    run_row.save()
+    return run_row.status != Status.STALE and before != (run_row.status, run_row.input_hash)
+
+
+def _run_summary(row: MetricResult) -> dict[str, Any]:
+    values = row.values or {}
+    system, cumulative = values.get("system") or {}, values.get("cumulative") or {}
+    return {
+        "run_id": row.run_id,
+        "label": row.run.label,
+        "created_at": row.run.created_at.isoformat(),
+        "status": row.status,
+        "aggregate_micro_f1": system.get("aggregate_micro_f1"),
+        "people_f1": system.get("people_f1"),
+        "events_f1": system.get("events_f1"),
+        "pair_bonds_f1": system.get("pair_bonds_f1"),
+        "exact_match_rate": system.get("exact_match_rate"),
+        "cumulative_f1": cumulative.get("aggregate_micro_f1"),
+        "n_statements": values.get("n_statements", 0),
+        "n_discussions": values.get("n_discussions", 0),
+    }
+
+
+def system_result_compute() -> MetricResult:
+    """The trend over runs, read from the run rows (cheap: one row per run)."""
+    with transaction.atomic():
+        row = _locked_or_created(SYSTEM_KEY, scope=Scope.SYSTEM)
+        # Read after taking the lock, so the last writer has seen every committed run row.
+        runs = list(
+            _results().filter(scope=Scope.RUN).select_related("run").order_by("run__created_at")
+        )
+        statuses = {run.status for run in runs}
+        row.values = {"runs": [_run_summary(run) for run in runs]}
+        row.status = next((s for s in (Status.STALE, Status.FAILED) if s in statuses), Status.FRESH)
+        row.input_hash = _hash([[r.run_id, r.input_hash, r.status] for r in runs])
+        row.code_version, row.error = CODE_VERSION, ""
+        stale = row.status == Status.STALE
+        row.stale_since = (row.stale_since or timezone.now()) if stale else None
+        row.computed_at = timezone.now()
+        row.save()
+    return row
+
+
+def run_result_compute(*, run_id: int, rebuild: bool = False) -> MetricResult | None:
+    """Settle a run row: totals (rebuilt if unknown or asked), figures, status from its rows."""
+    if not ExtractionRun.objects.filter(pk=run_id).exists():
+        return None
+    with transaction.atomic():
+        if rebuild:
+            _results().filter(key=run_key(run_id=run_id)).update(contribution=None)
+        row = _run_row_locked(run_id)
+        follow = _run_row_settle(row)
+    if follow or rebuild:
+        system_result_compute()
+    return row
+
+
+# --- statement results -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    ai: Any
+    gt: Any
+    hash: str
+    discussion_id: int | None = None
+
+
+def _statement_inputs(statement_id: int, run_id: int) -> _Inputs | None:
+    """GT = the approved feedback; AI = this run's extraction. None: no result to store."""
+    feedback = (
+        Feedback.objects.approved()
+        .filter(statement_id=statement_id)
+        .values("id", "version", "updated_at", "edited_extraction", "statement__discussion_id")
+        .first()
+    )
+    extraction = (
+        Extraction.objects.filter(statement_id=statement_id, run_id=run_id)
+        .values("id", "updated_at", "pdp_deltas")
+        .first()
+    )
+    # Without approved GT there is nothing to score; without an extraction the run does
+    # not cover the statement (it is left out rather than scored as an empty extraction).
+    if feedback is None or extraction is None:
+        return None
+    inputs = [
+        [feedback["id"], feedback["version"], feedback["updated_at"]],
+        [extraction["id"], extraction["updated_at"]],
+    ]
+    return _Inputs(
+        extraction["pdp_deltas"],
+        feedback["edited_extraction"],
+        _hash(inputs),
+        feedback["statement__discussion_id"],
+    )
+
+
+def _is_current(row: MetricResult, input_hash: str, force: bool) -> bool:
     return (
-        Q(scope=MetricResult.Scope.STATEMENT, statement_id__in=statement_ids)
-        | Q(scope=MetricResult.Scope.DISCUSSION, discussion_id__in=discussion_ids)
-        | Q(scope=MetricResult.Scope.RUN, run_id__in=run_ids)
-        | Q(scope=MetricResult.Scope.SYSTEM)
+        not force
+        and row.input_hash == input_hash
+        and row.computed_at is not None
+        and row.status != Status.FAILED
     )
+
+
+def _run_totals_swap(row: MetricResult, new: dict | None, batch: bool) -> MetricResult | None:
+    """Lock the run row and swap this child's contribution in its totals; returns the run row
+    to settle once the child is saved.
+
+    In a batch (recompute job, sweep) only mark the run's totals unknown instead: the batch
+    rebuilds them once, at its end, rather than after every row.
+    """
+    if batch:
+        if row.contribution != new:
+            _results().filter(key=run_key(run_id=row.run_id), contribution__isnull=False).update(
+                contribution=None
+            )
+        return None
+    # Before saving the child: a rebuild of unknown totals must still see its old contribution.
+    run_row = _run_row_locked(row.run_id)
+    _swap_contribution(run_row, PART[row.scope], row.contribution, new)
+    return run_row
+
+
+def _row_store(
+    row: MetricResult, *, values: dict, contribution: dict, input_hash: str, batch: bool
+) -> bool:
+    """Store a child's new figures and swap its contribution in the run totals."""
+    run_row = _run_totals_swap(row, contribution, batch)
+    row.values, row.contribution, row.input_hash = values, contribution, input_hash
+    row.match_settings, row.code_version = match_settings().to_dict(), CODE_VERSION
+    row.status, row.error, row.stale_since = Status.FRESH, "", None
+    row.computed_at = timezone.now()
+    row.save()
+    return _run_row_settle(run_row) if run_row else False
+
+
+def _row_confirm(row: MetricResult, batch: bool) -> bool:
+    """Unchanged inputs: the stored figures stand; only the status needs to become fresh."""
+    if row.status == Status.FRESH:
+        return False
+    row.status, row.stale_since = Status.FRESH, None
+    row.save(update_fields=["status", "stale_since"])
+    return False if batch else _run_row_settle(_run_row_locked(row.run_id))
+
+
+def _row_remove(row: MetricResult | None, batch: bool) -> bool:
+    """The result no longer exists (GT removed, extraction deleted): take it out of the totals."""
+    if row is None:
+        return False
+    run_row = _run_totals_swap(row, None, batch)
+    row.delete()
+    return _run_row_settle(run_row) if run_row else False
+
+
+def statement_result_compute(
+    *, statement_id: int, run_id: int, force: bool = False, batch: bool = False
+) -> MetricResult | None:
+    """F1 of one statement's extraction in one run against its approved GT, stored.
+
+    Returns the row, or None when the statement has no result in this run. ``force``
+    recomputes unchanged inputs; ``batch`` defers the run totals (see _run_totals_swap).
+    """
+    with transaction.atomic():
+        # Lock before reading the inputs, so a concurrent mark-stale waits for this write.
+        row = (
+            _results()
+            .select_for_update()
+            .defer("values")
+            .filter(scope=Scope.STATEMENT, run_id=run_id, statement_id=statement_id)
+            .first()
+        )
+        inputs = _statement_inputs(statement_id, run_id)
+        if inputs is None:
+            follow, row = _row_remove(row, batch), None
+        else:
+            row = row or _locked_or_created(
+                statement_key(
+                    run_id=run_id, discussion_id=inputs.discussion_id, statement_id=statement_id
+                ),
+                scope=Scope.STATEMENT,
+                run_id=run_id,
+                discussion_id=inputs.discussion_id,
+                statement_id=statement_id,
+            )
+            follow = _statement_store(row, inputs, force, batch)
+    if follow:
+        system_result_compute()
+    return row
+
+
+def _statement_store(row: MetricResult, inputs: _Inputs, force: bool, batch: bool) -> bool:
+    if _is_current(row, inputs.hash, force):
+        return _row_confirm(row, batch)
+    metrics = calculate_statement_f1(
+        inputs.ai,
+        inputs.gt,
+        settings=match_settings(),
+        statement_id=row.statement_id,
+        discussion_id=row.discussion_id,
+    )
+    return _row_store(
+        row,
+        values=metrics.to_dict(),
+        contribution=statement_contribution(metrics),
+        input_hash=inputs.hash,
+        batch=batch,
+    )
+
+
+# --- discussion (cumulative) results ----------------------------------------------------------
+
+
+def _discussion_inputs(discussion_id: int, run_id: int) -> _Inputs | None:
+    """The subject statements with approved GT, in order; AI deltas of the same statements.
+
+    A statement the run did not extract contributes an empty AI delta; a run that extracted
+    none of them does not cover the discussion (no result).
+    """
+    ground_truth = list(
+        Feedback.objects.approved()
+        .filter(
+            statement__discussion_id=discussion_id, statement__speaker__type=Speaker.Type.SUBJECT
+        )
+        .order_by("statement__order")
+        .values_list("statement_id", "id", "version", "updated_at", "edited_extraction")
+    )
+    statement_ids = [gt[0] for gt in ground_truth]
+    extractions = {
+        e[0]: e
+        for e in Extraction.objects.filter(
+            run_id=run_id, statement_id__in=statement_ids
+        ).values_list("statement_id", "id", "updated_at", "pdp_deltas")
+    }
+    if not extractions:
+        return None
+    ai = [extractions[s][3] if s in extractions else None for s in statement_ids]
+    inputs = [[*gt[:4], *(extractions.get(gt[0], (None,) * 3)[1:3])] for gt in ground_truth]
+    return _Inputs(ai, [gt[4] for gt in ground_truth], _hash(inputs))
+
+
+def discussion_result_compute(
+    *, discussion_id: int, run_id: int, force: bool = False, batch: bool = False
+) -> MetricResult | None:
+    """Cumulative F1 of one discussion in one run (accumulated AI vs GT PDP), stored."""
+    key = discussion_key(run_id=run_id, discussion_id=discussion_id)
+    with transaction.atomic():
+        row = _locked(key)
+        inputs = _discussion_inputs(discussion_id, run_id)
+        if inputs is None:
+            follow, row = _row_remove(row, batch), None
+        else:
+            row = row or _locked_or_created(
+                key, scope=Scope.DISCUSSION, run_id=run_id, discussion_id=discussion_id
+            )
+            follow = _discussion_store(row, inputs, force, batch)
+    if follow:
+        system_result_compute()
+    return row
+
+
+def _discussion_store(row: MetricResult, inputs: _Inputs, force: bool, batch: bool) -> bool:
+    if _is_current(row, inputs.hash, force):
+        return _row_confirm(row, batch)
+    metrics = calculate_cumulative_f1(
+        inputs.ai, inputs.gt, settings=match_settings(), discussion_id=row.discussion_id
+    )
+    return _row_store(
+        row,
+        values=metrics.to_dict(),
+        contribution=statement_contribution(metrics),
+        input_hash=inputs.hash,
+        batch=batch,
+    )
+
+
+# --- failures --------------------------------------------------------------------------------
+
+
+def result_record_failure(
+    *, scope: str, run_id: int | None, error: str, statement_id=None, discussion_id=None
+) -> None:
+    """Mark one result failed with the error text, and its run and the system result with it.
+
+    Nothing is recomputed here (that could fail the same way); the old contribution stays
+    counted, and the next successful compute of the run settles its status again.
+    """
+    if scope == Scope.STATEMENT:
+        discussion_id = (
+            Statement.objects.filter(pk=statement_id)
+            .values_list("discussion_id", flat=True)
+            .first()
+        )
+        if discussion_id is None:
+            return
+    key = MetricResult.make_key(
+        EXTRACTION, scope, run_id=run_id, discussion_id=discussion_id, statement_id=statement_id
+    )
+    with transaction.atomic():
+        row = _locked_or_created(
+            key, scope=scope, run_id=run_id, discussion_id=discussion_id, statement_id=statement_id
+        )
+        row.status, row.error = Status.FAILED, error[-8000:]
+        row.save(update_fields=["status", "error"])
+        summary = f"{scope} result {key} failed; see that row for the error."
+        if run_id is not None and scope != Scope.RUN:
+            _results().filter(key=run_key(run_id=run_id)).update(
+                status=Status.FAILED, error=summary
+            )
+        if scope != Scope.SYSTEM:
+            _results().filter(key=SYSTEM_KEY).update(status=Status.FAILED, error=summary)
+
+
+@contextmanager
+def failure_recorded(*, scope: str, run_id=None, statement_id=None, discussion_id=None):
+    """Record a bug as a failed result instead of losing it; transient DB errors propagate
+    so the task is retried."""
+    try:
+        yield
+    except TRANSIENT_ERRORS:
+        raise
+    except Exception:
+        log.exception("computing %s result failed (run %s)", scope, run_id)
+        result_record_failure(
+            scope=scope,
+            run_id=run_id,
+            statement_id=statement_id,
+            discussion_id=discussion_id,
+            error=traceback.format_exc(),
+        )
+
+
+# --- invalidation ----------------------------------------------------------------------------
+
+
+def _placeholders_create(approved: Any, run_ids: Iterable[int] | None) -> None:
+    """Stale rows for results that must now exist: a statement that just got approved GT
+    needs a row in every run that extracted it (and so do its discussion and the run).
+
+    ``approved`` is a queryset of approved feedback (the statements concerned).
+    """
+    discussion_of = dict(approved.values_list("statement_id", "statement__discussion_id"))
+    pairs = Extraction.objects.filter(statement_id__in=approved.values("statement_id"))
+    if run_ids is not None:
+        pairs = pairs.filter(run_id__in=run_ids)
+    rows = {}
+    for run_id, statement_id in pairs.values_list("run_id", "statement_id").iterator():
+        discussion_id = discussion_of[statement_id]
+        ids = {"run_id": run_id, "discussion_id": discussion_id, "statement_id": statement_id}
+        rows[statement_key(**ids)] = (Scope.STATEMENT, ids)
+        ids = {"run_id": run_id, "discussion_id": discussion_id}
+        rows[discussion_key(**ids)] = (Scope.DISCUSSION, ids)
+        rows[run_key(run_id=run_id)] = (Scope.RUN, {"run_id": run_id})
+    placeholders = [_placeholder(key, scope, **ids) for key, (scope, ids) in rows.items()]
+    MetricResult.objects.bulk_create(placeholders, ignore_conflicts=True, batch_size=500)
+
+
+def _placeholder(key: str, scope: str, **fields: Any) -> MetricResult:
+    return MetricResult(
+        key=key,
+        family=EXTRACTION,
+        scope=scope,
+        status=Status.STALE,
+        stale_since=timezone.now(),
+        **fields,
+    )
+
+
+def _mark(query: Q, run_ids: Iterable[int] | None = None) -> tuple[list[tuple], int]:
+    """Lock (in pk order, so concurrent callers cannot deadlock) and mark rows stale.
+
+    Returns (run, discussion, statement) of every matching row, and how many changed.
+    """
+    rows = _results().filter(query)
+    if run_ids is not None:
+        rows = rows.filter(run_id__in=run_ids)
+    locked = list(
+        rows.select_for_update()
+        .order_by("pk")
+        .values_list("pk", "status", "run_id", "discussion_id", "statement_id")
+    )
+    to_mark = [pk for pk, status, *_ in locked if status != Status.STALE]
+    MetricResult.objects.filter(pk__in=to_mark).update(
+        status=Status.STALE, stale_since=timezone.now()
+    )
+    return [tuple(row[2:]) for row in locked], len(to_mark)
+
+
+def results_mark_stale(
+    *,
+    statement_ids: Iterable[int],
+    reason: str = "",
+    discussion_ids: Iterable[int] = (),
+    run_ids: Iterable[int] | None = None,
+) -> int:
+    """Mark every result that depends on these statements stale and queue its recomputation.
+
+    Statement rows of the statements, rows of their discussions, the affected runs and the
+    system result (``run_ids`` narrows to some runs). Returns how many rows changed.
+    """
+    ids = sorted(set(statement_ids))
+    discussions = set(discussion_ids)
+    if not ids and not discussions:
+        return 0
+    run_ids = None if run_ids is None else set(run_ids)
+    with transaction.atomic():
+        discussions |= set(
+            Statement.objects.filter(pk__in=ids).values_list("discussion_id", flat=True)
+        )
+        _placeholders_create(Feedback.objects.approved().filter(statement_id__in=ids), run_ids)
+        statements, n1 = _mark(Q(scope=Scope.STATEMENT, statement_id__in=ids), run_ids)
+        discussion_rows, n2 = _mark(
+            Q(scope=Scope.DISCUSSION, discussion_id__in=discussions), run_ids
+        )
+        runs = sorted({row[0] for row in statements + discussion_rows})
+        _, n3 = _mark(Q(scope=Scope.RUN, run_id__in=runs))
+        n4 = _mark(Q(scope=Scope.SYSTEM))[1] if runs else 0
+        transaction.on_commit(lambda: _queue_recompute(statements, discussion_rows, runs))
+    log.info("marked %s results stale (%s) for statements %s", n1 + n2 + n3 + n4, reason, ids[:10])
+    # The own-data families (review savings, calibration, inter-auditor) follow the same inputs.
+    from metrics.own_data.common import own_results_mark_stale
+
+    own_results_mark_stale(reason=reason)
+    return n1 + n2 + n3 + n4
+
+
+def results_forget_deleted(*, discussion_ids: Iterable[int], run_ids: Iterable[int]) -> None:
+    """Rows went with deleted statements/discussions: rebuild those runs' totals.
+
+    Run rows are invalidated (totals unknown) here, after the delete committed, rather than
+    inside the delete: that would lock the run row before the rows it cascades to.
+    """
+    runs = sorted(set(run_ids))
+    with transaction.atomic():
+        _results().filter(scope=Scope.RUN, run_id__in=runs).update(
+            contribution=None, status=Status.STALE, stale_since=timezone.now()
+        )
+        _mark(Q(scope=Scope.SYSTEM))
+    results_mark_stale(statement_ids=[], discussion_ids=discussion_ids, reason="deleted")
+    for run_id in runs:
+        transaction.on_commit(lambda run_id=run_id: _enqueue_run(run_id))
+
+
+def results_run_deleted() -> None:
+    """A run and all its rows are gone: only the system trend changes."""
+    _enqueue_system()
+
+
+# --- queueing ----------------------------------------------------------------------------------
+
+
+def _broker_errors() -> tuple[type[Exception], ...]:
+    from kombu.exceptions import OperationalError as KombuOperationalError
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+
+    return (KombuOperationalError, RedisConnectionError, RedisTimeoutError, OSError)
+
+
+class _BrokerCircuit:
+    """After a failed publish, skip publishing for a while.
+
+    Each attempt on a dead broker can cost up to the connect timeout and one approval queues
+    several tasks; a user's request must not wait on that. Skipped work stays stale.
+    """
+
+    def __init__(self, pause_seconds: float):
+        self.pause_seconds = pause_seconds
+        self.open_until = 0.0
+
+    def is_open(self) -> bool:
+        return time.monotonic() < self.open_until
+
+    def trip(self) -> None:
+        self.open_until = time.monotonic() + self.pause_seconds
+
+    def reset(self) -> None:
+        self.open_until = 0.0
+
+
+broker_circuit = _BrokerCircuit(pause_seconds=15.0)
+
+
+def task_enqueue(task: Any, **kwargs: Any) -> bool:
+    """Queue a task without waiting on a dead broker. On failure the rows stay stale and the
+    periodic sweep (or `recompute_metrics --stale`) computes them later."""
+    eager = task.app.conf.task_always_eager
+    if not eager and broker_circuit.is_open():
+        log.info("broker recently down: not queueing %s%s; left stale", task.name, kwargs)
+        return False
+    try:
+        task.apply_async(kwargs=kwargs, retry=False)
+    except _broker_errors() as exc:
+        broker_circuit.trip()
+        log.warning("could not queue %s%s (%s); left stale for the sweep", task.name, kwargs, exc)
+        return False
+    return True
+
+
+def _queue_recompute(statements: list[tuple], discussions: list[tuple], runs: list[int]) -> None:
+    from metrics import tasks
+
+    for run_id, _discussion_id, statement_id in statements:
+        task_enqueue(tasks.compute_statement, statement_id=statement_id, run_id=run_id)
+    for run_id, discussion_id, _ in discussions:
+        task_enqueue(tasks.compute_discussion, discussion_id=discussion_id, run_id=run_id)
+    # Settles a run whose rows all turned out current (or went away) — cheap when nothing to do.
+    for run_id in runs:
+        task_enqueue(tasks.compute_run, run_id=run_id)
+
+
+def _enqueue_run(run_id: int) -> None:
+    from metrics import tasks
+
+    task_enqueue(tasks.compute_run, run_id=run_id)
+
+
+def _enqueue_system() -> None:
+    from metrics import tasks
+
+    task_enqueue(tasks.compute_system)
+
+
+# --- recompute all / stale: compute jobs -------------------------------------------------------
+
+FAMILIES = (EXTRACTION,)
+Item = tuple[str, int, int]  # (scope, target id, run id); target id 0 for run/system items
+
+
+def _expected_items(run_id: int | None) -> list[Item]:
+    """Every result that should exist, plus existing rows that no longer should (to remove)."""
+    runs = Extraction.objects.all() if run_id is None else Extraction.objects.filter(run_id=run_id)
+    approved = Feedback.objects.approved().values("statement_id")
+    pairs = set(
+        runs.filter(statement_id__in=approved).values_list(
+            "statement_id", "statement__discussion_id", "run_id"
+        )
+    )
+    rows = _results().filter(scope__in=CHILD_SCOPES)
+    rows = rows if run_id is None else rows.filter(run_id=run_id)
+    statements = {(s, r) for s, _, r in pairs}
+    discussions = {(d, r) for _, d, r in pairs}
+    for scope, d, s, r in rows.values_list("scope", "discussion_id", "statement_id", "run_id"):
+        if scope == Scope.STATEMENT:
+            statements.add((s, r))
+        else:
+            discussions.add((d, r))
+    run_ids = sorted({r for _, r in statements | discussions} | ({run_id} if run_id else set()))
+    return _items(statements, discussions, run_ids)
+
+
+def _items(statements: set, discussions: set, run_ids: Iterable[int]) -> list[Item]:
+    return [
+        *((Scope.STATEMENT, s, r) for s, r in sorted(statements)),
+        *((Scope.DISCUSSION, d, r) for d, r in sorted(discussions)),
+        *((Scope.RUN, 0, r) for r in run_ids),
+        (Scope.SYSTEM, 0, 0),
+    ]
+
+
+def _stale_items(run_id: int | None, older_than: timedelta | None = None) -> list[Item]:
+    """Stale rows (and runs whose totals are unknown), oldest first."""
+    rows = _results().filter(Q(status=Status.STALE) | Q(scope=Scope.RUN, contribution__isnull=True))
+    if run_id is not None:
+        rows = rows.filter(run_id=run_id)
+    if older_than is not None:
+        rows = rows.filter(stale_since__lte=timezone.now() - older_than)
+    found = list(rows.values_list("scope", "statement_id", "discussion_id", "run_id"))
+    if not found:
+        return []
+    statements = {(s, r) for scope, s, _, r in found if scope == Scope.STATEMENT}
+    discussions = {(d, r) for scope, _, d, r in found if scope == Scope.DISCUSSION}
+    run_ids = sorted({r for *_, r in found if r is not None})
+    return _items(statements, discussions, run_ids)
+
+
+def _item_compute(item: Item, *, force: bool) -> None:
+    scope, target, run_id = item
+    with failure_recorded(
+        scope=scope,
+        run_id=run_id or None,
+        statement_id=target if scope == Scope.STATEMENT else None,
+        discussion_id=target if scope == Scope.DISCUSSION else None,
+    ):
+        # Batch: the items end with each run, whose totals are rebuilt once there.
+        if scope == Scope.STATEMENT:
+            statement_result_compute(statement_id=target, run_id=run_id, force=force, batch=True)
+        elif scope == Scope.DISCUSSION:
+            discussion_result_compute(discussion_id=target, run_id=run_id, force=force, batch=True)
+        elif scope == Scope.RUN:
+            run_result_compute(run_id=run_id, rebuild=force)
+        else:
+            system_result_compute()
+
+
+def metrics_recompute_all(
+    *,
+    user: Any = None,
+    family: str = EXTRACTION,
+    run_id: int | None = None,
+    stale_only: bool = False,
+    queue: bool = True,
+) -> ComputeJob:
+    """Create a recompute job (queued to a worker unless ``queue=False``).
+
+    An active recompute job is returned instead of starting a second one.
+    """
+    if family not in FAMILIES:
+        raise ValueError(f"unknown metric family {family!r}; known: {', '.join(FAMILIES)}")
+    active = ComputeJob.objects.filter(
+        kind=ComputeJob.Kind.RECOMPUTE,
+        status__in=[ComputeJob.Status.QUEUED, ComputeJob.Status.RUNNING],
+    ).first()
+    if active and queue:
+        return active
+    job = ComputeJob.objects.create(
+        kind=ComputeJob.Kind.RECOMPUTE,
+        params={"family": family, "run_id": run_id, "stale_only": stale_only},
+        created_by=user if getattr(user, "is_authenticated", False) else None,
+    )
+    if queue:
+        transaction.on_commit(lambda: _enqueue_job(job.pk))
+    return job
+
+
+def _enqueue_job(job_id: int) -> None:
+    from metrics import tasks
+
+    task_enqueue(tasks.run_compute_job, job_id=job_id)
+
+
+def compute_job_cancel(*, job: ComputeJob) -> ComputeJob:
+    """Ask a running job to stop after its current item; a queued one stops at once."""
+    ComputeJob.objects.filter(pk=job.pk, status=ComputeJob.Status.QUEUED).update(
+        status=ComputeJob.Status.CANCELLED, cancel_requested=True, finished_at=timezone.now()
+    )
+    ComputeJob.objects.filter(pk=job.pk, status=ComputeJob.Status.RUNNING).update(
+        cancel_requested=True
+    )
+    job.refresh_from_db()
+    return job
+
+
+def _job_claim(job_id: int) -> bool:
+    """Only one worker runs a job, even if its task was delivered twice."""
+    return bool(
+        ComputeJob.objects.filter(pk=job_id, status=ComputeJob.Status.QUEUED).update(
+            status=ComputeJob.Status.RUNNING, started_at=timezone.now()
+        )
+    )
+
+
+def _scope_mark_stale(run_id: int | None) -> None:
+    """Before recomputing everything: placeholders for missing results, all rows stale.
+
+    Pages then show "updating" honestly, and each run settles (and the system follows) once,
+    at its last row rather than after every row. Rows a cancelled job does not reach stay
+    stale for the sweep, which only confirms them when their inputs did not change.
+    """
+    runs = None if run_id is None else [run_id]
+    with transaction.atomic():
+        _placeholders_create(Feedback.objects.approved(), runs)
+        for scope in (Scope.STATEMENT, Scope.DISCUSSION, Scope.RUN):
+            _mark(Q(scope=scope), runs)
+        _mark(Q(scope=Scope.SYSTEM))
+
+
+def _job_items(params: dict[str, Any]) -> list[Item]:
+    if params.get("stale_only"):
+        return _stale_items(params.get("run_id"))
+    _scope_mark_stale(params.get("run_id"))
+    return _expected_items(params.get("run_id"))
+
+
+def compute_job_run(*, job_id: int, progress: Progress | None = None) -> ComputeJob:
+    """Process a recompute job item by item, saving progress and honouring cancellation."""
+    if not _job_claim(job_id):
+        return ComputeJob.objects.get(pk=job_id)
+    job = ComputeJob.objects.get(pk=job_id)
+    try:
+        items = _job_items(job.params)
+        job.total = len(items)
+        job.save(update_fields=["total"])
+        cancelled = _job_process(
+            job, items, force=not job.params.get("stale_only"), progress=progress
+        )
+        job.status = ComputeJob.Status.CANCELLED if cancelled else ComputeJob.Status.DONE
+    except Exception:
+        log.exception("compute job %s failed", job_id)
+        job.status, job.error = ComputeJob.Status.FAILED, traceback.format_exc()[-8000:]
+    job.finished_at = timezone.now()
+    job.save(update_fields=["status", "error", "finished_at", "done"])
+    return job
+
+
+def _job_process(
+    job: ComputeJob, items: list[Item], *, force: bool, progress: Progress | None
+) -> bool:
+    """Returns True when cancelled. Progress is written at most twice a second."""
+    saved_at = time.monotonic()
+    for done, item in enumerate(items, start=1):
+        if ComputeJob.objects.filter(pk=job.pk, cancel_requested=True).exists():
+            return True
+        _item_compute(item, force=force)
+        job.done = done
+        if progress:
+            progress(done, len(items))
+        if time.monotonic() - saved_at > 0.5 or done == len(items):
+            job.save(update_fields=["done"])
+            saved_at = time.monotonic()
+    return False
+
+
+def results_recompute_stale(*, older_than: timedelta | None = None) -> Counter:
+    """Compute stale rows in place (the periodic sweep); re-queue recompute jobs the broker
+    lost. ``older_than`` leaves alone rows whose task was queued moments ago."""
+    counts: Counter = Counter()
+    for item in _stale_items(None, older_than):
+        _item_compute(item, force=False)
+        counts[item[0]] += 1
+    cutoff = timezone.now() - (older_than or timedelta(0))
+    for job_id in ComputeJob.objects.filter(
+        kind=ComputeJob.Kind.RECOMPUTE, status=ComputeJob.Status.QUEUED, created_at__lte=cutoff
+    ).values_list("pk", flat=True):
+        _enqueue_job(job_id)
+        counts["job"] += 1
+    return counts

@@ -1,11 +1,34 @@
-from django.urls import path
+from django.urls import include, path
 
-from metrics import views
+from metrics import views, views_jobs, views_own_data
 
 app_name = "metrics"
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("runs/", views.runs, name="runs"),
-    path("evaluations/", views.evaluations, name="evaluations"),
+    path("runs/compare/", views.run_compare, name="run_compare"),
+    path("runs/<int:run_id>/cumulative-card/", views.cumulative_card, name="cumulative_card"),
+    path("discussions/", views.discussions, name="discussions"),
+    path("errors/", views.errors, name="errors"),
+    path("evaluations/", include("metrics.evaluations.urls")),
+    path("jobs/", views_jobs.jobs, name="jobs"),
+    path("jobs/<int:pk>/progress/", views_jobs.job_progress, name="job_progress"),
+    path("jobs/<int:pk>/cancel/", views_jobs.job_cancel, name="job_cancel"),
+    path(
+        "runs/<int:run_id>/extraction-card/",
+        views_jobs.extraction_card_partial,
+        name="extraction_card",
+    ),
+    path(
+        "runs/<int:run_id>/review-savings-card/",
+        views_own_data.review_savings_card,
+        name="review_savings_card",
+    ),
+    path(
+        "runs/<int:run_id>/calibration-card/",
+        views_own_data.calibration_card,
+        name="calibration_card",
+    ),
+    path("interauditor-card/", views_own_data.interauditor_card, name="interauditor_card"),
 ]

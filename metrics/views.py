@@ -1,24 +1,223 @@
-"""Dashboards: they read stored results only and never compute on the request path."""
+"""Dashboards: they read stored results only and never compute on the request path.
+
+The one exception is the run comparison, whose bootstrap runs on the request from stored
+per-statement counts (see `metrics.comparison`).
+"""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+import csv
+import json
+from typing import Any
 
-from audit.models import ExtractionRun
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils.safestring import SafeString, mark_safe
+
+from audit.models import ExtractionRun, Feedback
+from audit.roles import is_admin
 from audit.views import admin_required, auditor_required
-from metrics.models import Evaluation, MetricResult
+from metrics import dashboard as dash
+from metrics.comparison import RunComparison, run_comparison_cached
+from metrics.models import Evaluation
+from metrics.plots import bar_plot
+
+DISCUSSIONS_PER_PAGE = 50
+
+
+# --- downloads ---------------------------------------------------------------------------------
+
+
+def table_download(
+    request: HttpRequest, name: str, rows: list[dict[str, Any]]
+) -> HttpResponse | None:
+    """The numbers behind a page as ?format=csv or ?format=json; None for the HTML page."""
+    fmt = request.GET.get("format")
+    if fmt == "json":
+        return JsonResponse({"rows": rows}, json_dumps_params={"default": str})
+    if fmt != "csv":
+        return None
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    writer = csv.DictWriter(response, fieldnames=columns)
+    writer.writeheader()
+    for row in rows:
+        writer.writerow(
+            {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in row.items()}
+        )
+    return response
+
+
+def _runs_and_selection(request: HttpRequest) -> tuple[list, list, ExtractionRun | None]:
+    runs = list(ExtractionRun.objects.latest_first())
+    trend = dash.run_trend()
+    return runs, trend, dash.pick_run(runs, trend, request.GET.get("run"))
+
+
+# --- dashboard ---------------------------------------------------------------------------------
 
 
 @auditor_required
 def dashboard(request: HttpRequest) -> HttpResponse:
-    results = MetricResult.objects.filter(scope=MetricResult.Scope.RUN).select_related("run")
-    return render(request, "metrics/dashboard.html", {"results": results})
+    """Admins and auditors: the selected run's F1 cards; admins also get the admin controls,
+    everyone their own coding progress."""
+    runs, trend, run = _runs_and_selection(request)
+    admin = is_admin(request.user)
+    row = dash.run_row(run, totals=False) if run else None
+    context = {
+        "runs": runs,
+        "run": run,
+        "trend": trend,
+        "trend_svg": dash.trend_plot(trend) if len(trend) > 1 else "",
+        "has_ground_truth": Feedback.objects.approved().exists(),
+        "card": dash.f1_card(run, admin=admin) if run else None,
+        "cumulative": dash.cumulative_card(run, row, admin=admin) if run else None,
+        "details": dash.f1_details(row),
+        "progress": dash.my_progress(request.user),
+        "family_cards": dash.family_cards(),
+    }
+    if request.htmx and request.htmx.target == "dashboard-cards":
+        return render(request, "metrics/dashboard.html#cards", context)
+    return render(request, "metrics/dashboard.html", context)
+
+
+@auditor_required
+def cumulative_card(request: HttpRequest, run_id: int) -> HttpResponse:
+    """The cumulative-F1 card alone, for its own htmx polling while the result updates."""
+    run = get_object_or_404(ExtractionRun, pk=run_id)
+    row = dash.run_row(run, totals=False)
+    card = dash.cumulative_card(run, row, admin=is_admin(request.user))
+    return render(request, "metrics/cards/_cumulative_f1.html", {"cumulative": card})
+
+
+# --- runs ----------------------------------------------------------------------------------------
 
 
 @admin_required
 def runs(request: HttpRequest) -> HttpResponse:
-    return render(request, "metrics/runs.html", {"runs": ExtractionRun.objects.all()})
+    """Every run with its coverage and figures, the F1 trend, and the pick of two to compare."""
+    runs_list, trend, _ = _runs_and_selection(request)
+    download = table_download(request, "f1-over-runs", dash.trend_export_rows(trend))
+    if download:
+        return download
+    approved = Feedback.objects.approved().count()
+    context = {
+        "rows": dash.run_table(runs_list, trend, approved),
+        "runs": runs_list,
+        "approved": approved,
+        "trend": trend,
+        "trend_svg": dash.trend_plot(trend) if trend else "",
+        "left": runs_list[1] if len(runs_list) > 1 else None,
+        "right": runs_list[0] if runs_list else None,
+    }
+    return render(request, "metrics/runs.html", context)
+
+
+def _run_param(request: HttpRequest, name: str) -> ExtractionRun | None:
+    value = request.GET.get(name, "")
+    return ExtractionRun.objects.filter(pk=int(value)).first() if value.isdigit() else None
+
+
+@admin_required
+def run_compare(request: HttpRequest) -> HttpResponse:
+    """Two runs side by side on the statements both cover, with 95% bootstrap CIs."""
+    left, right = _run_param(request, "left"), _run_param(request, "right")
+    runs_list = list(ExtractionRun.objects.latest_first())
+    context: dict[str, Any] = {"runs": runs_list, "left": left, "right": right}
+    if left is None or right is None:
+        context["error"] = "Choose two extraction runs to compare."
+        return render(request, "metrics/run_compare.html", context, status=400)
+    comparison = run_comparison_cached(left, right)
+    download = table_download(request, f"compare-{left.pk}-{right.pk}", comparison.rows())
+    if download:
+        return download
+    context.update(comparison=comparison, bars_svg=_comparison_bars(comparison))
+    return render(request, "metrics/run_compare.html", context)
+
+
+def _comparison_bars(comparison: RunComparison) -> SafeString:
+    series = [
+        {
+            "label": str(run),
+            "values": [getattr(f, side).point_estimate for f in comparison.figures],
+            "lows": [(getattr(f, side).ci95 or (None, None))[0] for f in comparison.figures],
+            "highs": [(getattr(f, side).ci95 or (None, None))[1] for f in comparison.figures],
+        }
+        for side, run in (("left", comparison.left), ("right", comparison.right))
+    ]
+    categories = [f.label.replace(" (pooled micro-F1)", "") for f in comparison.figures]
+    svg = bar_plot(
+        categories,
+        series,
+        "F1 (95% CI)",
+        x_label="entity type",
+        title="Per-type F1 with 95% bootstrap confidence intervals",
+        width=620,
+    )
+    return mark_safe(svg)  # plots.py escapes every label
+
+
+# --- per discussion, errors --------------------------------------------------------------------
+
+
+@admin_required
+def discussions(request: HttpRequest) -> HttpResponse:
+    """Cumulative and per-type F1 of each discussion, sortable, weakest ones surfaced."""
+    runs_list, _, run = _runs_and_selection(request)
+    sort = request.GET.get("sort", "discussion")
+    context: dict[str, Any] = {"runs": runs_list, "run": run, "sort": sort}
+    if run is not None:
+        rows = dash.discussion_rows(run, sort)
+        download = table_download(request, f"discussions-run-{run.pk}", _plain(rows))
+        if download:
+            return download
+        page = Paginator(rows, DISCUSSIONS_PER_PAGE).get_page(request.GET.get("page"))
+        row = dash.run_row(run)
+        totals = ((row.contribution or {}) if row else {}).get("discussions")
+        context.update(
+            page=page,
+            rows=[dash.with_main_error(r) for r in page.object_list],
+            weakest=dash.weakest_discussions(run),
+            columns=dash.sort_links(sort),
+            error_kinds=dash.error_kinds(totals),
+            result=row,
+        )
+    if request.htmx and request.htmx.target == "discussion-table":
+        return render(request, "metrics/discussions.html#table", context)
+    return render(request, "metrics/discussions.html", context)
+
+
+def _plain(rows) -> list[dict[str, Any]]:
+    return [{k: v for k, v in row.items() if k != "contribution__sarf"} for row in rows]
+
+
+@admin_required
+def errors(request: HttpRequest) -> HttpResponse:
+    """Which SARF values the AI confuses and which event kinds it misses, for one run."""
+    runs_list, _, run = _runs_and_selection(request)
+    context: dict[str, Any] = {"runs": runs_list, "run": run}
+    if run is not None:
+        row = dash.run_row(run)
+        totals = ((row.contribution or {}) if row else {}).get("statements")
+        system = ((row.values or {}) if row else {}).get("system")
+        confusions = dash.sarf_confusions(totals, system)
+        event_kinds = dash.event_kind_errors(run)
+        if request.GET.get("table") == "event-kinds":
+            download = table_download(request, f"event-kinds-run-{run.pk}", event_kinds)
+        else:
+            rows = dash.confusion_export_rows(confusions)
+            download = table_download(request, f"sarf-confusion-run-{run.pk}", rows)
+        if download:
+            return download
+        context.update(
+            result=row,
+            confusions=confusions,
+            event_kinds=event_kinds,
+            error_kinds=dash.error_kinds(totals),
+        )
+    return render(request, "metrics/errors.html", context)
 
 
 @admin_required

@@ -295,3 +295,34 @@ def feedback_restore(
 def statements_deleted(*, statement_ids: Iterable[int]) -> None:
     """Tell the metrics app that statements (and their extractions) are gone."""
     _ground_truth_changed(*statement_ids)
+
+
+@transaction.atomic
+def feedback_record_conflict(
+    *, feedback: Feedback, user: AbstractBaseUser, attempted: dict
+) -> FeedbackRevision:
+    """Keep an edit that lost a version race as a "conflict" revision, so nothing typed is lost.
+
+    Call it after a save raised StaleVersion: the refused save's transaction was rolled back,
+    and any revision recorded inside it with it. Recording the same edit twice is a no-op.
+    The payload in force is not touched, so the owner may record even on approved feedback.
+    """
+    if feedback.auditor_id != user.pk and not is_admin(user):
+        raise NotAllowed("You can only edit your own feedback.")
+    payload = validate_pdp(attempted)
+    current = Feedback.objects.select_for_update().get(pk=feedback.pk)
+    earlier = FeedbackRevision.objects.filter(
+        feedback=current, action="conflict", author=user, version=current.version
+    )
+    for revision in earlier:
+        if revision.after == payload:
+            return revision
+    return FeedbackRevision.objects.create(
+        feedback=current,
+        author=user,
+        version=current.version,
+        action="conflict",
+        status=current.status,
+        before=copy.deepcopy(current.edited_extraction),
+        after=payload,
+    )

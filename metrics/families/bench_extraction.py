@@ -12,8 +12,8 @@ from typing import Any
 
 from metrics.families.extraction import (
     MatchSettings,
-    calculate_cumulative_f1,
-    calculate_statement_f1,
+    calculate_discussions_cumulative_f1,
+    calculate_statements_f1,
     calculate_system_cumulative_f1,
     calculate_system_f1,
     clear_caches,
@@ -63,29 +63,26 @@ def _timed(function, *args):
 
 def _system(workload: list[SyntheticDiscussion], settings: MatchSettings | None):
     """Per-statement F1 of every subject statement, then the system figures."""
-    per_statement = [
-        calculate_statement_f1(
-            s.ai_delta, s.gt_delta, settings=settings, statement_id=s.order, discussion_id=index
-        )
-        for index, discussion in enumerate(workload)
-        for s in discussion.subject_statements()
-    ]
+    per_statement = calculate_statements_f1(
+        (
+            (s.ai_delta, s.gt_delta, s.order, index)
+            for index, discussion in enumerate(workload)
+            for s in discussion.subject_statements()
+        ),
+        settings=settings,
+    )
     return calculate_system_f1(per_statement)
 
 
 def _cumulative(workload: list[SyntheticDiscussion], settings: MatchSettings | None):
     """Cumulative F1 of every discussion, then the system cumulative figures."""
-    per_discussion = []
-    for index, discussion in enumerate(workload):
-        statements = discussion.subject_statements()
-        per_discussion.append(
-            calculate_cumulative_f1(
-                [s.ai_delta for s in statements],
-                [s.gt_delta for s in statements],
-                settings=settings,
-                discussion_id=index,
-            )
-        )
+    per_discussion = calculate_discussions_cumulative_f1(
+        (
+            ([s.ai_delta for s in statements], [s.gt_delta for s in statements], index)
+            for index, statements in enumerate(d.subject_statements() for d in workload)
+        ),
+        settings=settings,
+    )
     return calculate_system_cumulative_f1(per_discussion)
 
 

@@ -30,7 +30,9 @@ def load_json(data: bytes | str, *, file: str) -> Any:
     try:
         return json.loads(data)
     except json.JSONDecodeError as exc:
-        raise InputError(file, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from exc
+        raise InputError(
+            file, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}"
+        ) from exc
 
 
 def load_jsonl(data: bytes | str, *, file: str) -> list[Any]:

@@ -13,6 +13,12 @@ from .aggregate import (
     system_cumulative_f1_from_totals,
     system_f1_from_totals,
 )
+from .batch import (
+    DiscussionInput,
+    StatementInput,
+    calculate_discussions_cumulative_f1,
+    calculate_statements_f1,
+)
 from .cumulative import calculate_cumulative_f1, cumulative
 from .dates import clear_date_cache, parse_date
 from .matching import MatchedPair, MatchResult, match_events, match_pair_bonds, match_people
@@ -24,7 +30,12 @@ from .results import (
     SystemCumulativeF1Metrics,
     SystemF1Metrics,
 )
-from .sarf import SARF_VARIABLES, macro_f1_from_confusion, macro_f1_from_pairs
+from .sarf import (
+    SARF_VARIABLES,
+    clear_sarf_cache,
+    macro_f1_from_confusion,
+    macro_f1_from_pairs,
+)
 from .scores import f1_from_counts, precision_recall_f1
 from .settings import DEFAULT_SETTINGS, MatchSettings
 from .statement import calculate_statement_f1, compare_payloads
@@ -32,9 +43,11 @@ from .text import clear_text_cache
 
 
 def clear_caches() -> None:
-    """Forget cached date parses and normalised strings (benchmarks time a cold start)."""
+    """Forget cached date parses, normalised strings and SARF codes (benchmarks time a
+    cold start)."""
     clear_date_cache()
     clear_text_cache()
+    clear_sarf_cache()
 
 
 __all__ = [
@@ -42,15 +55,19 @@ __all__ = [
     "SARF_VARIABLES",
     "ComparisonMetrics",
     "CumulativeF1Metrics",
+    "DiscussionInput",
     "MatchResult",
     "MatchSettings",
     "MatchedPair",
     "StatementF1Metrics",
+    "StatementInput",
     "SystemCumulativeF1Metrics",
     "SystemF1Metrics",
     "add_contributions",
     "calculate_cumulative_f1",
+    "calculate_discussions_cumulative_f1",
     "calculate_statement_f1",
+    "calculate_statements_f1",
     "calculate_system_cumulative_f1",
     "calculate_system_f1",
     "clear_caches",

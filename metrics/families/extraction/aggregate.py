@@ -89,10 +89,37 @@ def _accumulate(
 
 
 def sum_contributions(metrics: Iterable[ComparisonMetrics]) -> dict[str, Any]:
+    """The totals of many statements: equal to adding their statement_contribution()s
+    one by one, without building each contribution first."""
     totals = empty_totals()
     for item in metrics:
-        _accumulate(totals, statement_contribution(item), 1, nested=False)
+        _add_directly(totals, item)
     return totals
+
+
+def _add_directly(totals: dict[str, Any], metrics: ComparisonMetrics) -> None:
+    """totals += statement_contribution(metrics), in place, summing in the same order."""
+    nontrivial = not metrics.trivial
+    totals["count"] += 1
+    totals["trivial"] += int(metrics.trivial)
+    totals["exact"] += int(metrics.exact_match)
+    totals["exact_nontrivial"] += int(metrics.exact_match and nontrivial)
+    totals["sum_f1"] += metrics.aggregate_micro_f1
+    totals["sum_f1_nontrivial"] += metrics.aggregate_micro_f1 if nontrivial else 0.0
+    for name in COUNT_FIELDS:
+        totals[name] += getattr(metrics, name)
+    sarf = totals["sarf"]
+    for variable in SARF_VARIABLES:
+        pairs = metrics.sarf_pairs.get(variable)
+        if pairs:
+            table = sarf.setdefault(variable, {})
+            for ai_value, gt_value in pairs:
+                row = table.setdefault(ai_value, {})
+                row[gt_value] = row.get(gt_value, 0) + 1
+    discussion_id = getattr(metrics, "discussion_id", None)
+    if discussion_id is not None:
+        discussions = totals["discussions"]
+        discussions[str(discussion_id)] = discussions.get(str(discussion_id), 0) + 1
 
 
 def _pooled_fields(totals: Mapping[str, Any]) -> dict[str, Any]:

@@ -2,59 +2,176 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections import Counter
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from itertools import permutations
 from typing import Any
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 Pair = tuple[int, int]  # (ai index, gt index)
-KeyFactory = Callable[[], Sequence[Any]]  # computed only when there is a conflict
+# The sort key of one AI (or GT) index; only called for items in a conflict.
+KeyFunction = Callable[[int], Any]
+# Per AI item, {gt index: score} of the pairs that pass every gate, gt indices ascending.
+Candidates = Sequence[Mapping[int, float]]
 
 # Scores are compared to a millionth; finer differences count as ties.
 _SCORE_RESOLUTION = 1_000_000
 # Above this many rows or columns the exact integer weights would exceed float64's
 # 2**53, so the id preference among ties is dropped there (counts and scores stay).
 _MAX_EXACT_SIZE = 1000
+# Conflicts with at most this many items on the larger side are solved by enumerating
+# the assignments (at most 5! = 120) instead of calling the solver.
+_ENUMERATE_MAX_SIDE = 5
 
 
 def assign(
     scores: np.ndarray,
     allowed: np.ndarray,
     strategy: str = "optimal",
-    ai_keys: KeyFactory | None = None,
-    gt_keys: KeyFactory | None = None,
+    ai_keys: KeyFunction | None = None,
+    gt_keys: KeyFunction | None = None,
+    ai_ids: Sequence[Any] | None = None,
+    gt_ids: Sequence[Any] | None = None,
+) -> list[Pair]:
+    """assign_candidates for dense (n_ai, n_gt) score and allowed arrays."""
+    score_rows = scores.tolist()
+    candidates = [
+        {j: score_rows[i][j] for j in np.flatnonzero(row).tolist()} for i, row in enumerate(allowed)
+    ]
+    return assign_candidates(candidates, strategy, ai_keys, gt_keys, ai_ids, gt_ids)
+
+
+def assign_candidates(
+    candidates: Candidates,
+    strategy: str = "optimal",
+    ai_keys: KeyFunction | None = None,
+    gt_keys: KeyFunction | None = None,
     ai_ids: Sequence[Any] | None = None,
     gt_ids: Sequence[Any] | None = None,
 ) -> list[Pair]:
     """Matched (ai, gt) index pairs, sorted by ai index.
 
-    scores and allowed are (n_ai, n_gt) arrays. For the optimal strategy, ties are
-    settled first in favour of pairs with the same id (a GT payload is usually an
-    edited copy of the AI's), then by the content keys: rows and columns are
-    solved in key order, so the result does not depend on the listing order.
+    For the optimal strategy, ties are settled first in favour of pairs with the
+    same id (a GT payload is usually an edited copy of the AI's), then by the
+    content keys: rows and columns are solved in key order, so the result does not
+    depend on the listing order.
     """
-    rows, cols = allowed.nonzero()
-    if rows.size == 0:
-        return []
     # A pair with no rival on either side is in every maximal assignment, greedy or
-    # optimal; taking those first leaves a much smaller problem to solve.
-    uncontested = (np.bincount(rows)[rows] == 1) & (np.bincount(cols)[cols] == 1)
-    pairs = list(zip(rows[uncontested].tolist(), cols[uncontested].tolist(), strict=True))
-    if len(pairs) == rows.size:
+    # optimal; taking those first leaves a much smaller problem to solve (usually none).
+    column_use = Counter(j for row in candidates for j in row)
+    pairs: list[Pair] = []
+    contested: list[int] = []
+    for i, row in enumerate(candidates):
+        if len(row) == 1:
+            (j,) = row
+            if column_use[j] == 1:
+                pairs.append((i, j))
+                continue
+        if row:
+            contested.append(i)
+    if not contested:
         return pairs
-    contested_rows, contested_cols = np.unique(rows[~uncontested]), np.unique(cols[~uncontested])
-    if strategy == "greedy":
-        sub = np.ix_(contested_rows, contested_cols)
-        solved = greedy_assignment(scores[sub], allowed[sub])
-    else:
-        contested_rows = _canonical_order(contested_rows, ai_keys)
-        contested_cols = _canonical_order(contested_cols, gt_keys)
-        sub = np.ix_(contested_rows, contested_cols)
-        same = _same_ids(ai_ids, gt_ids, contested_rows, contested_cols)
-        solved = optimal_assignment(scores[sub], allowed[sub], same)
-    pairs += [(int(contested_rows[i]), int(contested_cols[j])) for i, j in solved]
+    pairs += _solve_contested(candidates, contested, strategy, ai_keys, gt_keys, ai_ids, gt_ids)
     return sorted(pairs)
+
+
+def _solve_contested(
+    candidates: Candidates,
+    rows: list[int],
+    strategy: str,
+    ai_keys: KeyFunction | None,
+    gt_keys: KeyFunction | None,
+    ai_ids: Sequence[Any] | None,
+    gt_ids: Sequence[Any] | None,
+) -> list[Pair]:
+    """Solve the rows that compete for some column, and every column they reach."""
+    cols = sorted({j for i in rows for j in candidates[i]})
+    if strategy == "greedy":
+        solved = greedy_assignment(*_dense(candidates, rows, cols))
+    else:
+        enumerated = _unique_optimum(candidates, rows, cols, ai_ids, gt_ids)
+        if enumerated is not None:
+            return enumerated
+        rows, cols = _canonical_order(rows, ai_keys), _canonical_order(cols, gt_keys)
+        same = _same_ids(ai_ids, gt_ids, rows, cols)
+        solved = optimal_assignment(*_dense(candidates, rows, cols), same)
+    return [(rows[i], cols[j]) for i, j in solved]
+
+
+def _unique_optimum(
+    candidates: Candidates,
+    rows: list[int],
+    cols: list[int],
+    ai_ids: Sequence[Any] | None,
+    gt_ids: Sequence[Any] | None,
+) -> list[Pair] | None:
+    """optimal_assignment's pairs for a small sub-problem, found by enumeration.
+
+    None when the sub-problem is too big to enumerate, or when two different sets of
+    pairs tie for the best weight: which one the solver returns then depends on its
+    internal order, so it has to be asked. Otherwise the best set is unique and the
+    exact solver must return it too. (Most conflicts are two people or events
+    competing for two counterparts, where the solver's setup costs far more.)
+    """
+    if len(rows) > len(cols):
+        if len(rows) > _ENUMERATE_MAX_SIDE:
+            return None
+        assignments = (zip(order, cols, strict=True) for order in permutations(rows, len(cols)))
+    else:
+        if len(cols) > _ENUMERATE_MAX_SIDE:
+            return None
+        assignments = (zip(rows, order, strict=True) for order in permutations(cols, len(rows)))
+    weights = _pair_weights(candidates, rows, min(len(rows), len(cols)), ai_ids, gt_ids)
+    best, best_pairs, tied = -1, [], False
+    for assignment in assignments:
+        chosen = [pair for pair in assignment if pair in weights]
+        total = sum(weights[pair] for pair in chosen)
+        if total > best:
+            best, best_pairs, tied = total, chosen, False
+        elif total == best and set(chosen) != set(best_pairs):
+            tied = True
+    return None if tied else best_pairs
+
+
+def _pair_weights(
+    candidates: Candidates,
+    rows: list[int],
+    size: int,
+    ai_ids: Sequence[Any] | None,
+    gt_ids: Sequence[Any] | None,
+) -> dict[Pair, int]:
+    """The integer weights optimal_assignment gives each allowed pair (see there)."""
+    score_unit = size + 1
+    match_unit = (_SCORE_RESOLUTION * score_unit + 1) * (size + 1)
+    weights: dict[Pair, int] = {}
+    for i in rows:
+        for j, score in candidates[i].items():
+            units = round(min(max(score, 0.0), 1.0) * _SCORE_RESOLUTION)  # as np.rint: half-even
+            weights[i, j] = match_unit + units * score_unit + _same_id(i, j, ai_ids, gt_ids)
+    return weights
+
+
+def _same_id(i: int, j: int, ai_ids: Sequence[Any] | None, gt_ids: Sequence[Any] | None) -> int:
+    """1 when both items carry the same id (as _same_ids decides it), else 0."""
+    if ai_ids is None or gt_ids is None or ai_ids[i] is None:
+        return 0
+    return int(ai_ids[i] == gt_ids[j])
+
+
+def _dense(
+    candidates: Candidates, rows: list[int], cols: list[int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The (rows, cols) sub-problem as score and allowed arrays (0.0 where not allowed)."""
+    scores = np.zeros((len(rows), len(cols)))
+    allowed = np.zeros((len(rows), len(cols)), dtype=bool)
+    position = {col: index for index, col in enumerate(cols)}
+    for r, i in enumerate(rows):
+        for j, score in candidates[i].items():
+            scores[r, position[j]] = score
+            allowed[r, position[j]] = True
+    return scores, allowed
 
 
 def greedy_assignment(scores: np.ndarray, allowed: np.ndarray) -> list[Pair]:
@@ -102,17 +219,17 @@ def equal_by_code(left: Sequence[Hashable], right: Sequence[Hashable]) -> np.nda
     return left_codes[:, None] == right_codes[None, :]
 
 
-def _same_ids(ai_ids, gt_ids, rows: np.ndarray, cols: np.ndarray) -> np.ndarray | None:
+def _same_ids(ai_ids, gt_ids, rows: list[int], cols: list[int]) -> np.ndarray | None:
     if ai_ids is None or gt_ids is None:
         return None
     # A missing id matches nothing: each gets a distinct stand-in.
-    left = [ai_ids[r] if ai_ids[r] is not None else object() for r in rows.tolist()]
-    right = [gt_ids[c] if gt_ids[c] is not None else object() for c in cols.tolist()]
+    left = [ai_ids[r] if ai_ids[r] is not None else object() for r in rows]
+    right = [gt_ids[c] if gt_ids[c] is not None else object() for c in cols]
     return equal_by_code(left, right)
 
 
-def _canonical_order(indices: np.ndarray, keys: KeyFactory | None) -> np.ndarray:
-    if keys is None:
+def _canonical_order(indices: list[int], key: KeyFunction | None) -> list[int]:
+    """indices (ascending) sorted by their keys; a stable sort keeps equal keys in order."""
+    if key is None:
         return indices
-    all_keys = keys()
-    return np.array(sorted(indices.tolist(), key=all_keys.__getitem__), dtype=np.intp)
+    return sorted(indices, key=key)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from datetime import date, datetime
 from functools import lru_cache
@@ -150,6 +151,78 @@ def date_similarity(ai: EventDate, gt: EventDate, settings: MatchSettings) -> fl
     if days_apart > tolerance:
         return None
     return 1.0 - days_apart / (2 * tolerance)
+
+
+class DateIndex:
+    """GT event dates, queried for the ones compatible with an AI date.
+
+    compatible() gives what date_similarity would, for every member it does not rule
+    out. Large sets are kept sorted by day, split by certainty, so a query bisects
+    the tolerance window instead of testing every member (an accumulated PDP has
+    dozens of events per person and kind, mostly years apart).
+    """
+
+    __slots__ = ("_approximate", "_certain", "_free", "_members")
+    _SORT_MIN = 8  # below this many members a plain scan is cheaper
+
+    def __init__(self, members: list[tuple[int, EventDate]]):
+        """members: (index, date) pairs; compatible() returns the indices."""
+        self._members: list[tuple[int, EventDate]] | None = None
+        if len(members) < self._SORT_MIN:
+            self._members = members
+            return
+        self._free: list[int] = []
+        certain: list[tuple[int, int]] = []
+        approximate: list[tuple[int, int]] = []
+        for index, day in members:
+            if day.ordinal is None or day.certainty == UNKNOWN:
+                self._free.append(index)  # matches any date, with similarity 1.0
+            elif day.certainty == APPROXIMATE:
+                approximate.append((day.ordinal, index))
+            else:
+                certain.append((day.ordinal, index))
+        self._certain = _DaySorted(certain)
+        self._approximate = _DaySorted(approximate)
+
+    def compatible(self, ai: EventDate, settings: MatchSettings) -> list[tuple[int, float]]:
+        """(index, date similarity) of the members within tolerance of ai."""
+        if self._members is not None:
+            found = ((index, date_similarity(ai, day, settings)) for index, day in self._members)
+            return [(index, score) for index, score in found if score is not None]
+        free = [(index, 1.0) for index in self._free]
+        if ai.ordinal is None or ai.certainty == UNKNOWN:
+            every = self._certain.indices + self._approximate.indices
+            return free + [(index, 1.0) for index in every]
+        approximate_days = settings.approximate_date_tolerance_days
+        certain_days = (
+            approximate_days if ai.certainty == APPROXIMATE else settings.date_tolerance_days
+        )
+        return (
+            free
+            + self._certain.within(ai.ordinal, certain_days)
+            + self._approximate.within(ai.ordinal, approximate_days)
+        )
+
+
+class _DaySorted:
+    """(day, index) pairs sorted by day."""
+
+    __slots__ = ("days", "indices")
+
+    def __init__(self, pairs: list[tuple[int, int]]):
+        pairs.sort()
+        self.days = [day for day, _ in pairs]
+        self.indices = [index for _, index in pairs]
+
+    def within(self, day: int, tolerance: float) -> list[tuple[int, float]]:
+        """(index, similarity) of the members at most tolerance days from day, scored
+        as date_similarity does."""
+        start = bisect_left(self.days, day - tolerance)
+        stop = bisect_right(self.days, day + tolerance, start)
+        return [
+            (index, 1.0 - abs(day - other) / (2 * tolerance))
+            for other, index in zip(self.days[start:stop], self.indices[start:stop], strict=True)
+        ]
 
 
 def clear_date_cache() -> None:

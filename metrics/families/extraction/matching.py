@@ -1,23 +1,27 @@
-"""Matching AI items to GT items: people, then events and pair bonds via the people map."""
+"""Matching AI items to GT items: people, then events and pair bonds via the people map.
+
+Each matcher lists, per AI item, the GT items that pass every gate with the pair's
+score (see assignment.Candidates) and lets the assignment pick one-to-one pairs.
+A statement holds a handful of items of each kind, so plain Python loops beat
+numpy's per-call overhead; gates that compare by equality (event kind and links,
+bond partners) look the candidates up in a dict instead of testing every pair,
+which keeps the comparison of accumulated PDPs (hundreds of events) near-linear.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from .assignment import Pair, assign, equal_by_code
-from .dates import date_similarity_matrix, event_date
-from .payload import bonds_by_id, clean_items, id_list, item_id, parent_person_ids
-from .resolution import IDENTITY, IdResolver, Unresolved
+from .assignment import Candidates, KeyFunction, Pair, assign_candidates
+from .dates import DateIndex, event_date
+from .payload import as_id, bonds_by_id, clean_items, id_list, item_ids, parent_person_ids
+from .resolution import IDENTITY, IdResolver
 from .settings import MatchSettings, resolve_settings
-from .text import normalize_text, person_name, similarity_matrix
+from .text import normalized, pair_similarities, person_names, similar_pairs
 
 Item = dict[str, Any]
-# rapidfuzz scores pass through float division; rounding keeps boundary cases exact.
-_SCORE_DECIMALS = 10
 _NO_IDS: frozenset = frozenset()
 # Rounds of re-matching people as their parents get resolved; three generations
 # settle in two or three, the cap only guards against a map that oscillates.
@@ -61,6 +65,28 @@ class MatchResult:
         return IdResolver(self.id_map, self.ai_ids)
 
 
+@dataclass(slots=True)
+class Listing:
+    """One side's dict items of one entity type, with what the matchers need of every
+    item read once: its id and its normalised text (person name, event description)."""
+
+    items: list[Item]
+    ids: list[Any]
+    texts: list[str]
+
+
+def people_listing(people: list[Item]) -> Listing:
+    return Listing(people, item_ids(people), person_names(people))
+
+
+def event_listing(events: list[Item]) -> Listing:
+    return Listing(events, item_ids(events), normalized([e.get("description") for e in events]))
+
+
+def bond_listing(bonds: list[Item]) -> Listing:
+    return Listing(bonds, item_ids(bonds), [])
+
+
 PeopleLinks = MatchResult | IdResolver | Mapping[Any, Any] | None
 
 
@@ -74,33 +100,31 @@ def _as_resolver(people: PeopleLinks) -> IdResolver:
     return IdResolver(people, people.keys())
 
 
-def _build_result(
-    ai: list[Item], gt: list[Item], pairs: list[Pair], scores: np.ndarray, ids: tuple
-) -> MatchResult:
-    ai_ids, gt_ids = ids
+def _build_result(ai: Listing, gt: Listing, pairs: list[Pair], scores: Candidates) -> MatchResult:
+    ai_items, gt_items, ai_ids, gt_ids = ai.items, gt.items, ai.ids, gt.ids
     matched_ai = {ai_index for ai_index, _ in pairs}
     matched_gt = {gt_index for _, gt_index in pairs}
-    pair_scores = scores[[i for i, _ in pairs], [j for _, j in pairs]].tolist() if pairs else []
     return MatchResult(
         pairs=[
-            MatchedPair(ai[i], gt[j], score, ai_ids[i], gt_ids[j])
-            for (i, j), score in zip(pairs, pair_scores, strict=True)
+            MatchedPair(ai_items[i], gt_items[j], scores[i][j], ai_ids[i], gt_ids[j])
+            for i, j in pairs
         ],
-        unmatched_ai=[item for index, item in enumerate(ai) if index not in matched_ai],
-        unmatched_gt=[item for index, item in enumerate(gt) if index not in matched_gt],
+        unmatched_ai=[item for index, item in enumerate(ai_items) if index not in matched_ai],
+        unmatched_gt=[item for index, item in enumerate(gt_items) if index not in matched_gt],
         id_map=_id_map(pairs, ai_ids, gt_ids),
         ai_ids={ident for ident in ai_ids if ident is not None},
     )
-
-
-def _ids(ai: list[Item], gt: list[Item]) -> tuple[list[Any], list[Any]]:
-    return [item_id(item) for item in ai], [item_id(item) for item in gt]
 
 
 def _id_map(pairs: list[Pair], ai_ids: list[Any], gt_ids: list[Any]) -> dict[Any, Any]:
     return {
         ai_ids[i]: gt_ids[j] for i, j in pairs if ai_ids[i] is not None and gt_ids[j] is not None
     }
+
+
+def _assign(candidates: Candidates, ai: Listing, gt: Listing, keys, settings) -> list[Pair]:
+    """assign_candidates with the ids of both listings and keys = (ai key, gt key)."""
+    return assign_candidates(candidates, settings.strategy, *keys, ai.ids, gt.ids)
 
 
 def _sort_key(*parts: Any) -> tuple[str, ...]:
@@ -126,66 +150,78 @@ def match_people(
     would otherwise be settled by a coin toss that the parents never revisit.)
     Parents with no counterpart on the other side are left out of the comparison.
     """
-    settings = resolve_settings(settings)
-    ai, gt = clean_items(ai_people), clean_items(gt_people)
-    ai_names, gt_names = [person_name(p) for p in ai], [person_name(p) for p in gt]
-    names = np.round(similarity_matrix(ai_names, gt_names), _SCORE_DECIMALS)
-    named = names > settings.name_similarity_threshold
-    ids = _ids(ai, gt)
-    keys = (lambda: _people_keys(ai, ai_names)), (lambda: _people_keys(gt, gt_names))
+    return match_listed_people(
+        people_listing(clean_items(ai_people)),
+        people_listing(clean_items(gt_people)),
+        clean_items(ai_pair_bonds),
+        clean_items(gt_pair_bonds),
+        resolve_settings(settings),
+    )
 
-    def solve(allowed: np.ndarray) -> list[Pair]:
-        return assign(names, allowed, settings.strategy, *keys, *ids)
+
+def match_listed_people(
+    ai: Listing, gt: Listing, ai_bonds: list[Item], gt_bonds: list[Item], settings: MatchSettings
+) -> MatchResult:
+    """match_people on listings (and dict-only pair bond lists)."""
+    named = similar_pairs(ai.texts, gt.texts, settings.name_similarity_threshold)
+    keys = _people_key(ai), _people_key(gt)
+
+    def solve(allowed: Candidates) -> list[Pair]:
+        return _assign(allowed, ai, gt, keys, settings)
 
     pairs = solve(named)
-    ai_parents, gt_parents = _parent_refs(ai, ai_pair_bonds), _parent_refs(gt, gt_pair_bonds)
-    if any(ai_parents) and any(gt_parents):
-        pairs = _rematch_by_parents(pairs, named, solve, ai_parents, gt_parents, ids)
-    return _build_result(ai, gt, pairs, names, ids)
+    ai_parents = _parent_refs(ai.items, ai_bonds)
+    if any(ai_parents):
+        gt_parents = _parent_refs(gt.items, gt_bonds)
+        if any(gt_parents):
+            pairs = _rematch_by_parents(pairs, named, solve, ai_parents, gt_parents, ai, gt)
+    return _build_result(ai, gt, pairs, named)
 
 
-def _parent_refs(people: list[Item], pair_bonds: Iterable[Item]) -> list:
-    bonds = bonds_by_id(clean_items(pair_bonds))
-    return [parent_person_ids(person, bonds) for person in people]
+def _parent_refs(people: list[Item], bonds: list[Item]) -> list:
+    lookup = bonds_by_id(bonds)
+    return [parent_person_ids(person, lookup) for person in people]
 
 
-def _rematch_by_parents(pairs, named, solve, ai_parents, gt_parents, ids) -> list[Pair]:
+def _rematch_by_parents(pairs, named, solve, ai_parents, gt_parents, ai, gt) -> list[Pair]:
     """Re-assign with the parent gate the current map implies, until it stops changing."""
-    ai_ids, gt_ids = ids
+    ai_ids, gt_ids = ai.ids, gt.ids
     used = named
     for _ in range(_PARENT_ROUNDS):
         resolve = IdResolver(_id_map(pairs, ai_ids, gt_ids), ai_ids)
         gt_unmatched = set(gt_ids) - {gt_ids[j] for _, j in pairs}
-        allowed = named & _parents_agree(ai_parents, gt_parents, resolve, gt_unmatched)
-        if np.array_equal(allowed, used):
+        allowed = _parents_agree(named, ai_parents, gt_parents, resolve, gt_unmatched)
+        if allowed == used:
             break  # the same gates would give the same assignment: settled
         pairs, used = solve(allowed), allowed
     return pairs
 
 
-def _people_keys(people: list[Item], names: list[str]) -> list[tuple[str, str]]:
-    return [(name, repr(item_id(p))) for p, name in zip(people, names, strict=True)]
+def _people_key(people: Listing) -> KeyFunction:
+    return lambda index: (people.texts[index], repr(people.ids[index]))
 
 
 def _parents_agree(
-    ai_parents: list, gt_parents: list, resolve: IdResolver, gt_unmatched: set
-) -> np.ndarray:
-    """Whether each (AI, GT) person pair names the same parents, as far as known.
+    named: Candidates, ai_parents: list, gt_parents: list, resolve: IdResolver, gt_unmatched: set
+) -> list[dict[int, float]]:
+    """The named candidates whose two people name the same parents, as far as known.
 
     Parents without a counterpart (an AI parent left unmatched, or a GT parent no
     AI person matched) say nothing about the child and are left out on their side;
     what remains on both sides must be the same set.
     """
-    ai_known = [_known_ai_parents(ref, resolve) for ref in ai_parents]
     gt_known = [ref - gt_unmatched if isinstance(ref, frozenset) else ref for ref in gt_parents]
-    rows = [[_parent_refs_agree(a, g) for g in gt_known] for a in ai_known]
-    return np.array(rows, dtype=bool).reshape(len(ai_parents), len(gt_parents))
+    allowed: list[dict[int, float]] = []
+    for row, ai_ref in zip(named, ai_parents, strict=True):
+        ai_known = _known_ai_parents(ai_ref, resolve) if row else None
+        allowed.append(
+            {j: score for j, score in row.items() if _parent_refs_agree(ai_known, gt_known[j])}
+        )
+    return allowed
 
 
 def _known_ai_parents(ref: Any, resolve: IdResolver) -> Any:
-    if not isinstance(ref, frozenset):
-        return ref
-    return frozenset(p for p in resolve.many(ref) if not isinstance(p, Unresolved))
+    return resolve.known(ref) if isinstance(ref, frozenset) else ref
 
 
 def _parent_refs_agree(ai_ref: Any, gt_ref: Any) -> bool:
@@ -211,49 +247,106 @@ def match_events(
     `people` is the people MatchResult (or an AI->GT id map) used to resolve links.
     Score = description_weight * description similarity + date_weight * date similarity.
     """
-    settings = resolve_settings(settings)
-    ai, gt = clean_items(ai_events), clean_items(gt_events)
-    ai_texts = [normalize_text(e.get("description")) for e in ai]
-    gt_texts = [normalize_text(e.get("description")) for e in gt]
-    descriptions = np.round(similarity_matrix(ai_texts, gt_texts), _SCORE_DECIMALS)
-    allowed = equal_by_code([_kind(e) for e in ai], [_kind(e) for e in gt])
-    allowed &= descriptions >= settings.description_similarity_threshold
-    scores = settings.description_weight * descriptions
-    if allowed.any():
-        dates, within = date_similarity_matrix(
-            [event_date(e) for e in ai], [event_date(e) for e in gt], settings
-        )
-        resolve = _as_resolver(people)
-        allowed &= within & equal_by_code(
-            [_event_links(e, resolve) for e in ai], [_event_links(e, IDENTITY) for e in gt]
-        )
-        scores = scores + settings.date_weight * dates
-    keys = (lambda: _event_keys(ai, ai_texts)), (lambda: _event_keys(gt, gt_texts))
-    ids = _ids(ai, gt)
-    pairs = assign(scores, allowed, settings.strategy, *keys, *ids)
-    return _build_result(ai, gt, pairs, scores, ids)
-
-
-def _kind(event: Item) -> str:
-    return normalize_text(event.get("kind"))
-
-
-def _event_links(event: Item, resolve: IdResolver) -> tuple:
-    targets, triangles = event.get("relationshipTargets"), event.get("relationshipTriangles")
-    return (
-        resolve(event.get("person")),
-        resolve(event.get("spouse")),
-        resolve(event.get("child")),
-        resolve.many(id_list(targets)) if targets else _NO_IDS,
-        resolve.many(id_list(triangles)) if triangles else _NO_IDS,
+    return match_listed_events(
+        event_listing(clean_items(ai_events)),
+        event_listing(clean_items(gt_events)),
+        people,
+        resolve_settings(settings),
     )
 
 
-def _event_keys(events: list[Item], texts: list[str]) -> list[tuple[str, ...]]:
-    return [
-        _sort_key(_kind(e), text, e.get("dateTime"), item_id(e))
-        for e, text in zip(events, texts, strict=True)
-    ]
+def match_listed_events(
+    ai: Listing, gt: Listing, people: PeopleLinks, settings: MatchSettings
+) -> MatchResult:
+    """match_events on listings."""
+    ai_kinds = normalized([event.get("kind") for event in ai.items])
+    gt_kinds = normalized([event.get("kind") for event in gt.items])
+    candidates = _event_candidates(ai, gt, ai_kinds, gt_kinds, people, settings)
+    keys = _event_key(ai, ai_kinds), _event_key(gt, gt_kinds)
+    pairs = _assign(candidates, ai, gt, keys, settings)
+    return _build_result(ai, gt, pairs, candidates)
+
+
+def _event_candidates(
+    ai: Listing,
+    gt: Listing,
+    ai_kinds: list[str],
+    gt_kinds: list[str],
+    people: PeopleLinks,
+    settings: MatchSettings,
+) -> list[dict[int, float]]:
+    """Per AI event, {GT index: score} of the GT events passing every gate.
+
+    Kind and links must be equal, so GT events are grouped by both and each AI
+    event only looks at its own group; dates and descriptions are then checked
+    pair by pair (dates first: an integer comparison is cheaper than a ratio).
+    """
+    rows: list[dict[int, float]] = [{} for _ in ai_kinds]
+    shared = set(ai_kinds).intersection(gt_kinds)
+    if not shared:
+        return rows  # no kind in common: no links or dates to look at
+    gated = _linked_and_dated(ai, gt, ai_kinds, gt_kinds, shared, people, settings)
+    text_scores = pair_similarities(
+        [ai.texts[i] for i, _, _ in gated], [gt.texts[j] for _, j, _ in gated]
+    )
+    threshold = settings.description_similarity_threshold
+    text_weight, date_weight = settings.description_weight, settings.date_weight
+    for (i, j, date_score), text_score in zip(gated, text_scores, strict=True):
+        if text_score >= threshold:
+            rows[i][j] = text_weight * text_score + date_weight * date_score
+    return rows
+
+
+def _linked_and_dated(
+    ai: Listing,
+    gt: Listing,
+    ai_kinds: list[str],
+    gt_kinds: list[str],
+    shared: set[str],
+    people: PeopleLinks,
+    settings: MatchSettings,
+) -> list[tuple[int, int, float]]:
+    """(AI index, GT index, date similarity) of the pairs with equal kind and links
+    whose dates are compatible."""
+    groups: dict[tuple, list[int]] = {}
+    for index, (kind, event) in enumerate(zip(gt_kinds, gt.items, strict=True)):
+        if kind in shared:
+            groups.setdefault((kind, _event_links(event, as_id)), []).append(index)
+    resolve = _as_resolver(people)
+    dates: dict[tuple, DateIndex] = {}  # per group, built when an AI event first needs it
+    gated: list[tuple[int, int, float]] = []
+    for i, (kind, event) in enumerate(zip(ai_kinds, ai.items, strict=True)):
+        key = (kind, _event_links(event, resolve)) if kind in shared else None
+        group = groups.get(key)
+        if not group:
+            continue
+        index = dates.get(key)
+        if index is None:
+            index = dates[key] = DateIndex([(j, event_date(gt.items[j])) for j in group])
+        gated += [(i, j, score) for j, score in index.compatible(event_date(event), settings)]
+    return gated
+
+
+def _event_links(event: Item, resolve: Callable[[Any], Any]) -> tuple:
+    """The people an event refers to, through resolve (as_id on the GT side, which is
+    what the identity resolver amounts to; neither ever maps an id to None)."""
+    get = event.get
+    targets, triangles = get("relationshipTargets"), get("relationshipTriangles")
+    return (
+        resolve(get("person")),
+        resolve(get("spouse")),
+        resolve(get("child")),
+        frozenset(map(resolve, id_list(targets))) if targets else _NO_IDS,
+        frozenset(map(resolve, id_list(triangles))) if triangles else _NO_IDS,
+    )
+
+
+def _event_key(events: Listing, kinds: list[str]) -> KeyFunction:
+    def key(index: int) -> tuple[str, ...]:
+        date_text = events.items[index].get("dateTime")
+        return _sort_key(kinds[index], events.texts[index], date_text, events.ids[index])
+
+    return key
 
 
 # --- pair bonds -------------------------------------------------------------
@@ -267,28 +360,37 @@ def match_pair_bonds(
     settings: MatchSettings | None = None,
 ) -> MatchResult:
     """Match when both partners resolve to the same GT people, in either order."""
-    settings = resolve_settings(settings)
-    ai, gt = clean_items(ai_pair_bonds), clean_items(gt_pair_bonds)
+    return match_listed_pair_bonds(
+        bond_listing(clean_items(ai_pair_bonds)),
+        bond_listing(clean_items(gt_pair_bonds)),
+        people,
+        resolve_settings(settings),
+    )
+
+
+def match_listed_pair_bonds(
+    ai: Listing, gt: Listing, people: PeopleLinks, settings: MatchSettings
+) -> MatchResult:
+    """match_pair_bonds on listings."""
     resolve = _as_resolver(people)
-    ai_partners = [_partners(bond, resolve) for bond in ai]
-    gt_partners = [_partners(bond, IDENTITY) for bond in gt]
-    allowed = equal_by_code(ai_partners, gt_partners)
-    scores = allowed.astype(float)
-    keys = (lambda: _bond_keys(ai, ai_partners)), (lambda: _bond_keys(gt, gt_partners))
-    ids = _ids(ai, gt)
-    pairs = assign(scores, allowed, settings.strategy, *keys, *ids)
-    return _build_result(ai, gt, pairs, scores, ids)
+    ai_partners = [_partners(bond, resolve) for bond in ai.items]
+    gt_partners = [_partners(bond, as_id) for bond in gt.items]
+    groups: dict[frozenset, list[int]] = {}
+    for index, partners in enumerate(gt_partners):
+        groups.setdefault(partners, []).append(index)
+    # Every pair with the same partners is an equally good match: score 1.0.
+    candidates = [dict.fromkeys(groups.get(partners, ()), 1.0) for partners in ai_partners]
+    keys = _bond_key(ai, ai_partners), _bond_key(gt, gt_partners)
+    pairs = _assign(candidates, ai, gt, keys, settings)
+    return _build_result(ai, gt, pairs, candidates)
 
 
-def _partners(bond: Item, resolve: IdResolver) -> frozenset:
+def _partners(bond: Item, resolve: Callable[[Any], Any]) -> frozenset:
     return frozenset((resolve(bond.get("person_a")), resolve(bond.get("person_b"))))
 
 
-def _bond_keys(bonds: list[Item], partners: list[frozenset]) -> list[tuple[str, ...]]:
-    return [
-        _sort_key(sorted(map(str, pair)), item_id(bond))
-        for bond, pair in zip(bonds, partners, strict=True)
-    ]
+def _bond_key(bonds: Listing, partners: list[frozenset]) -> KeyFunction:
+    return lambda index: _sort_key(sorted(map(str, partners[index])), bonds.ids[index])
 
 
 __all__ = [

@@ -38,7 +38,10 @@ def clean_items(items: Iterable[Any] | None) -> list[dict[str, Any]]:
 
 def as_id(value: Any) -> int | str | None:
     """An id usable as a dict key; bools and containers are not ids."""
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
+    cls = value.__class__
+    if cls is int or cls is str:  # the usual cases first: this runs for every link
+        return value
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, str)):
         return None
     return value
 
@@ -47,11 +50,20 @@ def id_list(value: Any) -> list[int | str]:
     """relationshipTargets / relationshipTriangles: the valid ids, in order."""
     if not isinstance(value, list):
         return []
-    return [ident for ident in (as_id(item) for item in value) if ident is not None]
+    return [ident for ident in map(as_id, value) if ident is not None]
 
 
 def item_id(item: dict[str, Any]) -> int | str | None:
     return as_id(item.get("id"))
+
+
+def item_ids(items: Iterable[dict[str, Any]]) -> list[int | str | None]:
+    """item_id of every item (one call per list: every matcher needs them)."""
+    return list(map(as_id, map(_get_id, items)))
+
+
+def _get_id(item: dict[str, Any]) -> Any:
+    return item.get("id")
 
 
 def defined_ids(items: Iterable[dict[str, Any]]) -> set[int | str]:
@@ -80,14 +92,32 @@ def parent_person_ids(
         bond = bonds_by_id.get(bond_id)
         if bond is None:
             return ("bond", bond_id)
-        return _non_null([bond.get("person_a"), bond.get("person_b")])
-    return _non_null([person.get("parent_a"), person.get("parent_b")])
+        return _two_ids(bond.get("person_a"), bond.get("person_b"))
+    return _two_ids(person.get("parent_a"), person.get("parent_b"))
 
 
 def _non_null(values: list[Any]) -> frozenset | None:
-    ids = frozenset(ident for ident in (as_id(v) for v in values) if ident is not None)
+    ids = frozenset(map(as_id, values))
+    if None in ids:
+        ids = ids - _NONE
     return ids or None
 
 
+def _two_ids(first: Any, second: Any) -> frozenset | None:
+    """_non_null([first, second]), for the usual two parents without building a list."""
+    first, second = as_id(first), as_id(second)
+    if first is None:
+        return None if second is None else frozenset((second,))
+    return frozenset((first,)) if second is None else frozenset((first, second))
+
+
+_NONE = frozenset([None])
+
+
 def bonds_by_id(bonds: Iterable[dict[str, Any]]) -> dict[int | str, dict[str, Any]]:
-    return {item_id(bond): bond for bond in bonds if item_id(bond) is not None}
+    lookup: dict[int | str, dict[str, Any]] = {}
+    for bond in bonds:
+        ident = item_id(bond)
+        if ident is not None:
+            lookup[ident] = bond  # a repeated id: the last bond wins
+    return lookup

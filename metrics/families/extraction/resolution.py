@@ -30,20 +30,34 @@ class IdResolver:
     def __init__(self, id_map: Mapping[Ident, Ident], ai_defined: Iterable[Ident] = ()):
         self.id_map = dict(id_map)
         self.ai_defined = set(ai_defined)
+        # One marker per id: building a frozen dataclass costs more than the lookup.
+        self._unresolved: dict[Ident, Unresolved] = {}
 
     def __call__(self, value: Any) -> Ident | Unresolved | None:
-        ident = as_id(value)
+        cls = value.__class__
+        ident = value if cls is int or cls is str else as_id(value)  # as_id, minus a call
         if ident is None:
             return None
         mapped = self.id_map.get(ident)
         if mapped is not None:
             return mapped
         if ident in self.ai_defined:
-            return Unresolved(ident)
+            marker = self._unresolved.get(ident)
+            if marker is None:
+                marker = self._unresolved[ident] = Unresolved(ident)
+            return marker
         return ident
 
     def many(self, values: Iterable[Any]) -> frozenset:
         return frozenset(map(self, values)) - _NONE
+
+    def known(self, values: Iterable[Any]) -> frozenset:
+        """many(values) without the Unresolved markers: the ids with a known counterpart."""
+        return frozenset(
+            ident
+            for ident in map(self, values)
+            if ident is not None and not isinstance(ident, Unresolved)
+        )
 
 
 _NONE = frozenset([None])

@@ -9,6 +9,7 @@ The tests check the two agree.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from .text import normalize_text
@@ -23,6 +24,29 @@ Confusion = dict[str, dict[str, int]]
 def sarf_value(event: Mapping[str, Any], variable: str) -> str:
     """The coded value, lowercased; missing reads as the class "none"."""
     return normalize_text(event.get(variable)) or NONE_CLASS
+
+
+def sarf_values(event: Mapping[str, Any]) -> tuple[str, ...]:
+    """sarf_value of every variable, in SARF_VARIABLES order."""
+    raw = tuple(map(event.get, SARF_VARIABLES))
+    try:
+        return _codes(raw)
+    except TypeError:  # an unhashable value (a list, say): reads as "none" uncached
+        return tuple(map(_code, raw))
+
+
+@lru_cache(maxsize=4096)
+def _codes(raw: tuple[Any, ...]) -> tuple[str, ...]:
+    # Events carry a few dozen distinct code combinations: a cache hit beats four lookups.
+    return tuple(map(_code, raw))
+
+
+def _code(value: Any) -> str:
+    return normalize_text(value) or NONE_CLASS
+
+
+def clear_sarf_cache() -> None:
+    _codes.cache_clear()
 
 
 def confusion_from_pairs(pairs: Iterable[tuple[str, str] | list[str]]) -> Confusion:
@@ -46,13 +70,30 @@ def macro_f1_from_confusion(table: Mapping[str, Mapping[str, int]]) -> float | N
             actual[gt_value] = actual.get(gt_value, 0) + count
             if ai_value == gt_value:
                 correct[ai_value] = correct.get(ai_value, 0) + count
-    classes = sorted(predicted.keys() | actual.keys())  # fixed order: reproducible sums
-    if not classes:
+    if not predicted and not actual:
         return None
-    # Per class F1 = 2TP / (2TP + FP + FN) = 2TP / (predicted + actual).
-    per_class = [2 * correct.get(c, 0) / (predicted.get(c, 0) + actual.get(c, 0)) for c in classes]
-    return sum(per_class) / len(per_class)
+    return _macro_f1(predicted, actual, correct)
 
 
 def macro_f1_from_pairs(pairs: Iterable[tuple[str, str] | list[str]]) -> float | None:
-    return macro_f1_from_confusion(confusion_from_pairs(pairs))
+    """macro_f1_from_confusion(confusion_from_pairs(pairs)), without building the table."""
+    predicted: dict[str, int] = {}
+    actual: dict[str, int] = {}
+    correct: dict[str, int] = {}
+    for ai_value, gt_value in pairs:
+        predicted[ai_value] = predicted.get(ai_value, 0) + 1
+        actual[gt_value] = actual.get(gt_value, 0) + 1
+        if ai_value == gt_value:
+            correct[ai_value] = correct.get(ai_value, 0) + 1
+    if not predicted:
+        return None
+    if correct == predicted == actual:
+        return 1.0  # full agreement: every class scores 1.0, and so does their mean
+    return _macro_f1(predicted, actual, correct)
+
+
+def _macro_f1(predicted: dict[str, int], actual: dict[str, int], correct: dict[str, int]) -> float:
+    classes = sorted(predicted.keys() | actual.keys())  # fixed order: reproducible sums
+    # Per class F1 = 2TP / (2TP + FP + FN) = 2TP / (predicted + actual).
+    per_class = [2 * correct.get(c, 0) / (predicted.get(c, 0) + actual.get(c, 0)) for c in classes]
+    return sum(per_class) / len(per_class)

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from .matching import MatchResult, match_events, match_pair_bonds, match_people
+from .matching import (
+    MatchResult,
+    bond_listing,
+    event_listing,
+    match_listed_events,
+    match_listed_pair_bonds,
+    match_listed_people,
+    people_listing,
+)
 from .normalize import normalize_for_exact_match
-from .payload import ENTITY_LISTS, as_payload, entity_lists, item_id
+from .payload import as_payload, entity_list, item_id
 from .results import ENTITY_TYPES, StatementF1Metrics
-from .sarf import SARF_VARIABLES, macro_f1_from_pairs, sarf_value
+from .sarf import SARF_VARIABLES, macro_f1_from_pairs, sarf_values
 from .scores import f1_from_counts
 from .settings import MatchSettings, resolve_settings
-from .text import normalize_text, person_name
+from .text import normalize_text
 
 Item = dict[str, Any]
 
@@ -35,8 +43,8 @@ def compare_payloads(
     """The ComparisonMetrics fields for two payloads."""
     settings = resolve_settings(settings)
     ai, gt = as_payload(ai), as_payload(gt)
-    ai_lists, gt_lists = entity_lists(ai), entity_lists(gt)
-    results = match_payloads(ai_lists, gt_lists, settings)
+    ai_side, gt_side = _Side(ai), _Side(gt)
+    results = _match_sides(ai_side, gt_side, settings)
     fields: dict[str, Any] = {"settings": settings}
     for entity, result in results.items():
         fields.update(_entity_fields(entity, result))
@@ -49,9 +57,26 @@ def compare_payloads(
     fields.update(_sarf_fields(results["events"]))
     fields["fn_event_kinds"] = [_kind_label(e) for e in results["events"].unmatched_gt]
     fields["fp_event_kinds"] = [_kind_label(e) for e in results["events"].unmatched_ai]
-    fields["exact_match"] = exactly_equal(ai, gt, ai_lists, gt_lists)
-    fields["trivial"] = not any(ai_lists.values()) and not any(gt_lists.values())
+    fields["exact_match"] = _sides_equal(ai_side, gt_side)
+    fields["trivial"] = ai_side.empty and gt_side.empty
     return fields
+
+
+class _Side:
+    """One payload's entity lists as matching listings, read once: matching and the
+    exact-match check both use them."""
+
+    __slots__ = ("events", "pair_bonds", "payload", "people")
+
+    def __init__(self, payload: dict[str, Any]):
+        self.payload = payload
+        self.people = people_listing(entity_list(payload, "people"))
+        self.events = event_listing(entity_list(payload, "events"))
+        self.pair_bonds = bond_listing(entity_list(payload, "pair_bonds"))
+
+    @property
+    def empty(self) -> bool:
+        return not (self.people.items or self.events.items or self.pair_bonds.items)
 
 
 def match_payloads(
@@ -61,57 +86,75 @@ def match_payloads(
 
     ai and gt hold the people, events and pair_bonds lists of each payload.
     """
-    people = match_people(
-        ai["people"], gt["people"], ai["pair_bonds"], gt["pair_bonds"], settings=settings
+    return _match_sides(_Side(ai), _Side(gt), settings)
+
+
+def _match_sides(ai: _Side, gt: _Side, settings: MatchSettings) -> dict[str, MatchResult]:
+    people = match_listed_people(
+        ai.people, gt.people, ai.pair_bonds.items, gt.pair_bonds.items, settings
     )
     resolver = people.resolver()
     return {
         "people": people,
-        "events": match_events(ai["events"], gt["events"], resolver, settings=settings),
-        "pair_bonds": match_pair_bonds(
-            ai["pair_bonds"], gt["pair_bonds"], resolver, settings=settings
-        ),
+        "events": match_listed_events(ai.events, gt.events, resolver, settings),
+        "pair_bonds": match_listed_pair_bonds(ai.pair_bonds, gt.pair_bonds, resolver, settings),
     }
 
 
 def _entity_fields(entity: str, result: MatchResult) -> dict[str, Any]:
+    tp, fp, fn, f1, matches, fp_ids, fn_ids = _FIELD_NAMES[entity]
     return {
-        f"{entity}_tp": result.tp,
-        f"{entity}_fp": result.fp,
-        f"{entity}_fn": result.fn,
-        f"{entity}_f1": f1_from_counts(result.tp, result.fp, result.fn),
-        f"{entity}_matches": [pair.to_row() for pair in result.pairs],
-        f"{entity}_fp_ids": [item_id(item) for item in result.unmatched_ai],
-        f"{entity}_fn_ids": [item_id(item) for item in result.unmatched_gt],
+        tp: result.tp,
+        fp: result.fp,
+        fn: result.fn,
+        f1: f1_from_counts(result.tp, result.fp, result.fn),
+        matches: [pair.to_row() for pair in result.pairs],
+        fp_ids: [item_id(item) for item in result.unmatched_ai],
+        fn_ids: [item_id(item) for item in result.unmatched_gt],
     }
+
+
+_FIELD_NAMES = {
+    entity: tuple(
+        f"{entity}_{suffix}" for suffix in ("tp", "fp", "fn", "f1", "matches", "fp_ids", "fn_ids")
+    )
+    for entity in ENTITY_TYPES
+}
 
 
 def _sarf_fields(events: MatchResult) -> dict[str, Any]:
-    pairs = {
-        variable: [[sarf_value(p.ai, variable), sarf_value(p.gt, variable)] for p in events.pairs]
-        for variable in SARF_VARIABLES
-    }
+    ai_codes = [sarf_values(pair.ai) for pair in events.pairs]
+    gt_codes = [sarf_values(pair.gt) for pair in events.pairs]
+    pairs: dict[str, list[list[str]]] = {}
     fields: dict[str, Any] = {"sarf_pairs": pairs}
-    for variable in SARF_VARIABLES:
-        fields[f"{variable}_macro_f1"] = macro_f1_from_pairs(pairs[variable])
+    for index, variable in enumerate(SARF_VARIABLES):
+        ai_column = [codes[index] for codes in ai_codes]
+        gt_column = [codes[index] for codes in gt_codes]
+        pairs[variable] = list(map(list, zip(ai_column, gt_column, strict=True)))
+        # Full agreement scores 1.0 whatever the classes (see macro_f1_from_pairs).
+        agree = ai_column and ai_column == gt_column
+        fields[f"{variable}_macro_f1"] = 1.0 if agree else macro_f1_from_pairs(pairs[variable])
     return fields
 
 
 def exactly_equal(ai: Item, gt: Item, ai_lists: dict, gt_lists: dict) -> bool:
     """normalize_for_exact_match(ai) == normalize_for_exact_match(gt), with cheap
     necessary conditions first: normalising is the costliest step per statement."""
-    for key in ENTITY_LISTS:
-        if len(ai_lists[key]) != len(gt_lists[key]):
+    return _sides_equal(_Side(ai), _Side(gt))
+
+
+def _sides_equal(ai: _Side, gt: _Side) -> bool:
+    for ai_listing, gt_listing in (
+        (ai.people, gt.people),
+        (ai.events, gt.events),
+        (ai.pair_bonds, gt.pair_bonds),
+    ):
+        if len(ai_listing.items) != len(gt_listing.items):
             return False
-    if _text_multiset(ai_lists) != _text_multiset(gt_lists):
-        return False
-    return normalize_for_exact_match(ai) == normalize_for_exact_match(gt)
-
-
-def _text_multiset(lists: dict[str, list[Item]]) -> list[str]:
-    names = [person_name(p) for p in lists["people"]]
-    texts = [normalize_text(e.get("description")) for e in lists["events"]]
-    return sorted(names) + sorted(texts)
+    for ai_listing, gt_listing in ((ai.people, gt.people), (ai.events, gt.events)):
+        if sorted(ai_listing.texts) != sorted(gt_listing.texts):
+            return False  # names or descriptions differ: normalised forms would too
+    return normalize_for_exact_match(ai.payload) == normalize_for_exact_match(gt.payload)
 
 
 def _kind_label(event: dict[str, Any]) -> str:

@@ -1,13 +1,21 @@
-"""Text normalisation and vectorised fuzzy similarity."""
+"""Text normalisation and fuzzy similarity."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 from rapidfuzz import fuzz, process
+
+# Similarities are rounded to this many decimals so boundary cases compare exactly.
+SCORE_DECIMALS = 10
+_SCALE = 10.0**SCORE_DECIMALS
+# From this many pairs on, one cpdist call beats a loop of fuzz.ratio calls.
+_PAIRWISE_MIN = 24
+# Far below the rounding step, far above float noise (scores are on a 0..100 scale).
+_CUTOFF_MARGIN = 1e-6
 
 
 def normalize_text(value: Any) -> str:
@@ -23,9 +31,25 @@ def _normalize_string(value: str) -> str:
     return " ".join(value.lower().split())
 
 
+def normalized(values: Iterable[Any]) -> list[str]:
+    """normalize_text of each value (one call per list: this runs for every item)."""
+    return [_normalize_string(v) if v.__class__ is str else normalize_text(v) for v in values]
+
+
 def person_name(person: dict[str, Any]) -> str:
-    parts = (normalize_text(person.get("name")), normalize_text(person.get("last_name")))
-    return " ".join(part for part in parts if part)
+    """First and last name, normalised, joined by a space (either may be missing)."""
+    first, last = normalize_text(person.get("name")), normalize_text(person.get("last_name"))
+    return f"{first} {last}" if first and last else first or last
+
+
+def person_names(people: list[dict[str, Any]]) -> list[str]:
+    """person_name of each person."""
+    firsts = normalized([person.get("name") for person in people])
+    lasts = normalized([person.get("last_name") for person in people])
+    return [
+        f"{first} {last}" if first and last else first or last
+        for first, last in zip(firsts, lasts, strict=True)
+    ]
 
 
 def similarity_matrix(left: Sequence[str], right: Sequence[str]) -> np.ndarray:
@@ -37,6 +61,48 @@ def similarity_matrix(left: Sequence[str], right: Sequence[str]) -> np.ndarray:
         return np.zeros((len(left), len(right)))
     scores = process.cdist(left, right, scorer=fuzz.ratio, dtype=np.float64, workers=1)
     return scores / 100.0
+
+
+def round_score(value: float) -> float:
+    """value rounded to SCORE_DECIMALS exactly as np.round does it (scale, round half
+    to even, unscale), so scalar and vectorised paths give bit-identical scores."""
+    return round(value * _SCALE) / _SCALE
+
+
+def similarity(left: str, right: str) -> float:
+    """One entry of similarity_matrix, rounded with round_score."""
+    return round_score(fuzz.ratio(left, right) / 100.0)
+
+
+def similar_pairs(
+    left: Sequence[str], right: Sequence[str], threshold: float
+) -> list[dict[int, float]]:
+    """Per left string, {right index: rounded similarity} where it exceeds threshold."""
+    rows: list[dict[int, float]] = [{} for _ in left]
+    if not left or not right:
+        return rows
+    # One cdist call beats a loop of fuzz.ratio calls from about 2x2 up. Scores below the
+    # cutoff come back as 0 and could never pass the threshold once rounded.
+    cutoff = max(0.0, threshold * 100.0 - _CUTOFF_MARGIN)
+    scores = process.cdist(
+        left, right, scorer=fuzz.ratio, dtype=np.float64, workers=1, score_cutoff=cutoff
+    )
+    for row, row_scores in zip(rows, scores.tolist(), strict=True):
+        for index, score in enumerate(row_scores):
+            if score:
+                rounded = round_score(score / 100.0)
+                if rounded > threshold:
+                    row[index] = rounded
+    return rows
+
+
+def pair_similarities(left: Sequence[str], right: Sequence[str]) -> list[float]:
+    """similarity(left[k], right[k]) for each k."""
+    if len(left) < _PAIRWISE_MIN:
+        ratio = fuzz.ratio
+        return [round_score(ratio(a, b) / 100.0) for a, b in zip(left, right, strict=True)]
+    scores = process.cpdist(left, right, scorer=fuzz.ratio, dtype=np.float64, workers=1)
+    return np.round(scores / 100.0, SCORE_DECIMALS).tolist()
 
 
 def clear_text_cache() -> None:

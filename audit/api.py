@@ -1,0 +1,474 @@
+"""REST API v1 for the audit app: thin views over ``audit.services``.
+
+Permissions follow the roles: auditors (and admins) read discussions and runs and work on
+their own feedback; admins do everything else. Anonymous requests get 401, users in no role
+group 403. Every unsafe request is one transaction (see ``evalsite.api.ApiView``).
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import permissions
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from audit.models import ExtractionRun, Feedback
+from audit.roles import is_admin, is_auditor
+from audit.serializers import (
+    DiscussionCreatedSerializer,
+    DiscussionCreateInputSerializer,
+    DiscussionDetailOutputSerializer,
+    DiscussionFilterSerializer,
+    DiscussionOutputSerializer,
+    ExtractionBulkInputSerializer,
+    ExtractionBulkOutputSerializer,
+    ExtractionFilterSerializer,
+    ExtractionOutputSerializer,
+    ExtractionRunFilterSerializer,
+    ExtractionRunInputSerializer,
+    ExtractionRunOutputSerializer,
+    FeedbackActionInputSerializer,
+    FeedbackFilterSerializer,
+    FeedbackOutputSerializer,
+    FeedbackRejectInputSerializer,
+    FeedbackSaveInputSerializer,
+    FeedbackStartInputSerializer,
+    GroundTruthExportQuerySerializer,
+    GroundTruthFileSerializer,
+    ImportSummarySerializer,
+    JobStartedSerializer,
+)
+from audit.services import (
+    extractions_import,
+    feedback_approve,
+    feedback_reject,
+    feedback_save,
+    feedback_start,
+    feedback_submit,
+)
+from audit.services.api_support import (
+    api_token_get_or_create,
+    discussion_create,
+    discussions_list,
+    extraction_run_create,
+    extraction_runs_list,
+    extractions_list,
+    feedback_list,
+    ground_truth_import,
+)
+from audit.services.export_jobs import ground_truth_export_start
+from evalsite.api import ApiView, ErrorSerializer
+
+# --- permissions -------------------------------------------------------------------------------
+
+
+class IsAuditor(permissions.BasePermission):
+    """Anyone in a role group (auditor or admin)."""
+
+    message = "Your account has no role (auditor or admin) that may use the API."
+
+    def has_permission(self, request: Request, view) -> bool:
+        return is_auditor(request.user)
+
+
+class IsAdmin(permissions.BasePermission):
+    message = "Only admins may do this."
+
+    def has_permission(self, request: Request, view) -> bool:
+        return is_admin(request.user)
+
+
+class IsAdminOrReadOnly(permissions.BasePermission):
+    """Reads for every role; writes for admins. Use after ``IsAuditor``."""
+
+    message = "Only admins may do this."
+
+    def has_permission(self, request: Request, view) -> bool:
+        return request.method in permissions.SAFE_METHODS or is_admin(request.user)
+
+
+READ_ALL_WRITE_ADMIN = [IsAuditor, IsAdminOrReadOnly]
+ADMIN_ONLY = [IsAuditor, IsAdmin]
+
+CONFLICT = OpenApiResponse(
+    ErrorSerializer, description="Stale version: `current_version` is the one to base a retry on."
+)
+ROLE_NOTE = "Roles: {}."
+
+
+# --- discussions -------------------------------------------------------------------------------
+
+
+class DiscussionListApi(ApiView):
+    permission_classes = READ_ALL_WRITE_ADMIN
+
+    @extend_schema(
+        operation_id="discussions_list",
+        parameters=[DiscussionFilterSerializer],
+        responses=DiscussionOutputSerializer(many=True),
+        description=ROLE_NOTE.format("auditors, admins"),
+    )
+    def get(self, request: Request) -> Response:
+        filters = self.query(DiscussionFilterSerializer)
+        return self.paginated(discussions_list(filters=filters), DiscussionOutputSerializer)
+
+    @extend_schema(
+        operation_id="discussions_create",
+        request=DiscussionCreateInputSerializer,
+        responses={201: DiscussionCreatedSerializer, 200: DiscussionCreatedSerializer},
+        description=(
+            "Create a discussion with its statements (and their AI extractions as `pdp_deltas`"
+            " of `run`). Idempotent by `external_id`: an existing discussion answers 200 "
+            "unchanged. " + ROLE_NOTE.format("admins")
+        ),
+    )
+    def post(self, request: Request) -> Response:
+        serializer = DiscussionCreateInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        discussion, created = discussion_create(
+            data=serializer.import_payload(), run=serializer.validated_data.get("run")
+        )
+        discussion = discussions_list().get(pk=discussion.pk)
+        body = DiscussionCreatedSerializer(discussion, context={"created": created}).data
+        return Response(body, status=201 if created else 200)
+
+
+class DiscussionDetailApi(ApiView):
+    permission_classes = [IsAuditor]
+
+    @extend_schema(
+        operation_id="discussions_retrieve",
+        responses=DiscussionDetailOutputSerializer,
+        description="A discussion with its statements. " + ROLE_NOTE.format("auditors, admins"),
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        discussion = get_object_or_404(discussions_list(), pk=pk)
+        return Response(DiscussionDetailOutputSerializer(discussion).data)
+
+
+# --- extraction runs and extractions -------------------------------------------------------------
+
+
+class ExtractionRunListApi(ApiView):
+    permission_classes = READ_ALL_WRITE_ADMIN
+
+    @extend_schema(
+        operation_id="extraction_runs_list",
+        parameters=[ExtractionRunFilterSerializer],
+        responses=ExtractionRunOutputSerializer(many=True),
+    )
+    def get(self, request: Request) -> Response:
+        filters = self.query(ExtractionRunFilterSerializer)
+        return self.paginated(extraction_runs_list(filters=filters), ExtractionRunOutputSerializer)
+
+    @extend_schema(
+        operation_id="extraction_runs_create",
+        request=ExtractionRunInputSerializer,
+        responses={201: ExtractionRunOutputSerializer, 200: ExtractionRunOutputSerializer},
+        description=(
+            "Register an extraction run (model + prompt version). Idempotent: an existing run "
+            "with the same model and prompt version answers 200. " + ROLE_NOTE.format("admins")
+        ),
+    )
+    def post(self, request: Request) -> Response:
+        serializer = ExtractionRunInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        run, created = extraction_run_create(**serializer.validated_data)
+        return Response(ExtractionRunOutputSerializer(run).data, status=201 if created else 200)
+
+
+class ExtractionRunDetailApi(ApiView):
+    permission_classes = [IsAuditor]
+
+    @extend_schema(operation_id="extraction_runs_retrieve", responses=ExtractionRunOutputSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        run = get_object_or_404(ExtractionRun, pk=pk)
+        return Response(ExtractionRunOutputSerializer(run).data)
+
+
+class ExtractionRunExtractionsApi(ApiView):
+    permission_classes = ADMIN_ONLY
+
+    @extend_schema(
+        operation_id="extraction_runs_extractions_list",
+        parameters=[ExtractionFilterSerializer],
+        responses=ExtractionOutputSerializer(many=True),
+        description="The run's extractions. " + ROLE_NOTE.format("admins"),
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        run = get_object_or_404(ExtractionRun, pk=pk)
+        filters = {**self.query(ExtractionFilterSerializer), "run": run.pk}
+        return self.paginated(extractions_list(filters=filters), ExtractionOutputSerializer)
+
+    @extend_schema(
+        operation_id="extraction_runs_extractions_create",
+        request=ExtractionBulkInputSerializer,
+        responses={201: ExtractionBulkOutputSerializer},
+        description=(
+            "Create or replace the run's extractions in bulk (e.g. a whole discussion or run in "
+            "one request); all or nothing. " + ROLE_NOTE.format("admins")
+        ),
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        run = get_object_or_404(ExtractionRun, pk=pk)
+        serializer = ExtractionBulkInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        items = [dict(item) for item in serializer.validated_data["extractions"]]
+        saved = extractions_import(run=run, items=items)
+        body = {"run": run.pk, "count": len(saved), "extraction_ids": [e.pk for e in saved]}
+        return Response(ExtractionBulkOutputSerializer(body).data, status=201)
+
+
+class ExtractionListApi(ApiView):
+    permission_classes = ADMIN_ONLY
+
+    @extend_schema(
+        operation_id="extractions_list",
+        parameters=[ExtractionFilterSerializer],
+        responses=ExtractionOutputSerializer(many=True),
+        description="AI extractions, filtered. " + ROLE_NOTE.format("admins"),
+    )
+    def get(self, request: Request) -> Response:
+        filters = self.query(ExtractionFilterSerializer)
+        return self.paginated(extractions_list(filters=filters), ExtractionOutputSerializer)
+
+
+# --- feedback ----------------------------------------------------------------------------------
+
+
+class FeedbackListApi(ApiView):
+    permission_classes = [IsAuditor]
+
+    @extend_schema(
+        operation_id="feedback_list",
+        parameters=[FeedbackFilterSerializer],
+        responses=FeedbackOutputSerializer(many=True),
+        description="Auditors see their own feedback; admins see all.",
+    )
+    def get(self, request: Request) -> Response:
+        filters = self.query(FeedbackFilterSerializer)
+        qs = feedback_list(user=request.user, filters=filters)
+        return self.paginated(qs, FeedbackOutputSerializer)
+
+    @extend_schema(
+        operation_id="feedback_create",
+        request=FeedbackStartInputSerializer,
+        responses={201: FeedbackOutputSerializer, 200: FeedbackOutputSerializer},
+        description=(
+            "Start your feedback on a subject statement (from the AI extraction, or empty for "
+            "a blind review). Your existing feedback on the statement answers 200."
+        ),
+    )
+    def post(self, request: Request) -> Response:
+        serializer = FeedbackStartInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        statement, run = (
+            serializer.validated_data["statement"],
+            serializer.validated_data.get("run"),
+        )
+        existed = Feedback.objects.filter(statement=statement, auditor=request.user).exists()
+        feedback = feedback_start(statement=statement, auditor=request.user, run=run)
+        return Response(FeedbackOutputSerializer(feedback).data, status=200 if existed else 201)
+
+
+def _visible_feedback(request: Request, pk: int) -> Feedback:
+    """Another auditor's feedback is not found (404), not forbidden, for auditors."""
+    return get_object_or_404(
+        Feedback.objects.visible_to(request.user).select_related("statement", "auditor"), pk=pk
+    )
+
+
+class FeedbackDetailApi(ApiView):
+    permission_classes = [IsAuditor]
+
+    @extend_schema(operation_id="feedback_retrieve", responses=FeedbackOutputSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        return Response(FeedbackOutputSerializer(_visible_feedback(request, pk)).data)
+
+    @extend_schema(
+        operation_id="feedback_update",
+        request=FeedbackSaveInputSerializer,
+        responses={200: FeedbackOutputSerializer, 409: CONFLICT},
+        description=(
+            "Save an edit of your feedback (admins: any feedback); `comment` is kept when "
+            "left out. `version` is the version "
+            "you edited; if the feedback changed since, the answer is 409 with "
+            "`current_version`."
+        ),
+    )
+    def put(self, request: Request, pk: int) -> Response:
+        feedback = _visible_feedback(request, pk)
+        serializer = FeedbackSaveInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        feedback = feedback_save(
+            feedback=feedback,
+            user=request.user,
+            edited_extraction=data["edited_extraction"],
+            base_version=data["version"],
+            comment=data.get("comment"),
+        )
+        return Response(FeedbackOutputSerializer(feedback).data)
+
+
+class FeedbackSubmitApi(ApiView):
+    permission_classes = [IsAuditor]
+
+    @extend_schema(
+        operation_id="feedback_submit",
+        request=FeedbackActionInputSerializer,
+        responses={200: FeedbackOutputSerializer, 409: CONFLICT},
+        description="Submit your draft (or rejected) feedback for review.",
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        feedback = _visible_feedback(request, pk)
+        serializer = FeedbackActionInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        feedback = feedback_submit(
+            feedback=feedback,
+            user=request.user,
+            base_version=serializer.validated_data.get("version"),
+        )
+        return Response(FeedbackOutputSerializer(feedback).data)
+
+
+class FeedbackApproveApi(ApiView):
+    permission_classes = ADMIN_ONLY
+
+    @extend_schema(
+        operation_id="feedback_approve",
+        request=FeedbackActionInputSerializer,
+        responses={200: FeedbackOutputSerializer, 409: CONFLICT},
+        description="Approve submitted feedback as the statement's ground truth. "
+        + ROLE_NOTE.format("admins, never on their own feedback"),
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        feedback = _visible_feedback(request, pk)
+        serializer = FeedbackActionInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        feedback = feedback_approve(
+            feedback=feedback,
+            admin=request.user,
+            base_version=serializer.validated_data.get("version"),
+        )
+        return Response(FeedbackOutputSerializer(feedback).data)
+
+
+class FeedbackRejectApi(ApiView):
+    permission_classes = ADMIN_ONLY
+
+    @extend_schema(
+        operation_id="feedback_reject",
+        request=FeedbackRejectInputSerializer,
+        responses={200: FeedbackOutputSerializer, 409: CONFLICT},
+        description="Send feedback back to its auditor with a reason. "
+        + ROLE_NOTE.format("admins"),
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        feedback = _visible_feedback(request, pk)
+        serializer = FeedbackRejectInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        feedback = feedback_reject(
+            feedback=feedback,
+            admin=request.user,
+            reason=data["reason"],
+            base_version=data.get("version"),
+        )
+        return Response(FeedbackOutputSerializer(feedback).data)
+
+
+# --- ground truth ------------------------------------------------------------------------------
+
+
+class GroundTruthExportApi(ApiView):
+    permission_classes = ADMIN_ONLY
+
+    @extend_schema(
+        operation_id="ground_truth_export",
+        parameters=[GroundTruthExportQuerySerializer],
+        responses={
+            200: OpenApiResponse(GroundTruthFileSerializer, description="The export (attachment)."),
+            202: OpenApiResponse(
+                JobStartedSerializer,
+                description="Large export: a background job; poll `url`, then fetch "
+                "`download_url`.",
+            ),
+        },
+        description=(
+            "Approved ground truth as a JSON download (schema: /api/schema/ground-truth.json). "
+            "Give `discussion_ids=30,31,32` or `all=true`. Selections with more approved "
+            "statements than EXPORT_SYNC_MAX_STATEMENTS run as a background job (202). "
+            + ROLE_NOTE.format("admins")
+        ),
+    )
+    def get(self, request: Request) -> HttpResponse:
+        query = self.query(GroundTruthExportQuerySerializer)
+        outcome = ground_truth_export_start(
+            user=request.user,
+            discussion_ids=query.get("discussion_ids"),
+            all_discussions=query.get("all", False),
+            run=query.get("run"),
+        )
+        if outcome.job is not None:
+            return Response(job_started_body(request, outcome.job), status=202)
+        stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+        response = JsonResponse(outcome.data, json_dumps_params={"ensure_ascii": False})
+        response["Content-Disposition"] = f'attachment; filename="ground-truth-{stamp}.json"'
+        return response
+
+
+def job_started_body(request: Request, job) -> dict:
+    body = {
+        "job_id": job.pk,
+        "status": job.status,
+        "url": request.build_absolute_uri(reverse("api-job-detail", args=[job.pk])),
+    }
+    if job.kind == job.Kind.EXPORT:
+        body["download_url"] = request.build_absolute_uri(
+            reverse("api-job-download", args=[job.pk])
+        )
+    return body
+
+
+class GroundTruthImportApi(ApiView):
+    permission_classes = ADMIN_ONLY
+
+    @extend_schema(
+        operation_id="ground_truth_import",
+        request=GroundTruthFileSerializer,
+        responses={200: ImportSummarySerializer},
+        description=(
+            "Import a ground-truth export file (what `GET ground-truth/export` produces): "
+            "idempotent by discussion external id, all or nothing. " + ROLE_NOTE.format("admins")
+        ),
+    )
+    def post(self, request: Request) -> Response:
+        summary = ground_truth_import(data=request.data)
+        return Response(ImportSummarySerializer(summary).data)
+
+
+# --- tokens (an HTML page, not part of the OpenAPI schema) ---------------------------------------
+
+
+@login_required
+def api_tokens(request: HttpRequest) -> HttpResponse:
+    """Admins see and (re)create their own API token."""
+    if not is_admin(request.user):
+        raise PermissionDenied("Only admins manage API tokens.")
+    token = None
+    if request.method == "POST":
+        token = api_token_get_or_create(
+            user=request.user, regenerate=request.POST.get("action") == "regenerate"
+        )
+    else:
+        from rest_framework.authtoken.models import Token
+
+        token = Token.objects.filter(user=request.user).first()
+    return render(request, "api/tokens.html", {"token": token})

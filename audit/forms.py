@@ -1,0 +1,235 @@
+"""Forms of the audit screens, and the feedback editor's POST <-> PDP payload mapping.
+
+The editor posts one field per item attribute, named ``<kind>-<index>-<field>`` (for example
+``events-2-dateTime``). Reading them back starts from the stored item with the same id, so
+attributes the form does not show (notes, legacy parent_a/parent_b, ...) are kept as they are.
+Values are taken as typed: the schema (``validate_pdp``) decides what is wrong and says so.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from typing import Any
+
+from django import forms
+from django.http import QueryDict
+
+from audit.schemas import (
+    DATE_CERTAINTIES,
+    DIRECTIONS,
+    EVENT_KINDS,
+    GENDERS,
+    RELATIONSHIPS,
+    PayloadError,
+    PayloadIssue,
+)
+
+ENTITY_KINDS = ("people", "events", "pair_bonds")
+EDITED_CONFIDENCE = 1.0
+
+# Field name -> how the form posts it: "text", "enum", "id", "ids" (multi-select) or "bool".
+FIELDS: dict[str, dict[str, str]] = {
+    "people": {
+        "name": "text",
+        "last_name": "text",
+        "gender": "enum",
+        "parents": "id",
+    },
+    "events": {
+        "kind": "enum",
+        "person": "id",
+        "spouse": "id",
+        "child": "id",
+        "dateTime": "text",
+        "dateCertainty": "enum",
+        "description": "text",
+        "location": "text",
+        "symptom": "enum",
+        "anxiety": "enum",
+        "relationship": "enum",
+        "relationshipTargets": "ids",
+        "relationshipTriangles": "ids",
+        "functioning": "enum",
+    },
+    "pair_bonds": {"person_a": "id", "person_b": "id", "married": "bool"},
+}
+
+CHOICES = {
+    "gender": GENDERS,
+    "kind": EVENT_KINDS,
+    "dateCertainty": DATE_CERTAINTIES,
+    "symptom": DIRECTIONS,
+    "anxiety": DIRECTIONS,
+    "relationship": RELATIONSHIPS,
+    "functioning": DIRECTIONS,
+}
+
+
+def _as_id(raw: str) -> Any:
+    """An integer id, None for "no one", or the raw text so the schema can name the mistake."""
+    raw = raw.strip()
+    if not raw:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        return raw
+
+
+def _read(kind: str, name: str, data: QueryDict, key: str) -> Any:
+    how = FIELDS[kind][name]
+    if how == "ids":
+        # A hidden empty input rides along so "nothing selected" is still posted.
+        return [_as_id(v) for v in data.getlist(key) if v.strip()]
+    raw = data.get(key, "")
+    if how == "id":
+        return _as_id(raw)
+    if how == "bool":
+        return {"yes": True, "no": False}.get(raw)
+    return raw.strip() or None
+
+
+def payload_from_post(data: QueryDict, stored: dict) -> dict:
+    """The payload the editor form describes, on top of the stored one."""
+    payload: dict[str, Any] = {}
+    for kind in ENTITY_KINDS:
+        stored_by_id = {item.get("id"): item for item in stored.get(kind) or []}
+        items = []
+        index = 0
+        while f"{kind}-{index}-id" in data:
+            ident = _as_id(data[f"{kind}-{index}-id"])
+            item = copy.deepcopy(stored_by_id.get(ident) or {"id": ident})
+            for name in FIELDS[kind]:
+                key = f"{kind}-{index}-{name}"
+                if key not in data:
+                    continue
+                value = _read(kind, name, data, key)
+                # An empty control for an attribute the item never had adds nothing.
+                if value in (None, []) and name not in item:
+                    continue
+                item[name] = value
+            items.append(item)
+            index += 1
+        payload[kind] = items
+    payload["delete"] = [_as_id(v) for v in data.getlist("delete") if v.strip()]
+    return payload
+
+
+def next_id(*payloads: dict) -> int:
+    """A fresh negative id: new items use negative ids like the AI's, below every id in use."""
+    used = [
+        item.get("id")
+        for payload in payloads
+        for kind in ENTITY_KINDS
+        for item in payload.get(kind) or []
+        if isinstance(item.get("id"), int)
+    ]
+    return min([0, *used]) - 1
+
+
+def apply_op(payload: dict, op: str, data: QueryDict, known: list[dict]) -> dict:
+    """Add or remove an item as asked by the editor button that was pressed."""
+    verb, _, rest = op.partition(":")
+    kind, _, ident = rest.partition(":")
+    if verb == "add" and kind in ENTITY_KINDS:
+        payload[kind].append(new_item(kind, next_id(payload, *known), data))
+    elif verb == "add" and kind == "delete":
+        target = _as_id(data.get("delete-new", ""))
+        if target is not None and target not in payload["delete"]:
+            payload["delete"].append(target)
+    elif verb == "remove" and kind in (*ENTITY_KINDS, "delete"):
+        target = _as_id(ident)
+        if kind == "delete":
+            payload["delete"] = [i for i in payload["delete"] if i != target]
+        else:
+            payload[kind] = [i for i in payload[kind] if i.get("id") != target]
+    return payload
+
+
+def new_item(kind: str, ident: int, data: QueryDict) -> dict:
+    if kind == "people":
+        return {"id": ident, "name": None, "last_name": None, "gender": None}
+    if kind == "events":
+        # "shift" is what most SARF coding adds; the kind select is right there to change it.
+        return {"id": ident, "kind": "shift", "person": _as_id(data.get("events-new-person", ""))}
+    return {
+        "id": ident,
+        "person_a": _as_id(data.get("pair_bonds-new-person_a", "")),
+        "person_b": _as_id(data.get("pair_bonds-new-person_b", "")),
+        "married": None,
+    }
+
+
+def mark_edited(before: dict, after: dict) -> dict:
+    """Items the auditor added or changed are asserted by a person: confidence 1.0."""
+    for kind in ENTITY_KINDS:
+        old = {item.get("id"): item for item in before.get(kind) or []}
+        for item in after.get(kind) or []:
+            previous = old.get(item.get("id"))
+            if previous is None or _content(previous) != _content(item):
+                item["confidence"] = EDITED_CONFIDENCE
+    return after
+
+
+def _content(item: dict) -> dict:
+    return {key: value for key, value in item.items() if key != "confidence" and value is not None}
+
+
+ISSUE_PATH = re.compile(r"^(people|events|pair_bonds)\[(\d+)\](?:\.(\w+))?")
+
+
+def issue_field(issue_path: str) -> tuple[str, int, str] | None:
+    """``events[2].relationshipTargets[0]`` -> ("events", 2, "relationshipTargets")."""
+    match = ISSUE_PATH.match(issue_path)
+    if match is None:
+        return None
+    return match.group(1), int(match.group(2)), match.group(3) or ""
+
+
+def field_name(issue_path: str) -> str:
+    """The editor input an issue is about (``events-2-kind``), or "" for whole-payload issues."""
+    found = issue_field(issue_path)
+    if found is None:
+        return "delete" if issue_path.startswith("delete") else ""
+    kind, index, name = found
+    return f"{kind}-{index}-{name}" if name else ""
+
+
+def parse_json_payload(text: str) -> Any:
+    """The raw JSON editor's text as data, or a PayloadError saying where the syntax breaks."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        issue = PayloadIssue(
+            "", f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+        )
+        raise PayloadError([issue]) from exc
+
+
+def base_version(data: QueryDict) -> int:
+    """The version the edit started from; required so nobody's save is overwritten silently."""
+    try:
+        return int(data["version"])
+    except (KeyError, ValueError) as exc:
+        raise forms.ValidationError("This form did not say which version it edits.") from exc
+
+
+class QueueFilterForm(forms.Form):
+    STATUSES = [
+        ("", "All"),
+        ("not_started", "Not started"),
+        ("in_progress", "In progress"),
+        ("needs_changes", "Needs changes"),
+        ("done", "Done"),
+    ]
+    status = forms.ChoiceField(choices=STATUSES, required=False)
+    q = forms.CharField(required=False, max_length=200, label="Search summaries")
+
+
+class RejectForm(forms.Form):
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "What should the auditor change?"}),
+        max_length=5000,
+    )

@@ -1,0 +1,356 @@
+"""Shapes of the audit API: input serializers validate shape only, services do the work."""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from audit.models import Discussion, ExtractionRun, Feedback, Speaker, Statement
+from audit.schemas import GROUND_TRUTH_EXPORT_SCHEMA, PDP_SCHEMA
+from audit.services.api_support import (
+    MAX_EXTERNAL_ID,
+    MAX_MODEL_NAME,
+    MAX_ORDER,
+    MAX_PROMPT_VERSION,
+    MAX_SPEAKER,
+    discussion_statements,
+)
+from evalsite.api import (
+    IdField,
+    StrictCharField,
+    StrictIntegerField,
+    to_openapi30,
+)
+
+MAX_ITEMS = 10_000
+MAX_EXPORT_IDS = 1000
+MAX_TEXT = 100_000
+
+PDP_OPENAPI = to_openapi30(PDP_SCHEMA)
+
+
+def ground_truth_openapi() -> dict[str, Any]:
+    """The export format as an OpenAPI 3.0 schema, with the limits the import enforces."""
+    schema = to_openapi30(copy.deepcopy(GROUND_TRUTH_EXPORT_SCHEMA))
+    discussion = schema["properties"]["discussions"]["items"]
+    discussion["properties"]["external_id"]["maxLength"] = MAX_EXTERNAL_ID
+    statement = discussion["properties"]["statements"]["items"]
+    statement["properties"]["order"].update(minimum=0, maximum=MAX_ORDER)
+    statement["properties"]["speaker"]["maxLength"] = MAX_SPEAKER
+    return schema
+
+
+GROUND_TRUTH_OPENAPI = ground_truth_openapi()
+
+
+class GroundTruthFileSerializer(serializers.Serializer):
+    """Documentation only: the ground-truth export file (``GROUND_TRUTH_EXPORT_SCHEMA``)."""
+
+
+class GroundTruthFileExtension(OpenApiSerializerExtension):
+    target_class = GroundTruthFileSerializer
+
+    def map_serializer(self, auto_schema, direction) -> dict[str, Any]:
+        return copy.deepcopy(GROUND_TRUTH_OPENAPI)
+
+
+def existing_run(run_id: int) -> ExtractionRun:
+    run = ExtractionRun.objects.filter(pk=run_id).first()
+    if run is None:
+        raise serializers.ValidationError(f"No extraction run {run_id}.")
+    return run
+
+
+@extend_schema_field(PDP_OPENAPI)
+class PdpField(serializers.JSONField):
+    """A PDP-deltas payload (validated by ``audit.schemas.validate_pdp`` in the services)."""
+
+
+# --- discussions -------------------------------------------------------------------------------
+
+
+class DiscussionFilterSerializer(serializers.Serializer):
+    external_id = serializers.CharField(required=False, max_length=MAX_EXTERNAL_ID)
+    has_approved = serializers.BooleanField(
+        required=False, help_text="only discussions with (true) / without (false) approved GT"
+    )
+
+
+class StatementOutputSerializer(serializers.ModelSerializer):
+    speaker = serializers.CharField(source="speaker.name")
+    speaker_type = serializers.ChoiceField(source="speaker.type", choices=Speaker.Type.choices)
+
+    class Meta:
+        model = Statement
+        fields = ["id", "order", "text", "speaker", "speaker_type"]
+
+
+class DiscussionOutputSerializer(serializers.ModelSerializer):
+    n_statements = serializers.IntegerField(read_only=True)
+    n_approved = serializers.IntegerField(read_only=True, help_text="approved statements")
+
+    class Meta:
+        model = Discussion
+        fields = [
+            "id",
+            "external_id",
+            "summary",
+            "date",
+            "created_at",
+            "updated_at",
+            "n_statements",
+            "n_approved",
+        ]
+
+
+class DiscussionDetailOutputSerializer(DiscussionOutputSerializer):
+    statements = serializers.SerializerMethodField()
+
+    class Meta(DiscussionOutputSerializer.Meta):
+        fields = [*DiscussionOutputSerializer.Meta.fields, "statements"]
+
+    @extend_schema_field(StatementOutputSerializer(many=True))
+    def get_statements(self, discussion: Discussion) -> list[dict]:
+        return StatementOutputSerializer(
+            discussion_statements(discussion=discussion), many=True
+        ).data
+
+
+class DiscussionFieldsInputSerializer(serializers.Serializer):
+    summary = StrictCharField(allow_blank=True, max_length=MAX_TEXT)
+    external_id = StrictCharField(
+        required=False, allow_null=True, min_length=1, max_length=MAX_EXTERNAL_ID
+    )
+    date = serializers.DateField(required=False, allow_null=True)
+
+
+class ExtractionRunRefSerializer(serializers.Serializer):
+    model_name = StrictCharField(max_length=MAX_MODEL_NAME)
+    prompt_version = StrictCharField(max_length=MAX_PROMPT_VERSION)
+
+
+class StatementInputSerializer(serializers.Serializer):
+    text = StrictCharField(allow_blank=True, max_length=MAX_TEXT, trim_whitespace=False)
+    speaker_type = serializers.ChoiceField(choices=["subject", "expert", "Subject", "Expert"])
+    speaker = StrictCharField(required=False, min_length=1, max_length=MAX_SPEAKER)
+    order = StrictIntegerField(required=False, min_value=0, max_value=MAX_ORDER)
+    pdp_deltas = PdpField(required=False, allow_null=True, help_text="the AI extraction")
+
+
+class DiscussionCreateInputSerializer(serializers.Serializer):
+    discussion = DiscussionFieldsInputSerializer()
+    statements = serializers.ListField(
+        child=StatementInputSerializer(), max_length=MAX_ITEMS, allow_empty=True
+    )
+    run = StrictIntegerField(
+        required=False, help_text="extraction run the statements' pdp_deltas belong to"
+    )
+
+    def validate_run(self, value: int) -> ExtractionRun:
+        return existing_run(value)
+
+    def import_payload(self) -> dict[str, Any]:
+        """The validated request in the import format (``discussions_import``)."""
+        data = self.validated_data
+        fields = dict(data["discussion"])
+        if fields.get("date") is not None:
+            fields["date"] = fields["date"].isoformat()
+        return {"discussion": fields, "statements": [dict(s) for s in data["statements"]]}
+
+
+class DiscussionCreatedSerializer(DiscussionDetailOutputSerializer):
+    created = serializers.SerializerMethodField()
+
+    class Meta(DiscussionDetailOutputSerializer.Meta):
+        fields = [*DiscussionDetailOutputSerializer.Meta.fields, "created"]
+
+    def get_created(self, discussion: Discussion) -> bool:
+        return bool(self.context.get("created"))
+
+
+# --- extraction runs and extractions -------------------------------------------------------------
+
+
+class ExtractionRunFilterSerializer(serializers.Serializer):
+    model_name = serializers.CharField(required=False, max_length=MAX_MODEL_NAME)
+    prompt_version = serializers.CharField(required=False, max_length=MAX_PROMPT_VERSION)
+
+
+class ExtractionRunOutputSerializer(serializers.ModelSerializer):
+    label = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = ExtractionRun
+        fields = ["id", "model_name", "prompt_version", "notes", "label", "created_at"]
+
+
+class ExtractionRunInputSerializer(serializers.Serializer):
+    model_name = StrictCharField(min_length=1, max_length=MAX_MODEL_NAME)
+    prompt_version = StrictCharField(min_length=1, max_length=MAX_PROMPT_VERSION)
+    notes = StrictCharField(required=False, allow_blank=True, max_length=MAX_TEXT, default="")
+
+
+class ExtractionFilterSerializer(serializers.Serializer):
+    run = IdField()
+    discussion = IdField()
+    statement = IdField()
+
+
+class ExtractionOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    statement = serializers.IntegerField(source="statement_id")
+    discussion = serializers.IntegerField(source="statement.discussion_id")
+    run = serializers.IntegerField(source="run_id")
+    pdp_deltas = PdpField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+class ExtractionItemInputSerializer(serializers.Serializer):
+    statement = StrictIntegerField(help_text="id of a subject statement")
+    pdp_deltas = PdpField()
+
+
+class ExtractionBulkInputSerializer(serializers.Serializer):
+    extractions = serializers.ListField(
+        child=ExtractionItemInputSerializer(), min_length=1, max_length=MAX_ITEMS
+    )
+
+
+class ExtractionBulkOutputSerializer(serializers.Serializer):
+    run = serializers.IntegerField()
+    count = serializers.IntegerField()
+    extraction_ids = serializers.ListField(child=serializers.IntegerField())
+
+
+# --- feedback ----------------------------------------------------------------------------------
+
+
+class FeedbackFilterSerializer(serializers.Serializer):
+    discussion = IdField()
+    statement = IdField()
+    status = serializers.ChoiceField(choices=Feedback.Status.choices, required=False)
+    auditor = IdField(help_text="user id of the auditor")
+    run = IdField(help_text="run of the extraction the feedback started from")
+
+
+class FeedbackOutputSerializer(serializers.ModelSerializer):
+    discussion = serializers.IntegerField(source="statement.discussion_id", read_only=True)
+    auditor_username = serializers.CharField(source="auditor.get_username", read_only=True)
+    approved_by_username = serializers.SerializerMethodField()
+    edited_extraction = PdpField()
+
+    class Meta:
+        model = Feedback
+        fields = [
+            "id",
+            "statement",
+            "discussion",
+            "auditor",
+            "auditor_username",
+            "status",
+            "version",
+            "edited_extraction",
+            "comment",
+            "blind",
+            "source_extraction",
+            "rejection_reason",
+            "approved_by",
+            "approved_by_username",
+            "approved_at",
+            "created_at",
+            "updated_at",
+        ]
+
+    def get_approved_by_username(self, feedback: Feedback) -> str | None:
+        return feedback.approved_by.get_username() if feedback.approved_by else None
+
+
+class FeedbackStartInputSerializer(serializers.Serializer):
+    statement = StrictIntegerField(help_text="id of a subject statement")
+    run = StrictIntegerField(
+        required=False, help_text="start from this run's extraction (default: the latest run)"
+    )
+
+    def validate_statement(self, value: int) -> Statement:
+        statement = Statement.objects.select_related("speaker").filter(pk=value).first()
+        if statement is None:
+            raise serializers.ValidationError(f"No statement {value}.")
+        return statement
+
+    def validate_run(self, value: int) -> ExtractionRun:
+        return existing_run(value)
+
+
+class FeedbackSaveInputSerializer(serializers.Serializer):
+    version = StrictIntegerField(help_text="the version your edit is based on")
+    edited_extraction = PdpField(help_text="the whole coded payload")
+    comment = StrictCharField(required=False, allow_blank=True, max_length=MAX_TEXT)
+
+
+class FeedbackActionInputSerializer(serializers.Serializer):
+    version = StrictIntegerField(
+        required=False, help_text="refuse (409) if the feedback changed since this version"
+    )
+
+
+class FeedbackRejectInputSerializer(FeedbackActionInputSerializer):
+    reason = StrictCharField(min_length=1, max_length=MAX_TEXT)
+
+
+# --- ground truth ------------------------------------------------------------------------------
+
+_IDS = re.compile(r"^\s*\d{1,18}\s*(,\s*\d{1,18}\s*)*,?\s*$")
+
+
+class GroundTruthExportQuerySerializer(serializers.Serializer):
+    discussion_ids = serializers.CharField(
+        required=False, help_text="comma-separated discussion ids, e.g. 30,31,32"
+    )
+    all = serializers.BooleanField(
+        required=False, default=False, help_text="true: every discussion with approved GT"
+    )
+    run = IdField(help_text="extraction run whose pdp_deltas are exported (default: latest)")
+
+    def validate_discussion_ids(self, value: str) -> list[int]:
+        if not _IDS.match(value):
+            raise serializers.ValidationError(
+                f"expected comma-separated integer ids such as 30,31,32, got {value!r}"
+            )
+        ids = sorted({int(part) for part in value.split(",") if part.strip()})
+        if len(ids) > MAX_EXPORT_IDS:
+            raise serializers.ValidationError(
+                f"at most {MAX_EXPORT_IDS} ids per request (use all=true for everything)"
+            )
+        return ids
+
+    def validate_run(self, value: int) -> ExtractionRun:
+        return existing_run(value)
+
+    def validate(self, attrs: dict) -> dict:
+        if not attrs.get("all") and not attrs.get("discussion_ids"):
+            raise serializers.ValidationError(
+                "Choose what to export: ?discussion_ids=30,31,32 or ?all=true."
+            )
+        return attrs
+
+
+class JobStartedSerializer(serializers.Serializer):
+    job_id = serializers.IntegerField()
+    status = serializers.CharField()
+    url = serializers.URLField(help_text="poll this for progress")
+    download_url = serializers.URLField(required=False, help_text="the file, once done")
+
+
+class ImportSummarySerializer(serializers.Serializer):
+    discussions_created = serializers.IntegerField()
+    discussions_existing = serializers.IntegerField()
+    statements_created = serializers.IntegerField()
+    extractions_created = serializers.IntegerField()
+    approved_created = serializers.IntegerField()
+    message = serializers.CharField(source="line")

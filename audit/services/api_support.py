@@ -1,0 +1,248 @@
+"""Reads and small workflows the REST API needs on top of the audit services.
+
+Selectors (``*_list``) return querysets in a stable order (by id); the workflows keep the
+existing services (``discussions_import``, ``extractions_import``, ``feedback_*``) the single
+place where data is written.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Count, Q, QuerySet
+from django.utils.dateparse import parse_date, parse_datetime
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError as SchemaError
+from rest_framework.authtoken.models import Token
+
+from audit.models import (
+    Discussion,
+    Extraction,
+    ExtractionRun,
+    Feedback,
+    Statement,
+)
+from audit.roles import is_admin
+from audit.schemas import GROUND_TRUTH_EXPORT_SCHEMA, PayloadError, PayloadIssue, format_path
+from audit.services.transfer import ImportSummary, discussions_import
+
+# Limits of the model fields the import writes (PostgreSQL enforces them; SQLite does not).
+MAX_EXTERNAL_ID = 200
+MAX_SPEAKER = 200
+MAX_MODEL_NAME = 200
+MAX_PROMPT_VERSION = 100
+MAX_ORDER = 2_147_483_647
+
+_EXPORT_VALIDATOR = Draft202012Validator(GROUND_TRUTH_EXPORT_SCHEMA)
+
+
+# --- discussions -------------------------------------------------------------------------------
+
+
+def discussions_list(*, filters: dict[str, Any] | None = None) -> QuerySet[Discussion]:
+    filters = filters or {}
+    qs = Discussion.objects.annotate(
+        n_statements=Count("statements", distinct=True),
+        n_approved=Count(
+            "statements__feedback",
+            filter=Q(statements__feedback__status=Feedback.Status.APPROVED),
+            distinct=True,
+        ),
+    )
+    if "external_id" in filters:
+        qs = qs.filter(external_id=filters["external_id"])
+    if filters.get("has_approved") is True:
+        qs = qs.filter(n_approved__gt=0)
+    elif filters.get("has_approved") is False:
+        qs = qs.filter(n_approved=0)
+    return qs.order_by("id")
+
+
+def _import_issues(fields: dict, statements: list, path: str) -> list[PayloadIssue]:
+    """What discussions_import would store badly or crash on: dates, lengths, ranges."""
+    issues: list[PayloadIssue] = []
+
+    def text_limit(value: Any, limit: int, where: str) -> None:
+        if isinstance(value, str) and len(value) > limit:
+            issues.append(PayloadIssue(where, f"at most {limit} characters"))
+
+    def date_like(value: Any, where: str, parser) -> None:
+        if value is None:
+            return
+        try:
+            ok = isinstance(value, str) and parser(value) is not None
+        except ValueError:
+            ok = False
+        if not ok:
+            issues.append(PayloadIssue(where, f"{value!r} is not a valid ISO 8601 value"))
+
+    prefix = f"{path}." if path else ""
+    text_limit(fields.get("external_id"), MAX_EXTERNAL_ID, f"{prefix}external_id")
+    date_like(fields.get("date"), f"{prefix}date", parse_date)
+    for index, statement in enumerate(statements if isinstance(statements, list) else []):
+        if not isinstance(statement, dict):
+            continue
+        where = f"{prefix}statements[{index}]"
+        order = statement.get("order")
+        if isinstance(order, int) and not 0 <= order <= MAX_ORDER:
+            issues.append(PayloadIssue(f"{where}.order", f"must be between 0 and {MAX_ORDER}"))
+        text_limit(statement.get("speaker"), MAX_SPEAKER, f"{where}.speaker")
+        run = statement.get("extraction_run")
+        if isinstance(run, dict):
+            text_limit(run.get("model_name"), MAX_MODEL_NAME, f"{where}.extraction_run.model_name")
+            text_limit(
+                run.get("prompt_version"),
+                MAX_PROMPT_VERSION,
+                f"{where}.extraction_run.prompt_version",
+            )
+        approved = statement.get("approved_feedback")
+        if isinstance(approved, dict):
+            date_like(
+                approved.get("approved_at"),
+                f"{where}.approved_feedback.approved_at",
+                parse_datetime,
+            )
+    return issues
+
+
+@transaction.atomic
+def discussion_create(
+    *, data: dict[str, Any], run: ExtractionRun | None = None
+) -> tuple[Discussion, bool]:
+    """Create one discussion with its statements (and AI extractions) through the import.
+
+    ``data`` is ``{"discussion": {...}, "statements": [...]}``; statements' ``pdp_deltas`` are
+    stored as extractions of ``run`` (default: the "imported" run). Idempotent by external id:
+    returns ``(discussion, created)``.
+    """
+    payload = copy.deepcopy(data)
+    fields = payload.get("discussion")
+    statements = payload.get("statements", [])
+    if not isinstance(fields, dict):
+        raise PayloadError([PayloadIssue("discussion", "expected an object")])
+    issues = _import_issues(fields, statements, "discussion")
+    if issues:
+        raise PayloadError(issues)
+    external_id = fields.get("external_id") or uuid.uuid4().hex
+    fields["external_id"] = str(external_id)
+    fields.pop("id", None)
+    if run is not None and isinstance(statements, list):
+        for statement in statements:
+            if isinstance(statement, dict) and statement.get("pdp_deltas") is not None:
+                statement["extraction_run"] = {
+                    "model_name": run.model_name,
+                    "prompt_version": run.prompt_version,
+                }
+    summary = discussions_import(data=payload)
+    discussion = Discussion.objects.get(external_id=fields["external_id"])
+    return discussion, summary.discussions_created == 1
+
+
+def discussion_statements(*, discussion: Discussion) -> QuerySet[Statement]:
+    return discussion.statements.select_related("speaker").order_by("order", "id")
+
+
+# --- ground-truth import (the export format) ----------------------------------------------------
+
+
+def ground_truth_import(*, data: Any) -> ImportSummary:
+    """Import a ground-truth export file (schema v1), validated against the published schema."""
+    errors = [leaf for e in _EXPORT_VALIDATOR.iter_errors(data) for leaf in _leaves(e)]
+    errors.sort(key=lambda e: list(map(str, e.absolute_path)))
+    issues = [PayloadIssue(format_path(e.absolute_path), e.message) for e in errors[:50]]
+    if not issues:
+        for index, item in enumerate(data["discussions"]):
+            issues += _import_issues(item, item.get("statements", []), f"discussions[{index}]")
+    if issues:
+        raise PayloadError(issues)
+    return discussions_import(data=data)
+
+
+def _leaves(error: SchemaError) -> list[SchemaError]:
+    """The specific errors under a "oneOf [X, null]": what is wrong inside X, not "matches none"."""
+    if not error.context:
+        return [error]
+    inner = [
+        e for e in error.context if not (e.validator == "type" and e.validator_value == "null")
+    ]
+    return [leaf for e in inner for leaf in _leaves(e)] or [error]
+
+
+# --- extraction runs and extractions ------------------------------------------------------------
+
+
+def extraction_runs_list(*, filters: dict[str, Any] | None = None) -> QuerySet[ExtractionRun]:
+    filters = filters or {}
+    qs = ExtractionRun.objects.all()
+    for key in ("model_name", "prompt_version"):
+        if key in filters:
+            qs = qs.filter(**{key: filters[key]})
+    return qs.order_by("id")
+
+
+@transaction.atomic
+def extraction_run_create(
+    *, model_name: str, prompt_version: str, notes: str = ""
+) -> tuple[ExtractionRun, bool]:
+    """The run for this model and prompt version, created if new (idempotent for pipelines)."""
+    run, created = ExtractionRun.objects.get_or_create(
+        model_name=model_name, prompt_version=prompt_version, defaults={"notes": notes}
+    )
+    return run, created
+
+
+def extractions_list(*, filters: dict[str, Any] | None = None) -> QuerySet[Extraction]:
+    filters = filters or {}
+    qs = Extraction.objects.select_related("statement")
+    if "run" in filters:
+        qs = qs.filter(run_id=filters["run"])
+    if "discussion" in filters:
+        qs = qs.filter(statement__discussion_id=filters["discussion"])
+    if "statement" in filters:
+        qs = qs.filter(statement_id=filters["statement"])
+    return qs.order_by("id")
+
+
+# --- feedback ----------------------------------------------------------------------------------
+
+
+def feedback_list(
+    *, user: AbstractBaseUser, filters: dict[str, Any] | None = None
+) -> QuerySet[Feedback]:
+    """The feedback the user may see (auditors: their own; admins: all), filtered."""
+    filters = filters or {}
+    qs = Feedback.objects.visible_to(user).select_related("statement", "auditor", "approved_by")
+    if "discussion" in filters:
+        qs = qs.filter(statement__discussion_id=filters["discussion"])
+    if "statement" in filters:
+        qs = qs.filter(statement_id=filters["statement"])
+    if "status" in filters:
+        qs = qs.filter(status=filters["status"])
+    if "auditor" in filters:
+        qs = qs.filter(auditor_id=filters["auditor"])
+    if "run" in filters:
+        qs = qs.filter(source_extraction__run_id=filters["run"])
+    return qs.order_by("id")
+
+
+# --- tokens ------------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def api_token_get_or_create(*, user: AbstractBaseUser, regenerate: bool = False) -> Token:
+    """The user's API token; ``regenerate`` replaces it (the old key stops working)."""
+    if regenerate:
+        Token.objects.filter(user=user).delete()
+    token, _ = Token.objects.get_or_create(user=user)
+    return token
+
+
+def api_token_allowed(*, user: AbstractBaseUser) -> bool:
+    """Tokens are handed to scripts: only active users in a role group get one."""
+    from audit.roles import is_auditor
+
+    return bool(user.is_active) and (is_admin(user) or is_auditor(user))

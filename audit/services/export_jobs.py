@@ -1,0 +1,139 @@
+"""Ground-truth exports too large for a request: a ComputeJob that writes the file.
+
+``ground_truth_export_start`` decides: small selections are exported in the request, large ones
+(more approved statements than ``settings.EXPORT_SYNC_MAX_STATEMENTS``) become a job whose
+Celery task (``metrics.tasks.export_ground_truth_job``) calls ``ground_truth_export_job_run``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.utils import timezone
+
+from audit.models import ExtractionRun, Feedback
+from audit.services.transfer import NothingToExport, ground_truth_export
+from metrics.models import ComputeJob
+
+log = logging.getLogger(__name__)
+
+EXPORT_TASK = "metrics.tasks.export_ground_truth_job"
+
+
+@dataclass
+class ExportOutcome:
+    """Either the export itself (``data``) or the job that will write it (``job``)."""
+
+    data: dict[str, Any] | None = None
+    job: ComputeJob | None = None
+
+
+def ground_truth_export_size(*, discussion_ids: list[int] | None, all_discussions: bool) -> int:
+    """How many approved statements the selection holds."""
+    approved = Feedback.objects.approved()
+    if not all_discussions:
+        approved = approved.filter(statement__discussion_id__in=discussion_ids or [])
+    return approved.count()
+
+
+def ground_truth_export_start(
+    *,
+    user: AbstractBaseUser,
+    discussion_ids: list[int] | None = None,
+    all_discussions: bool = False,
+    run: ExtractionRun | None = None,
+) -> ExportOutcome:
+    """Export now, or queue a background job when the selection is large.
+
+    Raises ``NothingToExport`` when no approved ground truth matches.
+    """
+    size = ground_truth_export_size(discussion_ids=discussion_ids, all_discussions=all_discussions)
+    if size == 0:
+        raise NothingToExport("No approved ground truth matches the request.")
+    if size <= settings.EXPORT_SYNC_MAX_STATEMENTS:
+        data = ground_truth_export(
+            discussion_ids=discussion_ids, all_discussions=all_discussions, run=run
+        )
+        return ExportOutcome(data=data)
+    job = ComputeJob.objects.create(
+        kind=ComputeJob.Kind.EXPORT,
+        params={
+            "discussion_ids": sorted(discussion_ids or []),
+            "all": all_discussions,
+            "run": run.pk if run else None,
+            "approved_statements": size,
+        },
+        created_by=user,
+    )
+    transaction.on_commit(lambda: _queue_export(job.pk))
+    return ExportOutcome(job=job)
+
+
+def _queue_export(job_id: int) -> None:
+    from metrics import tasks
+    from metrics.services import task_enqueue
+
+    if not task_enqueue(tasks.export_ground_truth_job, job_id=job_id):
+        _fail(job_id, "Could not queue the export (the task broker is unavailable); try again.")
+
+
+def _set_progress(job_id: int, done: int, total: int) -> None:
+    ComputeJob.objects.filter(pk=job_id).update(done=done, total=total)
+
+
+def ground_truth_export_job_run(*, job_id: int) -> ComputeJob:
+    """Run an export job: write the JSON file to ``result_file``, recording progress."""
+    job = ComputeJob.objects.get(pk=job_id, kind=ComputeJob.Kind.EXPORT)
+    if job.cancel_requested and job.status == ComputeJob.Status.QUEUED:
+        ComputeJob.objects.filter(pk=job_id).update(
+            status=ComputeJob.Status.CANCELLED, finished_at=timezone.now()
+        )
+        job.refresh_from_db()
+        return job
+    # Only one worker runs a job, even if its task was delivered twice.
+    claimed = ComputeJob.objects.filter(pk=job_id, status=ComputeJob.Status.QUEUED).update(
+        status=ComputeJob.Status.RUNNING, started_at=timezone.now(), error=""
+    )
+    if not claimed:
+        return job
+    params = job.params or {}
+    try:
+        run = (
+            ExtractionRun.objects.filter(pk=params.get("run")).first()
+            if params.get("run")
+            else None
+        )
+        data = ground_truth_export(
+            discussion_ids=params.get("discussion_ids") or None,
+            all_discussions=bool(params.get("all")),
+            run=run,
+            progress=lambda done, total: _set_progress(job_id, done, total),
+        )
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        job.refresh_from_db()
+        job.result_file.save(
+            f"ground-truth-job-{job_id}.json", ContentFile(text.encode("utf-8")), save=False
+        )
+        job.status = ComputeJob.Status.DONE
+        job.finished_at = timezone.now()
+        job.save(update_fields=["result_file", "status", "finished_at"])
+    except (NothingToExport, ValueError) as exc:
+        _fail(job_id, str(exc))
+    except Exception as exc:  # the job must end in a visible state, whatever went wrong
+        log.exception("ground-truth export job %s failed", job_id)
+        _fail(job_id, f"{type(exc).__name__}: {exc}")
+    job.refresh_from_db()
+    return job
+
+
+def _fail(job_id: int, message: str) -> None:
+    ComputeJob.objects.filter(pk=job_id).update(
+        status=ComputeJob.Status.FAILED, error=message, finished_at=timezone.now()
+    )

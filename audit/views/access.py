@@ -1,0 +1,84 @@
+"""Who may open what: role decorators, scoped lookups, and turning workflow errors into replies."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils.http import url_has_allowed_host_and_scheme
+
+from audit.models import Feedback
+from audit.roles import is_admin, is_auditor
+
+View = Callable[..., HttpResponse]
+
+
+def role_required(check: Callable) -> Callable[[View], View]:
+    def decorator(view: View) -> View:
+        @login_required
+        @wraps(view)
+        def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            if not check(request.user):
+                raise PermissionDenied("Your account has no role that may open this page.")
+            return view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorator
+
+
+auditor_required = role_required(is_auditor)
+admin_required = role_required(is_admin)
+
+
+def visible_feedback(request: HttpRequest, pk: int) -> Feedback:
+    """Feedback the user may see: their own, or anyone's for admins. Others' ids give 404."""
+    queryset = Feedback.objects.visible_to(request.user).select_related(
+        "statement__discussion", "statement__speaker", "auditor"
+    )
+    return get_object_or_404(queryset, pk=pk)
+
+
+def safe_next(request: HttpRequest, default: str) -> str:
+    """Where to go after a plain (non-htmx) POST: a local ?next= or the default."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if url_has_allowed_host_and_scheme(target, {request.get_host()}, request.is_secure()):
+        return target
+    return default
+
+
+def safe_referer(request: HttpRequest) -> str:
+    referer = request.headers.get("Referer", "")
+    allowed = url_has_allowed_host_and_scheme(referer, {request.get_host()}, request.is_secure())
+    return referer if allowed else "/"
+
+
+def error_fragment(
+    request: HttpRequest,
+    messages: list[str],
+    *,
+    status: int,
+    target: str | None = None,
+    template: str = "audit/parts.html#error",
+    extra: dict | None = None,
+) -> HttpResponse:
+    """A 4xx reply htmx swaps into `target` (see htmx-config in base.html), keeping the form."""
+    context = {
+        "messages_list": messages,
+        "status": status,
+        "target_id": (target or "#").lstrip("#"),
+        **(extra or {}),
+    }
+    if not request.htmx:
+        # Without JavaScript there is no form to keep on screen: a small page with a way back.
+        context["back"] = safe_referer(request)
+        return render(request, "audit/error.html", context, status=status)
+    response = render(request, template, context, status=status)
+    if target:
+        response["HX-Retarget"] = target
+        response["HX-Reswap"] = "outerHTML"
+    return response

@@ -1,0 +1,350 @@
+"""Turning PDP payloads into readable cards, diffs and the statement F1 panel.
+
+Pure functions over plain dicts: templates get ready-made strings and never resolve ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+ENTITY_KINDS = ("people", "events", "pair_bonds")
+KIND_TITLES = {"people": "People", "events": "Events", "pair_bonds": "Pair bonds"}
+SARF_ARROWS = {"up": "↑", "down": "↓", "same": "="}
+SARF_LETTERS = (("symptom", "S"), ("anxiety", "A"), ("relationship", "R"), ("functioning", "F"))
+
+
+def person_name(person: dict) -> str:
+    name = " ".join(str(part) for part in (person.get("name"), person.get("last_name")) if part)
+    return name or f"person {person.get('id')}"
+
+
+class Labels:
+    """Readable names for item ids, fed payload by payload in discussion order.
+
+    A later statement may rename someone, so a later payload's label wins.
+    """
+
+    def __init__(self) -> None:
+        self.people: dict[Any, str] = {}
+        self.bonds: dict[Any, tuple[Any, Any]] = {}
+        self.events: dict[Any, str] = {}
+
+    def feed(self, payload: dict | None) -> Labels:
+        payload = payload or {}
+        for person in _items(payload, "people"):
+            self.people[person.get("id")] = person_name(person)
+        for bond in _items(payload, "pair_bonds"):
+            self.bonds[bond.get("id")] = (bond.get("person_a"), bond.get("person_b"))
+        for event in _items(payload, "events"):
+            self.events[event.get("id")] = self._event_title(event)
+        return self
+
+    def copy(self) -> Labels:
+        clone = Labels()
+        clone.people, clone.bonds, clone.events = (
+            dict(self.people),
+            dict(self.bonds),
+            dict(self.events),
+        )
+        return clone
+
+    def person(self, ident: Any) -> str:
+        if ident is None or ident == "":
+            return "—"
+        return self.people.get(ident, f"person {ident}")
+
+    def bond(self, ident: Any) -> str:
+        if ident is None or ident == "":
+            return "—"
+        if ident not in self.bonds:
+            return f"pair bond {ident}"
+        a, b = self.bonds[ident]
+        return f"{self.person(a)} & {self.person(b)}"
+
+    def any(self, ident: Any) -> str:
+        """What a delete id refers to, whichever list it lives in."""
+        if ident in self.people:
+            return f"person {self.people[ident]}"
+        if ident in self.events:
+            return f"event {self.events[ident]}"
+        if ident in self.bonds:
+            return f"pair bond {self.bond(ident)}"
+        return f"item {ident}"
+
+    def _event_title(self, event: dict) -> str:
+        who = event.get("person")
+        kind = str(event.get("kind") or "event")
+        return f"{kind} · {self.person(who)}" if who is not None else kind
+
+
+def _items(payload: dict | None, kind: str) -> list[dict]:
+    value = (payload or {}).get(kind)
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def content(item: dict) -> dict:
+    """An item without its confidence: what the auditor actually asserts."""
+    return {key: value for key, value in item.items() if key != "confidence"}
+
+
+# --- cards ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Card:
+    kind: str
+    id: Any
+    title: str
+    lines: list[tuple[str, str]] = field(default_factory=list)
+    codes: list[str] = field(default_factory=list)
+    confidence: Any = None
+    state: str = ""  # "", "added", "changed", "removed", "here" (coded at this statement)
+    changed_fields: list[str] = field(default_factory=list)
+
+    @property
+    def tag(self) -> str:
+        return {"people": "Person", "events": "Event", "pair_bonds": "Bond"}[self.kind]
+
+
+def _confidence(item: dict) -> str:
+    value = item.get("confidence")
+    return (
+        "" if value is None else f"{value:.2f}" if isinstance(value, (int, float)) else str(value)
+    )
+
+
+def person_card(person: dict, labels: Labels) -> Card:
+    lines = [("Gender", person.get("gender") or "—")]
+    if person.get("parents") is not None:
+        lines.append(("Parents", labels.bond(person["parents"])))
+    elif person.get("parent_a") is not None or person.get("parent_b") is not None:
+        parents = (
+            f"{labels.person(person.get('parent_a'))} & {labels.person(person.get('parent_b'))}"
+        )
+        lines.append(("Parents", parents))
+    return Card(
+        "people", person.get("id"), person_name(person), lines, confidence=_confidence(person)
+    )
+
+
+def _date_text(event: dict) -> str:
+    date = event.get("dateTime") or "no date"
+    if event.get("endDateTime"):
+        date = f"{date} – {event['endDateTime']}"
+    certainty = event.get("dateCertainty")
+    return f"{date} ({certainty})" if certainty else date
+
+
+def sarf_codes(event: dict, labels: Labels) -> list[str]:
+    codes = []
+    for variable, letter in SARF_LETTERS:
+        value = event.get(variable)
+        if value is None:
+            continue
+        code = f"{letter} {SARF_ARROWS.get(value, value)}"
+        if variable == "relationship":
+            targets = [labels.person(t) for t in event.get("relationshipTargets") or []]
+            triangles = [labels.person(t) for t in event.get("relationshipTriangles") or []]
+            code += f" → {', '.join(targets)}" if targets else ""
+            code += f" △ {', '.join(triangles)}" if triangles else ""
+        codes.append(code)
+    return codes
+
+
+def event_card(event: dict, labels: Labels) -> Card:
+    lines = [("Who", labels.person(event.get("person")))]
+    for key, label in (("spouse", "Spouse"), ("child", "Child")):
+        if event.get(key) is not None:
+            lines.append((label, labels.person(event[key])))
+    lines.append(("When", _date_text(event)))
+    for key in ("description", "location", "notes"):
+        if event.get(key):
+            lines.append((key.title(), str(event[key])))
+    title = str(event.get("kind") or "event").title()
+    return Card(
+        "events", event.get("id"), title, lines, sarf_codes(event, labels), _confidence(event)
+    )
+
+
+def bond_card(bond: dict, labels: Labels) -> Card:
+    married = {True: "yes", False: "no"}.get(bond.get("married"), "unknown")
+    title = f"{labels.person(bond.get('person_a'))} & {labels.person(bond.get('person_b'))}"
+    return Card(
+        "pair_bonds", bond.get("id"), title, [("Married", married)], confidence=_confidence(bond)
+    )
+
+
+CARD_BUILDERS = {"people": person_card, "events": event_card, "pair_bonds": bond_card}
+
+
+@dataclass
+class PayloadView:
+    """A payload as cards per kind plus its deletes, ready for a template."""
+
+    sections: list[tuple[str, list[Card]]]
+    deletes: list[tuple[Any, str, str]]  # (id, label, state)
+    empty: bool
+
+
+def present(payload: dict | None, labels: Labels, *, base: dict | None = None) -> PayloadView:
+    """Cards for a payload; with a base payload, items are marked added / changed / removed."""
+    payload = payload or {}
+    sections = []
+    for kind in ENTITY_KINDS:
+        cards = [CARD_BUILDERS[kind](item, labels) for item in _items(payload, kind)]
+        if base is not None:
+            cards = _mark(kind, cards, payload, base, labels)
+        sections.append((kind, cards))
+    deletes = _delete_rows(payload, base, labels)
+    empty = not any(cards for _, cards in sections) and not deletes
+    return PayloadView(sections, deletes, empty)
+
+
+def _mark(kind: str, cards: list[Card], payload: dict, base: dict, labels: Labels) -> list[Card]:
+    diff = diff_kind(_items(base, kind), _items(payload, kind))
+    for card in cards:
+        card.state, card.changed_fields = diff.states.get(card.id, ("", []))
+    for item in diff.removed:
+        card = CARD_BUILDERS[kind](item, labels)
+        card.state = "removed"
+        cards.append(card)
+    return cards
+
+
+def _delete_rows(payload: dict, base: dict | None, labels: Labels) -> list[tuple[Any, str, str]]:
+    ids = list(payload.get("delete") or [])
+    base_ids = set((base or {}).get("delete") or [])
+    rows = [
+        (i, labels.any(i), "added" if base is not None and i not in base_ids else "") for i in ids
+    ]
+    if base is not None:
+        rows += [(i, labels.any(i), "removed") for i in (base.get("delete") or []) if i not in ids]
+    return rows
+
+
+# --- diffs ----------------------------------------------------------------------------------
+
+
+@dataclass
+class KindDiff:
+    states: dict[Any, tuple[str, list[str]]]  # id -> (state, changed fields)
+    removed: list[dict]
+
+
+def diff_kind(base_items: Iterable[dict], items: Iterable[dict]) -> KindDiff:
+    """Match items by id: the auditor's copy keeps the AI's ids, so ids line up."""
+    base_by_id = {item.get("id"): item for item in base_items}
+    states: dict[Any, tuple[str, list[str]]] = {}
+    seen = set()
+    for item in items:
+        ident = item.get("id")
+        seen.add(ident)
+        before = base_by_id.get(ident)
+        if before is None:
+            states[ident] = ("added", [])
+        elif content(before) != content(item):
+            states[ident] = ("changed", changed_fields(before, item))
+    removed = [item for ident, item in base_by_id.items() if ident not in seen]
+    return KindDiff(states, removed)
+
+
+def changed_fields(before: dict, after: dict) -> list[str]:
+    keys = (set(before) | set(after)) - {"confidence", "id"}
+    return sorted(key for key in keys if before.get(key) != after.get(key))
+
+
+def diff_summary(before: dict | None, after: dict | None) -> str:
+    """One line such as "+1 people, ~2 events, −1 pair_bonds" for the revision history."""
+    parts = []
+    for kind in ENTITY_KINDS:
+        diff = diff_kind(_items(before, kind), _items(after, kind))
+        added = sum(1 for state, _ in diff.states.values() if state == "added")
+        changed = sum(1 for state, _ in diff.states.values() if state == "changed")
+        parts += [f"+{_count(added, kind)}"] if added else []
+        parts += [f"~{_count(changed, kind)}"] if changed else []
+        parts += [f"−{_count(len(diff.removed), kind)}"] if diff.removed else []
+    before_deletes, after_deletes = (
+        set((before or {}).get("delete") or []),
+        set((after or {}).get("delete") or []),
+    )
+    if before_deletes != after_deletes:
+        parts.append("deletes changed")
+    return ", ".join(parts) or "no content change"
+
+
+def _count(n: int, kind: str) -> str:
+    singular = {"people": "person", "events": "event", "pair_bonds": "pair bond"}[kind]
+    return f"{n} {singular if n == 1 else KIND_TITLES[kind].lower()}"
+
+
+# --- statement F1 ---------------------------------------------------------------------------
+
+
+@dataclass
+class F1Row:
+    kind: str
+    title: str
+    f1: float | None
+    tp: int
+    fp: int
+    fn: int
+    matches: list[tuple[str, str, float | None]]
+    spurious: list[str]
+    missed: list[str]
+
+
+def _payload_labels(payload: dict | None, fallback: Labels) -> dict[str, dict[Any, str]]:
+    labels = fallback.copy().feed(payload)
+    titles: dict[str, dict[Any, str]] = {}
+    for kind in ENTITY_KINDS:
+        titles[kind] = {
+            item.get("id"): f"{CARD_BUILDERS[kind](item, labels).title} ({item.get('id')})"
+            for item in _items(payload, kind)
+        }
+    return titles
+
+
+def f1_rows(values: dict, ai: dict | None, gt: dict | None, labels: Labels) -> list[F1Row]:
+    """Per-type rows naming which AI item matched which ground-truth item.
+
+    `gt` is None when the viewer may not see the approved feedback: ids stand in for names.
+    """
+    ai_titles = _payload_labels(ai, labels)
+    gt_titles = _payload_labels(gt, labels) if gt is not None else {k: {} for k in ENTITY_KINDS}
+    return [_f1_row(kind, values, ai_titles[kind], gt_titles[kind]) for kind in ENTITY_KINDS]
+
+
+def _f1_row(kind: str, values: dict, ai_t: dict, gt_t: dict) -> F1Row:
+    def ai(ident: Any) -> str:
+        return ai_t.get(ident, f"#{ident}")
+
+    def gt(ident: Any) -> str:
+        return gt_t.get(ident, f"#{ident}")
+
+    return F1Row(
+        kind=kind,
+        title=KIND_TITLES[kind],
+        f1=values.get(f"{kind}_f1"),
+        tp=values.get(f"{kind}_tp", 0),
+        fp=values.get(f"{kind}_fp", 0),
+        fn=values.get(f"{kind}_fn", 0),
+        matches=[
+            (ai(m.get("ai_id")), gt(m.get("gt_id")), m.get("score"))
+            for m in values.get(f"{kind}_matches") or []
+        ],
+        spurious=[ai(i) for i in values.get(f"{kind}_fp_ids") or []],
+        missed=[gt(i) for i in values.get(f"{kind}_fn_ids") or []],
+    )
+
+
+def sarf_scores(values: dict) -> list[tuple[str, float | None]]:
+    return [(name.title(), values.get(f"{name}_macro_f1")) for name, _ in SARF_LETTERS]
+
+
+def f1_tone(value: float | None) -> str:
+    """Badge colour: good from 0.8, warn from 0.5."""
+    if value is None:
+        return ""
+    return "good" if value >= 0.8 else "warn" if value >= 0.5 else "bad"

@@ -1,0 +1,442 @@
+"""Coding a statement: start, edit (form or raw JSON), autosave, submit, history and restore."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from audit.forms import (
+    CHOICES,
+    EDITED_CONFIDENCE,
+    apply_op,
+    base_version,
+    field_name,
+    issue_field,
+    mark_edited,
+    parse_json_payload,
+    payload_from_post,
+)
+from audit.models import Feedback, Statement
+from audit.roles import is_admin
+from audit.schemas import PayloadError, validate_pdp
+from audit.services import (
+    StaleVersion,
+    WorkflowError,
+    feedback_record_conflict,
+    feedback_restore,
+    feedback_save,
+    feedback_start,
+    feedback_submit,
+)
+from audit.views.access import auditor_required, error_fragment, safe_next, visible_feedback
+from audit.views.discussion import card_context, statement_url
+from audit.views.display import ENTITY_KINDS, Labels, content, diff_summary
+from audit.views.presence import presence_others
+from audit.views.rows import choose_run, coded_payloads, discussion_runs
+from metrics.families.extraction import cumulative
+
+# --- the editor's context ---------------------------------------------------------------------
+
+
+@dataclass
+class Editor:
+    feedback: Feedback
+    items: dict[str, list[dict]]
+    people: list[tuple[Any, str]]
+    bonds: list[tuple[Any, str]]
+    deletable: list[tuple[Any, str]]
+    delete_rows: list[tuple[Any, str]]
+    others: list[dict]
+    json_text: str
+    is_owner: bool
+    choices: dict = field(default_factory=lambda: CHOICES)
+    issues: list[str] = field(default_factory=list)
+
+
+def _issue_map(issues: list) -> dict[tuple[str, int], dict[str, str]]:
+    """Schema issues by (kind, index) and field, to mark the right input."""
+    found: dict[tuple[str, int], dict[str, str]] = {}
+    for issue in issues:
+        located = issue_field(issue.path)
+        if located:
+            kind, index, name = located
+            found.setdefault((kind, index), {})[name] = issue.message
+    return found
+
+
+def build_editor(
+    request: HttpRequest, feedback: Feedback, rows: list, *, payload=None, error=None
+) -> Editor:
+    """Pickers list the people and bonds known so far: the coding of earlier statements
+    (the feedback owner's, else the AI's) plus this statement's own items."""
+    payload = payload if payload is not None else feedback.edited_extraction
+    before = cumulative(coded_payloads(rows)[:-1])
+    labels = Labels().feed(before).feed(payload)
+    people = _options(before["people"], payload.get("people"), labels.person)
+    bonds = _options(before["pair_bonds"], payload.get("pair_bonds"), labels.bond)
+    _keep_dangling(people, bonds, payload, labels)
+    return Editor(
+        feedback=feedback,
+        items=_editor_items(payload, error),
+        people=people,
+        bonds=bonds,
+        deletable=[(i.get("id"), labels.any(i.get("id"))) for k in ENTITY_KINDS for i in before[k]],
+        delete_rows=[(i, labels.any(i)) for i in payload.get("delete") or []],
+        others=presence_others(feedback.statement_id, request.user),
+        json_text=json.dumps(feedback.edited_extraction, indent=2),
+        is_owner=feedback.auditor_id == request.user.pk,
+        issues=error.messages() if error else [],
+    )
+
+
+def _editor_items(payload: dict, error: PayloadError | None) -> dict[str, list[dict]]:
+    """Each item with its input-name prefix and the schema issues about it."""
+    issues = _issue_map(error.issues if error else [])
+    return {
+        kind: [
+            {
+                "index": i,
+                "kind": kind,
+                "prefix": f"{kind}-{i}-",
+                "item": item,
+                "errors": issues.get((kind, i), {}),
+            }
+            for i, item in enumerate(payload.get(kind) or [])
+        ]
+        for kind in ENTITY_KINDS
+    }
+
+
+def _options(earlier: list[dict], current: list[dict] | None, label) -> list[tuple[Any, str]]:
+    by_id = {item.get("id"): item for item in earlier}
+    by_id.update({item.get("id"): item for item in current or [] if isinstance(item, dict)})
+    return [(ident, f"{label(ident)} ({ident})") for ident in by_id]
+
+
+def _keep_dangling(people: list, bonds: list, payload: dict, labels: Labels) -> None:
+    """A link to someone the pickers do not know must stay selectable, or saving would drop it."""
+    known_people, known_bonds = {i for i, _ in people}, {i for i, _ in bonds}
+    for ident in referenced_people(payload) - known_people:
+        people.append((ident, f"unknown person ({ident})"))
+    for person in payload.get("people") or []:
+        bond = person.get("parents") if isinstance(person, dict) else None
+        if bond is not None and bond not in known_bonds:
+            bonds.append((bond, f"{labels.bond(bond)} (unknown)"))
+            known_bonds.add(bond)
+
+
+def referenced_people(payload: dict) -> set:
+    ids = set()
+    for event in payload.get("events") or []:
+        ids |= {event.get(k) for k in ("person", "spouse", "child")}
+        ids |= set(event.get("relationshipTargets") or []) | set(
+            event.get("relationshipTriangles") or []
+        )
+    for bond in payload.get("pair_bonds") or []:
+        ids |= {bond.get("person_a"), bond.get("person_b")}
+    return {i for i in ids if isinstance(i, int)}
+
+
+def editor_card(
+    request: HttpRequest,
+    feedback: Feedback,
+    *,
+    payload=None,
+    error=None,
+    status: int = 200,
+    template: str = "audit/parts.html#card",
+) -> HttpResponse:
+    """The statement card with the editor open on this feedback."""
+    context = card_context(request, feedback.statement, owner=feedback.auditor)
+    context["editor"] = build_editor(
+        request, feedback, context["rows"], payload=payload, error=error
+    )
+    return render(request, template, context, status=status)
+
+
+def _status_target(feedback: Feedback) -> str:
+    return f"#save-status-{feedback.pk}"
+
+
+def workflow_error(request: HttpRequest, exc: Exception, feedback: Feedback) -> HttpResponse:
+    """Say what went wrong where the save status shows; the form keeps what was typed."""
+    target = _status_target(feedback)
+    if isinstance(exc, StaleVersion):
+        latest = exc.feedback.revisions.exclude(action="conflict").select_related("author").first()
+        extra = {"feedback": exc.feedback, "changed_by": latest.author if latest else None}
+        response = error_fragment(
+            request, [str(exc)], status=409, target=target,
+            template="audit/parts.html#conflict", extra=extra,
+        )  # fmt: skip
+        response["HX-Trigger"] = json.dumps({"audit:conflict": {"feedback": feedback.pk}})
+        return response
+    if isinstance(exc, PayloadError):
+        fields = [field_name(issue.path) for issue in exc.issues if issue.path]
+        return error_fragment(
+            request, exc.messages(), status=422, target=target,
+            extra={"feedback": feedback, "fields": " ".join(fields)},
+        )  # fmt: skip
+    status = getattr(exc, "status_code", 400)
+    return error_fragment(
+        request, [_message(exc)], status=status, target=target, extra={"feedback": feedback}
+    )
+
+
+def _message(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        return " ".join(exc.messages)
+    return str(exc)
+
+
+# --- views ------------------------------------------------------------------------------------
+
+
+@require_POST
+@auditor_required
+def start(request: HttpRequest, pk: int) -> HttpResponse:
+    """Start coding a statement from the AI extraction (or reopen my existing draft)."""
+    statement = get_object_or_404(Statement.objects.select_related("discussion", "speaker"), pk=pk)
+    run = _run(request, statement)
+    try:
+        feedback = feedback_start(statement=statement, auditor=request.user, run=run)
+    except WorkflowError as exc:
+        return error_fragment(request, [str(exc)], status=exc.status_code, target=f"#card-msg-{pk}")
+    if request.htmx:
+        return editor_card(request, feedback)
+    return redirect(_edit_url(feedback, run))
+
+
+def _run(request: HttpRequest, statement: Statement):
+    return choose_run(request, discussion_runs(statement.discussion))
+
+
+def _edit_url(feedback: Feedback, run=None) -> str:
+    url = reverse("audit:feedback_edit", args=[feedback.pk])
+    return f"{url}?run={run.pk}" if run else url
+
+
+@require_GET
+@auditor_required
+def edit(request: HttpRequest, pk: int) -> HttpResponse:
+    """The editor: in place on the discussion page (htmx), or as its own page."""
+    feedback = visible_feedback(request, pk)
+    if not (feedback.is_editable or is_admin(request.user)):
+        # Approved ground truth is read-only for auditors: show the card instead.
+        if request.htmx:
+            context = card_context(request, feedback.statement)
+            return render(request, "audit/parts.html#card", context)
+        return redirect(reverse("audit:statement", args=[feedback.statement_id]))
+    if request.htmx:
+        return editor_card(request, feedback)
+    return editor_card(request, feedback, template="audit/statement.html")
+
+
+@require_POST
+@auditor_required
+def save(request: HttpRequest, pk: int) -> HttpResponse:
+    """Autosave and the editor's buttons: every request carries the whole form."""
+    feedback = visible_feedback(request, pk)
+    op = request.POST.get("op", "save")
+    stored = feedback.edited_extraction
+    payload = payload_from_post(request.POST, stored)
+    if op not in ("save", "submit"):
+        context = card_context(request, feedback.statement, owner=feedback.auditor)
+        payload = apply_op(payload, op, request.POST, known=coded_payloads(context["rows"]))
+    payload = mark_edited(stored, payload)
+    try:
+        saved = _save_if_changed(request, feedback, payload)
+        if op == "submit":
+            saved = feedback_submit(feedback=saved, user=request.user, base_version=saved.version)
+    except (WorkflowError, PayloadError, ValidationError) as exc:
+        if isinstance(exc, StaleVersion):
+            keep_losing_edit(request, exc, payload)
+        if not request.htmx:
+            return _editor_page_error(request, feedback, payload, exc)
+        return workflow_error(request, exc, feedback)
+    return _saved_reply(request, saved, stored, op)
+
+
+def keep_losing_edit(request: HttpRequest, exc: StaleVersion, payload: dict) -> None:
+    """The refused save rolled back; store the user's edit as a conflict revision instead."""
+    if payload != exc.feedback.edited_extraction:
+        feedback_record_conflict(feedback=exc.feedback, user=request.user, attempted=payload)
+
+
+def _save_if_changed(request: HttpRequest, feedback: Feedback, payload: dict) -> Feedback:
+    """Unchanged forms (a focus change, a repeated autosave) make no new revision."""
+    version = base_version(request.POST)
+    if version == feedback.version and payload == feedback.edited_extraction:
+        return feedback
+    return feedback_save(
+        feedback=feedback, user=request.user, edited_extraction=payload, base_version=version
+    )
+
+
+def _saved_reply(request: HttpRequest, saved: Feedback, before: dict, op: str) -> HttpResponse:
+    if not request.htmx:
+        run = _run(request, saved.statement)
+        if op == "submit":
+            messages.success(request, "Submitted for review.")
+            return redirect(statement_url(saved.statement, run))
+        messages.success(request, f"Saved (version {saved.version}).")
+        return redirect(_edit_url(saved, run))
+    if op == "submit":
+        return render(request, "audit/parts.html#card", card_context(request, saved.statement))
+    if op != "save":
+        return editor_card(request, saved)
+    context = {
+        "feedback": saved,
+        "confidences": _new_confidences(before, saved.edited_extraction),
+        "json_text": json.dumps(saved.edited_extraction, indent=2),
+    }
+    return render(request, "audit/parts.html#saved", context)
+
+
+def _new_confidences(before: dict, after: dict) -> list[tuple[str, Any, Any]]:
+    """(kind, id, confidence) of items whose confidence the save changed, for in-place update."""
+    changed = []
+    for kind in ENTITY_KINDS:
+        old = {i.get("id"): i.get("confidence") for i in before.get(kind) or []}
+        for item in after.get(kind) or []:
+            if old.get(item.get("id")) != item.get("confidence"):
+                changed.append((kind, item.get("id"), item.get("confidence")))
+    return changed
+
+
+def _editor_page_error(request, feedback, payload, exc) -> HttpResponse:
+    """Without JavaScript: the editor page again, with the input as typed and the problem."""
+    error = exc if isinstance(exc, PayloadError) else None
+    if error is None:
+        messages.error(request, _message(exc))
+    status = 422 if error else getattr(exc, "status_code", 400)
+    return editor_card(
+        request, feedback, payload=payload, error=error, status=status,
+        template="audit/statement.html",
+    )  # fmt: skip
+
+
+@require_POST
+@auditor_required
+def save_json(request: HttpRequest, pk: int) -> HttpResponse:
+    """The raw JSON editor, validated by the same schema as everything else."""
+    feedback = visible_feedback(request, pk)
+    target = f"#json-status-{feedback.pk}"
+    try:
+        data = parse_json_payload(request.POST.get("payload", ""))
+        payload = _confidence_for_json(feedback.edited_extraction, validate_pdp(data))
+        saved = feedback_save(
+            feedback=feedback, user=request.user, edited_extraction=payload,
+            base_version=base_version(request.POST),
+        )  # fmt: skip
+    except PayloadError as exc:
+        return error_fragment(request, exc.messages(), status=422, target=target)
+    except (WorkflowError, ValidationError) as exc:
+        if isinstance(exc, StaleVersion):
+            keep_losing_edit(request, exc, payload)
+            return workflow_error(request, exc, feedback)
+        return error_fragment(
+            request, [_message(exc)], status=getattr(exc, "status_code", 400), target=target
+        )
+    if request.htmx:
+        return editor_card(request, saved)
+    messages.success(request, f"Saved the JSON (version {saved.version}).")
+    return redirect(_edit_url(saved))
+
+
+def _confidence_for_json(before: dict, after: dict) -> dict:
+    """Edited items get confidence 1.0, unless the power user set a confidence themselves."""
+    old = {(kind, i.get("id")): i for kind in ENTITY_KINDS for i in before.get(kind) or []}
+    for kind in ENTITY_KINDS:
+        for item in after.get(kind) or []:
+            previous = old.get((kind, item.get("id")))
+            if previous is None:
+                item.setdefault("confidence", EDITED_CONFIDENCE)
+            elif previous.get("confidence") == item.get("confidence") and content(
+                previous
+            ) != content(item):
+                item["confidence"] = EDITED_CONFIDENCE
+    return after
+
+
+@require_POST
+@auditor_required
+def submit(request: HttpRequest, pk: int) -> HttpResponse:
+    feedback = visible_feedback(request, pk)
+    try:
+        feedback = feedback_submit(
+            feedback=feedback, user=request.user, base_version=base_version(request.POST)
+        )
+    except (WorkflowError, ValidationError) as exc:
+        target = f"#card-msg-{feedback.statement_id}"
+        status = getattr(exc, "status_code", 400)
+        return error_fragment(request, [_message(exc)], status=status, target=target)
+    if request.htmx:
+        return render(request, "audit/parts.html#card", card_context(request, feedback.statement))
+    messages.success(request, "Submitted for review.")
+    return redirect(safe_next(request, statement_url(feedback.statement)))
+
+
+# --- history ----------------------------------------------------------------------------------
+
+
+def history_context(request: HttpRequest, feedback: Feedback) -> dict:
+    """Revisions newest first, each with what it changed relative to the one before."""
+    revisions = list(feedback.revisions.select_related("author").order_by("version", "id"))
+    previous: dict | None = None
+    for revision in revisions:
+        before = revision.before if revision.action == "conflict" else previous
+        revision.summary = diff_summary(before, revision.after)
+        revision.after_json = json.dumps(revision.after, indent=2)
+        revision.is_current = False
+        if revision.action != "conflict":
+            previous = revision.after
+    # "current" marks the newest revision whose payload is the one in force.
+    current = [r for r in revisions if r.after == feedback.edited_extraction]
+    if current:
+        current[-1].is_current = True
+    can_edit = feedback.is_editable or is_admin(request.user)
+    return {
+        "feedback": feedback,
+        "statement": feedback.statement,
+        "revisions": list(reversed(revisions)),
+        "can_restore": can_edit
+        and (feedback.auditor_id == request.user.pk or is_admin(request.user)),
+    }
+
+
+@require_GET
+@auditor_required
+def history(request: HttpRequest, pk: int) -> HttpResponse:
+    feedback = visible_feedback(request, pk)
+    template = "audit/history.html#history" if request.htmx else "audit/history.html"
+    return render(request, template, history_context(request, feedback))
+
+
+@require_POST
+@auditor_required
+def restore(request: HttpRequest, pk: int, revision_pk: int) -> HttpResponse:
+    """Make an earlier revision (or a conflicting edit that lost) the current payload."""
+    feedback = visible_feedback(request, pk)
+    revision = get_object_or_404(feedback.revisions, pk=revision_pk)
+    try:
+        feedback = feedback_restore(
+            feedback=feedback, revision=revision, user=request.user,
+            base_version=base_version(request.POST),
+        )  # fmt: skip
+    except (WorkflowError, PayloadError, ValidationError) as exc:
+        status = getattr(exc, "status_code", 422 if isinstance(exc, PayloadError) else 400)
+        return error_fragment(request, [_message(exc)], status=status, target="#history-msg")
+    messages.success(
+        request, f"Restored revision v{revision.version} as version {feedback.version}."
+    )
+    if request.htmx:
+        return render(request, "audit/history.html#history", history_context(request, feedback))
+    return redirect(reverse("audit:feedback_history", args=[feedback.pk]))

@@ -1,0 +1,146 @@
+"""Admin review of one statement: the AI extraction and every auditor's coding side by side."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.db.models import Case, IntegerField, Q, Value, When
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from audit.forms import RejectForm
+from audit.models import Feedback, Statement
+from audit.services import WorkflowError, feedback_approve, feedback_reject
+from audit.views.access import admin_required, error_fragment, safe_next
+from audit.views.discussion import card_context
+from audit.views.display import Labels, present
+from audit.views.rows import choose_run, coded_payloads, discussion_rows, discussion_runs
+
+S = Feedback.Status
+# Submitted first: that is what the admin came for.
+STATUS_ORDER = Case(
+    When(status=S.SUBMITTED, then=Value(0)),
+    When(status=S.APPROVED, then=Value(1)),
+    When(status=S.REJECTED, then=Value(2)),
+    default=Value(3),
+    output_field=IntegerField(),
+)
+
+
+def next_in_queue(statement: Statement) -> int | None:
+    """The next statement (discussion order) with submitted feedback waiting."""
+    later = Q(statement__discussion_id__gt=statement.discussion_id) | Q(
+        statement__discussion_id=statement.discussion_id, statement__order__gt=statement.order
+    )
+    return (
+        Feedback.objects.filter(later, status=S.SUBMITTED)
+        .order_by("statement__discussion_id", "statement__order")
+        .values_list("statement_id", flat=True)
+        .first()
+    )
+
+
+def review_context(request: HttpRequest, statement: Statement) -> dict:
+    runs = discussion_runs(statement.discussion)
+    run = choose_run(request, runs)
+    rows = discussion_rows(statement.discussion, request.user, run, upto_order=statement.order)
+    labels = Labels()
+    for payload in coded_payloads(rows)[:-1]:
+        labels.feed(payload)
+    ai = rows[-1].ai_payload
+    feedback = statement.feedback.select_related("auditor", "approved_by").order_by(
+        STATUS_ORDER, "auditor__username"
+    )
+    columns = [
+        {
+            "feedback": f,
+            "view": present(f.edited_extraction, labels.copy().feed(f.edited_extraction), base=ai),
+        }
+        for f in feedback
+    ]
+    submitted = [c for c in columns if c["feedback"].status == S.SUBMITTED]
+    return {
+        "statement": statement,
+        "discussion": statement.discussion,
+        "row": rows[-1],
+        "run": run,
+        "runs": runs,
+        "ai_view": present(ai, labels.copy().feed(ai)),
+        "columns": columns,
+        "quick_approve": submitted[0]["feedback"] if len(submitted) == 1 else None,
+        "next_statement": next_in_queue(statement),
+    }
+
+
+@require_GET
+@admin_required
+def statement_review(request: HttpRequest, pk: int) -> HttpResponse:
+    statement = get_object_or_404(Statement.objects.select_related("discussion", "speaker"), pk=pk)
+    context = review_context(request, statement)
+    template = "audit/review.html#review" if request.htmx else "audit/review.html"
+    return render(request, template, context)
+
+
+def _reviewed(request: HttpRequest, feedback: Feedback, message: str) -> HttpResponse:
+    """After approve/reject: the fragment the button came from (card or review), or a redirect."""
+    statement = feedback.statement
+    if not request.htmx:
+        messages.success(request, message)
+        default = reverse("audit:statement_review", args=[statement.pk])
+        return redirect(safe_next(request, default))
+    if request.POST.get("view") == "card":
+        return render(request, "audit/parts.html#card", card_context(request, statement))
+    context = review_context(request, statement)
+    context["notice"] = message
+    return render(request, "audit/review.html#review", context)
+
+
+def _target(request: HttpRequest, feedback: Feedback) -> str:
+    prefix = "card-msg" if request.POST.get("view") == "card" else "review-msg"
+    return f"#{prefix}-{feedback.statement_id}"
+
+
+def _version(request: HttpRequest) -> int | None:
+    raw = request.POST.get("version", "")
+    return int(raw) if raw.isdigit() else None
+
+
+@require_POST
+@admin_required
+def approve(request: HttpRequest, pk: int) -> HttpResponse:
+    feedback = get_object_or_404(Feedback.objects.select_related("statement", "auditor"), pk=pk)
+    try:
+        feedback = feedback_approve(
+            feedback=feedback, admin=request.user, base_version=_version(request)
+        )
+    except WorkflowError as exc:
+        return error_fragment(
+            request, [str(exc)], status=exc.status_code, target=_target(request, feedback)
+        )
+    return _reviewed(
+        request, feedback, f"Approved {feedback.auditor.get_username()}'s coding as ground truth."
+    )
+
+
+@require_POST
+@admin_required
+def reject(request: HttpRequest, pk: int) -> HttpResponse:
+    """Back to the auditor as "needs changes", with the reason they will see."""
+    feedback = get_object_or_404(Feedback.objects.select_related("statement", "auditor"), pk=pk)
+    form = RejectForm(request.POST)
+    try:
+        if not form.is_valid():
+            raise ValidationError("A rejection needs a reason for the auditor.")
+        feedback = feedback_reject(
+            feedback=feedback, admin=request.user, reason=form.cleaned_data["reason"],
+            base_version=_version(request),
+        )  # fmt: skip
+    except (WorkflowError, ValidationError) as exc:
+        message = " ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
+        status = getattr(exc, "status_code", 422)
+        return error_fragment(request, [message], status=status, target=_target(request, feedback))
+    return _reviewed(
+        request, feedback, f"Sent back to {feedback.auditor.get_username()} with your reason."
+    )

@@ -1,0 +1,258 @@
+"""What a statement card shows, built for a whole discussion in a bounded number of queries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.http import HttpRequest
+
+from audit.models import (
+    BlindReview,
+    Discussion,
+    Extraction,
+    ExtractionRun,
+    Feedback,
+    Statement,
+    empty_pdp,
+)
+from audit.roles import is_admin
+from audit.views.display import Labels, PayloadView, f1_rows, f1_tone, present, sarf_scores
+from metrics.models import MetricResult
+
+EXTRACTION_FAMILY = "extraction"
+
+
+def discussion_runs(discussion: Discussion) -> list[ExtractionRun]:
+    """Runs that extracted something in this discussion, newest first."""
+    return list(
+        ExtractionRun.objects.filter(extractions__statement__discussion=discussion)
+        .distinct()
+        .latest_first()
+    )
+
+
+def choose_run(request: HttpRequest, runs: list[ExtractionRun]) -> ExtractionRun | None:
+    """The run named in ?run= (GET or POST) if it has extractions here, else the latest."""
+    wanted = request.GET.get("run") or request.POST.get("run")
+    for run in runs:
+        if str(run.pk) == wanted:
+            return run
+    return runs[0] if runs else None
+
+
+@dataclass
+class F1View:
+    status: str  # fresh / stale / failed / pending
+    value: float | None
+    tone: str
+    rows: list = field(default_factory=list)
+    sarf: list = field(default_factory=list)
+    exact_match: bool | None = None
+    totals: tuple[int, int, int] = (0, 0, 0)
+    computed_at: Any = None
+    error: str = ""
+
+    @property
+    def updating(self) -> bool:
+        return self.status in ("stale", "pending")
+
+
+@dataclass
+class StatementRow:
+    statement: Statement
+    extraction: Extraction | None = None
+    mine: Feedback | None = None
+    others: list[Feedback] = field(default_factory=list)  # admins: everyone else's feedback
+    has_approved: bool = False
+    ai_hidden: bool = False  # blind review: the auditor codes without seeing the AI
+    ai_view: PayloadView | None = None
+    mine_view: PayloadView | None = None
+    f1: F1View | None = None
+    quick_approve: Feedback | None = None  # the one submission the "a" key approves
+    lazy: bool = False  # rendered as a placeholder that loads itself when scrolled into view
+    presented: bool = False  # cards built (rows loaded only for names and payloads have none)
+
+    @property
+    def pk(self) -> int:
+        return self.statement.pk
+
+    @property
+    def ai_payload(self) -> dict:
+        return self.extraction.pdp_deltas if self.extraction else empty_pdp()
+
+    @property
+    def pending_review(self) -> list[Feedback]:
+        return [f for f in self.others if f.status == Feedback.Status.SUBMITTED]
+
+
+@dataclass
+class DiscussionData:
+    """Everything the cards need, loaded with one query per kind of row."""
+
+    statements: list[Statement]
+    extractions: dict[int, Extraction]
+    feedback: list[Feedback]
+    approved_ids: set[int]
+    blind_ids: set[int]
+    metrics: dict[int, MetricResult]
+
+
+def load_discussion(
+    discussion: Discussion,
+    user: AbstractBaseUser,
+    run: ExtractionRun | None,
+    *,
+    upto_order: int | None = None,
+    owner: AbstractBaseUser | None = None,
+) -> DiscussionData:
+    statements = discussion.statements.select_related("speaker").order_by("order")
+    if upto_order is not None:
+        statements = statements.filter(order__lte=upto_order)
+    extractions = Extraction.objects.filter(statement__discussion=discussion, run=run)
+    feedback = Feedback.objects.visible_to(user).filter(statement__discussion=discussion)
+    if owner is not None:
+        feedback = feedback.filter(auditor=owner)
+    in_discussion = {"statement__discussion": discussion}
+    approved = Feedback.objects.approved().filter(**in_discussion)
+    blind = BlindReview.objects.filter(**in_discussion)
+    metrics = MetricResult.objects.filter(
+        family=EXTRACTION_FAMILY, scope=MetricResult.Scope.STATEMENT, run=run, **in_discussion
+    )
+    return DiscussionData(
+        statements=list(statements),
+        extractions={e.statement_id: e for e in extractions} if run else {},
+        feedback=list(feedback.select_related("auditor").order_by("statement_id", "auditor_id")),
+        approved_ids=set(approved.values_list("statement_id", flat=True)),
+        blind_ids=set(blind.values_list("statement_id", flat=True)),
+        metrics={m.statement_id: m for m in metrics} if run else {},
+    )
+
+
+def build_rows(
+    data: DiscussionData,
+    user: AbstractBaseUser,
+    *,
+    owner=None,
+    full_cards: int | None = None,
+    only_last: bool = False,
+) -> list[StatementRow]:
+    """One row per statement, cards labelled with the names known up to that statement.
+
+    Subject statements after the first `full_cards` become lazy placeholders (no cards);
+    with `only_last`, earlier rows are loaded for their names and payloads only.
+    """
+    owner = owner or user
+    admin = is_admin(user)
+    by_statement: dict[int, list[Feedback]] = {}
+    for feedback in data.feedback:
+        by_statement.setdefault(feedback.statement_id, []).append(feedback)
+    labels, rows, subjects = Labels(), [], 0
+    for statement in data.statements:
+        row = _row(statement, data, by_statement.get(statement.pk, []), owner, admin)
+        if statement.is_subject:
+            subjects += 1
+            row.lazy = full_cards is not None and subjects > full_cards
+            labels.feed(row.mine.edited_extraction if row.mine else _visible_ai(row))
+            last = statement is data.statements[-1]
+            if not row.lazy and (last or not only_last):
+                _present_row(row, labels, user)
+        rows.append(row)
+    return rows
+
+
+def _row(statement, data: DiscussionData, feedback: list[Feedback], owner, admin) -> StatementRow:
+    mine = next((f for f in feedback if f.auditor_id == owner.pk), None)
+    others = [f for f in feedback if f.auditor_id != owner.pk] if admin else []
+    row = StatementRow(
+        statement=statement,
+        extraction=data.extractions.get(statement.pk),
+        mine=mine,
+        others=others,
+        has_approved=statement.pk in data.approved_ids,
+        ai_hidden=statement.pk in data.blind_ids and not admin,
+    )
+    pending = row.pending_review
+    if admin and len(pending) == 1:
+        row.quick_approve = pending[0]
+    return row
+
+
+def _visible_ai(row: StatementRow) -> dict | None:
+    return None if row.ai_hidden else row.ai_payload
+
+
+def _present_row(row: StatementRow, labels: Labels, user) -> None:
+    row.presented = True
+    row.ai_view = None if row.ai_hidden else present(row.ai_payload, labels)
+    if row.mine is not None:
+        base = None if row.ai_hidden or row.mine.blind else row.ai_payload
+        row.mine_view = present(row.mine.edited_extraction, labels, base=base)
+
+
+def attach_f1(rows: list[StatementRow], data: DiscussionData, user) -> None:
+    """Read the stored statement F1 (never computed here) for statements with ground truth."""
+    approved = {f.statement_id: f for f in data.feedback if f.status == Feedback.Status.APPROVED}
+    labels = Labels()
+    for row in rows:
+        if row.statement.is_subject:
+            labels.feed(row.mine.edited_extraction if row.mine else _visible_ai(row))
+        if not row.has_approved or not row.presented:
+            continue
+        gt = approved.get(row.pk)
+        row.f1 = f1_view(
+            data.metrics.get(row.pk),
+            ai=None if row.ai_hidden else row.ai_payload,
+            gt=gt.edited_extraction if gt else None,
+            labels=labels,
+        )
+
+
+def f1_view(result: MetricResult | None, *, ai: dict | None, gt: dict | None, labels) -> F1View:
+    if result is None:
+        return F1View(status="pending", value=None, tone="")
+    values = result.values or {}
+    value = values.get("aggregate_micro_f1")
+    view = F1View(
+        status=result.status,
+        value=value,
+        tone=f1_tone(value) if result.status != "failed" else "bad",
+        computed_at=result.computed_at,
+        error=result.error,
+    )
+    if values:
+        view.rows = f1_rows(values, ai or {}, gt, labels)
+        view.sarf = sarf_scores(values)
+        view.exact_match = values.get("exact_match")
+        view.totals = tuple(
+            sum(getattr(r, count) for r in view.rows) for count in ("tp", "fp", "fn")
+        )
+    return view
+
+
+def discussion_rows(
+    discussion: Discussion,
+    user,
+    run: ExtractionRun | None,
+    *,
+    owner=None,
+    upto_order=None,
+    full_cards: int | None = None,
+) -> list[StatementRow]:
+    """Rows of a discussion; with `upto_order`, up to that statement with only it presented."""
+    data = load_discussion(discussion, user, run, upto_order=upto_order, owner=owner)
+    only_last = upto_order is not None
+    rows = build_rows(data, user, owner=owner, full_cards=full_cards, only_last=only_last)
+    attach_f1(rows, data, user)
+    return rows
+
+
+def coded_payloads(rows: list[StatementRow]) -> list[dict]:
+    """Per subject statement, the owner's coding where present, else the visible AI delta."""
+    payloads = []
+    for row in rows:
+        if row.statement.is_subject:
+            mine = row.mine.edited_extraction if row.mine else None
+            payloads.append(mine if mine is not None else (_visible_ai(row) or empty_pdp()))
+    return payloads

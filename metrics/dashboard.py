@@ -1,0 +1,426 @@
+"""What the dashboard pages show, built from stored extraction-F1 results only.
+
+Each function reads a bounded number of rows (the system row, one run row, one page of
+discussion rows) and never computes a metric, so pages render in constant time whatever the
+data size. The F1 card itself is `metrics.cards.extraction_card` (shared with the audit page
+and its htmx refresh); this module adds what the dashboards show around it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections import Counter
+from typing import Any
+
+from django.core.cache import cache
+from django.db.models import Count, F, FloatField, IntegerField, Max, QuerySet
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
+from django.template.loader import get_template
+from django.urls import NoReverseMatch, reverse
+from django.utils.safestring import SafeString, mark_safe
+
+from audit.models import ExtractionRun, Feedback
+from metrics.cards import FAILED, _state, extraction_card
+from metrics.families.extraction import SARF_VARIABLES, MatchSettings
+from metrics.models import Evaluation, MetricResult
+from metrics.plots import category_line_plot, heatmap
+from metrics.services import EXTRACTION, SYSTEM_KEY, run_key
+
+log = logging.getLogger(__name__)
+CACHE_SECONDS = 24 * 3600
+Scope = MetricResult.Scope
+ENTITY_LABELS = {"people": "people", "events": "events", "pair_bonds": "pair bonds"}
+TREND_SERIES = {
+    "aggregate_micro_f1": "Overall F1",
+    "people_f1": "People",
+    "events_f1": "Events",
+    "pair_bonds_f1": "Pair bonds",
+    "cumulative_f1": "Cumulative F1",
+}
+
+
+# --- runs: the trend over runs, the selected run ------------------------------------------------
+
+
+def run_trend() -> list[dict[str, Any]]:
+    """One summary per run with a result, oldest first (the system row's trend)."""
+    row = MetricResult.objects.filter(key=SYSTEM_KEY).only("values").first()
+    return list(((row.values if row else None) or {}).get("runs", []))
+
+
+def pick_run(
+    runs: list[ExtractionRun], trend: list[dict[str, Any]], requested: str | None
+) -> ExtractionRun | None:
+    """The run asked for (?run=), else the latest run with results, else the latest run."""
+    by_id = {run.pk: run for run in runs}
+    if requested and requested.isdigit() and int(requested) in by_id:
+        return by_id[int(requested)]
+    with_results = [t["run_id"] for t in trend if t.get("n_statements") and t["run_id"] in by_id]
+    if with_results:
+        return by_id[with_results[-1]]
+    return runs[0] if runs else None
+
+
+def run_row(run: ExtractionRun, *, totals: bool = True) -> MetricResult | None:
+    """The run's stored result; without its additive totals unless asked (they hold one entry
+    per discussion, which the cards do not need)."""
+    rows = MetricResult.objects.filter(key=run_key(run_id=run.pk))
+    return (rows if totals else rows.defer("contribution")).first()
+
+
+def results_fingerprint(*runs: ExtractionRun) -> str:
+    """A digest that changes whenever any of these runs' stored results change (one query):
+    the run rows' input hash (of their totals), status and computed_at. Caches of figures
+    derived from a run's rows are keyed by it, so they can never serve stale figures."""
+    keys = [run_key(run_id=run.pk) for run in runs]
+    rows = {
+        key: (input_hash, status, str(computed_at))
+        for key, input_hash, status, computed_at in MetricResult.objects.filter(
+            key__in=keys
+        ).values_list("key", "input_hash", "status", "computed_at")
+    }
+    text = "|".join(f"{key}={rows.get(key)}" for key in keys)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def run_table(runs: list[ExtractionRun], trend: list[dict], approved: int) -> list[dict]:
+    """Runs, newest first, with their stored figures and coverage of approved statements."""
+    summaries = {t["run_id"]: t for t in trend}
+    rows = []
+    for run in runs:
+        summary = summaries.get(run.pk, {})
+        covered = summary.get("n_statements", 0)
+        rows.append(
+            {
+                "run": run,
+                "summary": summary,
+                "covered": covered,
+                "coverage": covered / approved if approved else None,
+            }
+        )
+    return rows
+
+
+def trend_plot(trend: list[dict[str, Any]]) -> SafeString:
+    """F1 figures over runs, oldest first; categories are prompt versions."""
+    categories = [t["label"].split(" · ")[-1] for t in trend]
+    series = [
+        {"label": label, "values": [t.get(key) for t in trend]}
+        for key, label in TREND_SERIES.items()
+    ]
+    svg = category_line_plot(
+        categories,
+        series,
+        "F1",
+        x_label="extraction run (prompt version), oldest first",
+        title="F1 over extraction runs",
+        width=560,
+    )
+    return mark_safe(svg)  # plots.py escapes every label
+
+
+def trend_export_rows(trend: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    keys = ("run_id", "label", "created_at", "status", "n_statements", "n_discussions")
+    return [{k: t.get(k) for k in (*keys, *TREND_SERIES, "exact_match_rate")} for t in trend]
+
+
+# --- cards ------------------------------------------------------------------------------------
+
+
+def f1_card(run: ExtractionRun, *, admin: bool) -> dict[str, Any]:
+    """The shared extraction-F1 card; only admins see a failure's error text."""
+    card = extraction_card(run)
+    if not admin:
+        card["error"] = ""
+    return card
+
+
+def cumulative_card(run: ExtractionRun, row: MetricResult | None, *, admin: bool) -> dict:
+    """Per-discussion end state (accumulated PDP, AI vs ground truth), pooled and mean."""
+    values = (row.values if row else None) or {}
+    state = _state(row)
+    return {
+        "run": run,
+        "state": state,
+        "cumulative": values.get("cumulative"),
+        "n_discussions": values.get("n_discussions", 0),
+        "computed_at": row.computed_at if row else None,
+        "error": row.error if row and admin and state == FAILED else "",
+        "poll": state == "updating",
+        "url": reverse("metrics:cumulative_card", args=[run.pk]),
+    }
+
+
+def f1_details(row: MetricResult | None) -> dict[str, Any]:
+    """What the figures compare, and the matching rules in force when they were computed."""
+    values = (row.values if row else None) or {}
+    stored = row.match_settings if row else {}
+    return {
+        "n_statements": values.get("n_statements", 0),
+        "n_discussions": values.get("n_discussions", 0),
+        "rules": match_rules(stored) if stored else [],
+        "code_version": row.code_version if row else "",
+    }
+
+
+def match_rules(stored: dict[str, Any]) -> list[tuple[str, str]]:
+    """The stored MatchSettings as (entity, rule) sentences."""
+    s = MatchSettings.from_dict(stored)
+    return [
+        (
+            "People",
+            f"match when the name similarity (name + last name) is above "
+            f"{s.name_similarity_threshold:g} and their parent links agree.",
+        ),
+        (
+            "Events",
+            f"match when the kind is the same, the description similarity is at least "
+            f"{s.description_similarity_threshold:g}, the dates are within "
+            f"{s.date_tolerance_days} days ({s.approximate_date_tolerance_days} days for "
+            f"approximate dates; a missing date matches any) and linked people agree. Score = "
+            f"{s.description_weight:g} × description + {s.date_weight:g} × date similarity.",
+        ),
+        ("Pair bonds", "match when both people match (in either order)."),
+        ("Assignment", f"{s.strategy} one-to-one assignment of the best-scoring pairs."),
+    ]
+
+
+def my_progress(user: Any) -> dict[str, int]:
+    """Statements this user coded, by the status of their feedback."""
+    counts = dict(
+        Feedback.objects.filter(auditor=user)
+        .values_list("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
+    )
+    progress = {status: counts.get(status, 0) for status in Feedback.Status.values}
+    progress["coded"] = sum(counts.values())
+    return progress
+
+
+def family_cards() -> list[dict[str, Any]]:
+    """The latest finished evaluation of each registered metric family, as that family's card.
+
+    Two queries whatever the number of evaluations; a family whose card fails to build is
+    shown with the error instead of hiding the dashboard.
+    """
+    from metrics.evaluations.registry import FAMILIES
+    from metrics.evaluations.services import evaluation_card
+
+    done = Evaluation.objects.filter(status=Evaluation.Status.DONE, family__in=list(FAMILIES))
+    latest = done.values("family").annotate(last=Max("pk")).values("last")
+    cards = []
+    for evaluation in Evaluation.objects.filter(pk__in=latest).order_by("family"):
+        family = FAMILIES[evaluation.family]
+        item = {"family": family, "evaluation": evaluation, "template": family.card_template}
+        item["url"] = _evaluation_url(evaluation.pk)
+        try:
+            get_template(family.card_template)
+            item["card"] = evaluation_card(evaluation)
+        except Exception as exc:  # a card bug must not hide the dashboard
+            log.exception("card of evaluation %s failed", evaluation.pk)
+            item["card"], item["error"] = None, f"{type(exc).__name__}: {exc}"
+        cards.append(item)
+    return cards
+
+
+def _evaluation_url(pk: int) -> str:
+    try:
+        return reverse("metrics:evaluation_detail", args=[pk])
+    except NoReverseMatch:
+        return ""
+
+
+# --- errors: kinds, confusion matrices, event kinds ------------------------------------------
+
+
+def wrong_sarf_codes(sarf: dict[str, dict[str, dict[str, int]]]) -> int:
+    """Matched events whose SARF value differs, summed over the four variables."""
+    return sum(
+        count
+        for table in sarf.values()
+        for ai_value, row in table.items()
+        for gt_value, count in row.items()
+        if ai_value != gt_value
+    )
+
+
+def error_kinds(totals: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Missed / spurious entities per type and wrong SARF codes, most common first."""
+    totals = totals or {}
+    kinds = [
+        {
+            "kind": f"{entity}_{count}",
+            "label": f"{word} {label}",
+            "count": int(totals.get(f"{entity}_{count}") or 0),
+        }
+        for entity, label in ENTITY_LABELS.items()
+        for count, word in (("fn", "missed"), ("fp", "spurious"))
+    ]
+    sarf = {
+        "kind": "sarf",
+        "label": "wrong SARF codes",
+        "count": wrong_sarf_codes(totals.get("sarf") or {}),
+    }
+    kinds.append(sarf)
+    return sorted(kinds, key=lambda k: -k["count"])
+
+
+def _class_order(table: dict[str, dict[str, int]]) -> list[str]:
+    labels = set(table) | {gt for row in table.values() for gt in row}
+    return sorted(labels, key=lambda label: (label != "none", label))
+
+
+def sarf_confusions(totals: dict[str, Any] | None, system: dict | None) -> list[dict]:
+    """Per SARF variable: ground truth (rows) × AI (columns) counts over matched events."""
+    sarf = (totals or {}).get("sarf", {})
+    confusions = []
+    for variable in SARF_VARIABLES:
+        table = sarf.get(variable, {})
+        labels = _class_order(table)
+        matrix = [[table.get(ai, {}).get(gt, 0) for ai in labels] for gt in labels]
+        total = sum(map(sum, matrix))
+        agreed = sum(matrix[i][i] for i in range(len(labels)))
+        confusions.append(
+            {
+                "variable": variable,
+                "labels": labels,
+                "matrix": matrix,
+                "rows": [
+                    {"label": gt, "counts": counts}
+                    for gt, counts in zip(labels, matrix, strict=True)
+                ],
+                "total": total,
+                "agreement": agreed / total if total else None,
+                "macro_f1": (system or {}).get(f"{variable}_macro_f1"),
+                "svg": _heatmap(variable, labels, matrix) if total else "",
+            }
+        )
+    return confusions
+
+
+def _heatmap(variable: str, labels: list[str], matrix: list[list[int]]) -> SafeString:
+    svg = heatmap(
+        labels,
+        labels,
+        matrix,
+        x_label=f"AI {variable}",
+        y_label=f"ground truth {variable}",
+        title=f"{variable.title()}: ground truth against AI over matched events",
+    )
+    return mark_safe(svg)  # plots.py escapes every label
+
+
+def confusion_export_rows(confusions: list[dict]) -> list[dict[str, Any]]:
+    return [
+        {"variable": c["variable"], "ground_truth": gt, "ai": ai, "count": c["matrix"][i][j]}
+        for c in confusions
+        for i, gt in enumerate(c["labels"])
+        for j, ai in enumerate(c["labels"])
+        if c["matrix"][i][j]
+    ]
+
+
+def event_kind_errors(run: ExtractionRun) -> list[dict[str, Any]]:
+    """Event kinds the AI missed and invented, over the run's statement results.
+
+    Reads every statement row of the run (about a second at 50,000), so it is cached under the
+    run's results fingerprint."""
+    key = f"event-kinds:{run.pk}:{results_fingerprint(run)}"
+    rows = cache.get(key)
+    if rows is None:
+        rows = _event_kind_errors(run)
+        cache.set(key, rows, CACHE_SECONDS)
+    return rows
+
+
+def _event_kind_errors(run: ExtractionRun) -> list[dict[str, Any]]:
+    kinds = (
+        MetricResult.objects.filter(family=EXTRACTION, scope=Scope.STATEMENT, run=run)
+        .exclude(values__isnull=True)
+        .values_list("values__fn_event_kinds", "values__fp_event_kinds")
+    )
+    missed: Counter[str] = Counter()
+    spurious: Counter[str] = Counter()
+    for fn_kinds, fp_kinds in kinds.iterator(chunk_size=5000):
+        missed.update(fn_kinds or [])
+        spurious.update(fp_kinds or [])
+    rows = [
+        {"kind": kind, "missed": missed[kind], "spurious": spurious[kind]}
+        for kind in missed.keys() | spurious.keys()
+    ]
+    return sorted(rows, key=lambda r: (-r["missed"], -r["spurious"], r["kind"]))
+
+
+# --- per discussion ----------------------------------------------------------------------------
+
+DISCUSSION_FIGURES = {
+    "f1": "aggregate_micro_f1",
+    "people": "people_f1",
+    "events": "events_f1",
+    "pair_bonds": "pair_bonds_f1",
+}
+DISCUSSION_COUNTS = ("statement_count", *(f"{e}_{c}" for e in ENTITY_LABELS for c in ("fp", "fn")))
+SORTS = {
+    "discussion": "Discussion",
+    "statements": "Statements",
+    "f1": "Cumulative F1",
+    "people": "People F1",
+    "events": "Events F1",
+    "pair_bonds": "Pair bonds F1",
+}
+
+
+def sort_links(sort: str) -> list[dict[str, Any]]:
+    """Table headers: a click sorts ascending, a second click descending."""
+    return [
+        {
+            "key": key,
+            "label": label,
+            "next": f"-{key}" if sort == key else key,
+            "active": sort.removeprefix("-") == key,
+            "descending": sort.startswith("-"),
+        }
+        for key, label in SORTS.items()
+    ]
+
+
+def discussion_rows(run: ExtractionRun, sort: str) -> QuerySet:
+    """The run's discussion results with their figures, sorted (``-`` prefix: descending)."""
+    figures = {
+        name: Cast(KT(f"values__{key}"), FloatField()) for name, key in DISCUSSION_FIGURES.items()
+    }
+    counts = {name: Cast(KT(f"values__{name}"), IntegerField()) for name in DISCUSSION_COUNTS}
+    rows = (
+        MetricResult.objects.filter(family=EXTRACTION, scope=Scope.DISCUSSION, run=run)
+        .annotate(**figures, **counts)
+        .values(
+            "discussion_id",
+            "discussion__summary",
+            "status",
+            "contribution__sarf",
+            *figures,
+            *counts,
+        )
+    )
+    field = sort.removeprefix("-")
+    field = "discussion_id" if field not in SORTS or field == "discussion" else field
+    field = "statement_count" if field == "statements" else field
+    descending = sort.startswith("-")
+    order = F(field).desc(nulls_last=True) if descending else F(field).asc(nulls_last=True)
+    return rows.order_by(order, "discussion_id")
+
+
+def weakest_discussions(run: ExtractionRun, limit: int = 5) -> list[dict[str, Any]]:
+    return [with_main_error(row) for row in discussion_rows(run, "f1").exclude(f1=None)[:limit]]
+
+
+def with_main_error(row: dict[str, Any]) -> dict[str, Any]:
+    """Adds the discussion's most frequent error kind (``main_error``: label, count)."""
+    totals = {name: row.get(name) or 0 for name in DISCUSSION_COUNTS}
+    totals["sarf"] = row.get("contribution__sarf") or {}
+    top = error_kinds(totals)[0]
+    row["main_error"] = top if top["count"] else None
+    return row

@@ -1,0 +1,198 @@
+"""The metric families an imported evaluation can compute: one `Family` entry each.
+
+An entry declares everything the upload page, the API, the management commands and the task
+need: the family's name and label, its input file roles (format, example file), its options
+(type, default, allowed values), the parse-and-validate function, the compute function, the
+card template (``metrics/cards/family_<name>.html``) and the function turning an artifact into
+that card's context. Adding a family is adding one entry to `FAMILIES`, with its adapter
+functions (`metrics.evaluations.adapters`) and card context (`metrics.evaluations.cards`).
+
+Parse functions take ``{role: [InputFile, ...]}`` and the resolved options and raise
+``InputError(file, location, message)`` for a bad file; compute functions take what parse
+returned and the options and return a JSON-ready artifact dict.
+"""
+
+from __future__ import annotations
+
+from metrics.evaluations import adapters, cards
+from metrics.evaluations.base import (
+    Family,
+    FileRole,
+    InputFile,
+    Option,
+    OptionError,
+    UnknownFamilyError,
+)
+
+__all__ = [
+    "EXAMPLES_DIR",
+    "FAMILIES",
+    "Family",
+    "FileRole",
+    "InputFile",
+    "Option",
+    "OptionError",
+    "UnknownFamilyError",
+    "example_files",
+    "family_get",
+]
+
+EXAMPLES_DIR = "metrics/families/examples"
+
+# --- the families ----------------------------------------------------------------------------
+
+FAMILIES: dict[str, Family] = {
+    family.name: family
+    for family in (
+        Family(
+            name="selective_prediction",
+            label="Selective prediction (AURC / AUGRC / MAE@coverage)",
+            description=(
+                "PHQ-8 item predictions with abstention, ranked by confidence: risk–coverage "
+                "curves, AURC/AUGRC with bootstrap CIs per confidence variant. Two runs (or "
+                "one run with a second mode) give paired deltas (second − first)."
+            ),
+            roles=(
+                FileRole(
+                    "run",
+                    "Run output",
+                    ("json",),
+                    max_files=2,
+                    example="selective_run.json",
+                    help="reproduce_results.py output; two files for a paired comparison.",
+                ),
+            ),
+            options=adapters.SELECTIVE_REGISTRY_OPTIONS,
+            parse=adapters.selective_parse,
+            compute=adapters.selective_compute,
+            card_context=cards.selective_card,
+            check_options=adapters.selective_check_options,
+            report=adapters.selective_report,
+            pairable=True,
+        ),
+        Family(
+            name="agreement",
+            label="Replication agreement (PAS / ECS)",
+            description=(
+                "Per-test human vs agent results of replicated studies: PAS (raw) and ECS "
+                "(Lin's CCC of effect sizes) as main metrics; normalised PAS and ECS_Strict "
+                "as auxiliary ones."
+            ),
+            roles=(
+                FileRole(
+                    "tests",
+                    "Per-test results",
+                    ("csv", "json"),
+                    example="agreement_tests.csv",
+                    help="detailed_stats.csv columns (Study_ID, Finding_ID, …) or JSON rows.",
+                ),
+            ),
+            options=adapters.AGREEMENT_REGISTRY_OPTIONS,
+            parse=adapters.agreement_parse,
+            compute=adapters.agreement_compute,
+            card_context=cards.agreement_card,
+            check_options=adapters.agreement_check_options,
+            report=adapters.agreement_report,
+        ),
+        Family(
+            name="verdicts",
+            label="Verdicts and evidence (seven metrics)",
+            description=(
+                "Risk verdicts with cited evidence against ground truth: AUPRC, macro F1, "
+                "evidence precision/recall, snippet validity, judgement accuracy, verdict "
+                "consistency."
+            ),
+            roles=(
+                FileRole(
+                    "results",
+                    "Results",
+                    ("json",),
+                    example="verdict_results.json",
+                    help="results.json of the run.",
+                ),
+                FileRole(
+                    "ground_truth",
+                    "Ground truth",
+                    ("json",),
+                    example="verdict_ground_truth.json",
+                    help="{restaurants: {id: {ground_truth: {verdict, incidents}}}}",
+                ),
+                FileRole(
+                    "reviews",
+                    "Review texts",
+                    ("json", "jsonl"),
+                    required=False,
+                    help="Optional: review texts, for snippet validity.",
+                ),
+            ),
+            options=adapters.VERDICT_REGISTRY_OPTIONS,
+            parse=adapters.verdicts_parse,
+            compute=adapters.verdicts_compute,
+            card_context=cards.verdicts_card,
+            check_options=adapters.verdicts_check_options,
+            report=adapters.verdicts_report,
+        ),
+        Family(
+            name="reasoning",
+            label="Reasoning faithfulness (gap, step-F1, silent bias)",
+            description=(
+                "Chain-of-thought vs early answers on vignettes: faithfulness gap, step-F1 "
+                "against gold reasoning and, with bias cases, the silent bias rate."
+            ),
+            roles=(
+                FileRole(
+                    "generations",
+                    "Generations",
+                    ("jsonl",),
+                    example="reasoning_generations.jsonl",
+                    help="One JSON line per answer: id, mode (cot/direct/bias), output_text, …",
+                ),
+                FileRole(
+                    "vignettes",
+                    "Vignettes",
+                    ("json",),
+                    example="reasoning_vignettes.json",
+                    help="[{id, gold_answer, gold_reasoning: [step, …]}]",
+                ),
+                FileRole(
+                    "bias_cases",
+                    "Bias cases",
+                    ("json",),
+                    required=False,
+                    example="reasoning_bias_cases.json",
+                    help="Optional: [{id, prompt, bias_feature, bias_label}]",
+                ),
+                FileRole(
+                    "bias_generations",
+                    "Bias generations",
+                    ("jsonl",),
+                    required=False,
+                    help="Optional: answers to the bias cases (or 'bias' rows in generations).",
+                ),
+            ),
+            options=adapters.REASONING_REGISTRY_OPTIONS,
+            parse=adapters.reasoning_parse,
+            compute=adapters.reasoning_compute,
+            card_context=cards.reasoning_card,
+            check_options=adapters.reasoning_check_options,
+            report=adapters.reasoning_report,
+        ),
+    )
+}
+
+
+def family_get(name: str) -> Family:
+    try:
+        return FAMILIES[name]
+    except KeyError:
+        raise UnknownFamilyError(name, list(FAMILIES)) from None
+
+
+def example_files() -> dict[str, str]:
+    """Every example file the registry declares: file name → family name."""
+    return {
+        role.example: family.name
+        for family in FAMILIES.values()
+        for role in family.roles
+        if role.example
+    }

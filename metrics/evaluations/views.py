@@ -1,0 +1,270 @@
+"""Imported-evaluation pages: list, upload (admins), detail with progress and cards, artifact
+download, retry (admins), side-by-side comparison, example input files.
+
+Views are thin: the service validates, stores and queues; pages only read stored rows (the
+cards are built from the stored artifact, never computed on the request path).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from audit.roles import is_admin
+from audit.views import admin_required, auditor_required
+from metrics.evaluations import services
+from metrics.evaluations.forms import EvaluationFilterForm, EvaluationUploadForm
+from metrics.evaluations.registry import (
+    EXAMPLES_DIR,
+    FAMILIES,
+    OptionError,
+    example_files,
+    family_get,
+)
+from metrics.families.common import InputError
+from metrics.models import Evaluation
+
+log = logging.getLogger(__name__)
+LIST_LIMIT = 200
+POLL_SECONDS = 2
+
+
+# --- list ------------------------------------------------------------------------------------
+
+
+@auditor_required
+@require_GET
+def evaluation_list(request: HttpRequest) -> HttpResponse:
+    form = EvaluationFilterForm(request.GET or None)
+    evaluations = services.evaluations_list(filters=form.filters() if form.is_bound else {})
+    return render(
+        request,
+        "metrics/evaluations/list.html",
+        {
+            "form": form,
+            "evaluations": evaluations[:LIST_LIMIT],
+            "families": FAMILIES,
+            "can_upload": is_admin(request.user),
+        },
+    )
+
+
+# --- upload ----------------------------------------------------------------------------------
+
+
+def _family_from(request: HttpRequest) -> Any:
+    name = request.POST.get("family") or request.GET.get("family") or next(iter(FAMILIES))
+    try:
+        return family_get(name)
+    except ValidationError:
+        raise Http404(f"No metric family {name!r}.") from None
+
+
+def _add_service_error(form: EvaluationUploadForm, exc: Exception) -> None:
+    """Put the service's refusal on the field it names (or on the form)."""
+    if isinstance(exc, InputError):
+        form.add_error(form.field_for_file(exc.file), str(exc))
+    elif isinstance(exc, OptionError):
+        form.add_error(form.field_for_option(exc.option), exc.messages[0])
+    else:
+        for message in getattr(exc, "messages", [str(exc)]):
+            form.add_error(None, message)
+
+
+def _create_from_form(request: HttpRequest, form: EvaluationUploadForm) -> Evaluation | None:
+    try:
+        files = {
+            role: [services.input_file_from_upload(upload) for upload in uploads]
+            for role, uploads in form.uploads().items()
+        }
+        return services.evaluation_create(
+            family=form.family.name,
+            name=form.cleaned_data.get("name"),
+            files=files,
+            options=form.options(),
+            user=request.user,
+        )
+    except (InputError, ValidationError) as exc:
+        _add_service_error(form, exc)
+        return None
+
+
+@admin_required
+@require_http_methods(["GET", "POST"])
+def evaluation_upload(request: HttpRequest) -> HttpResponse:
+    family = _family_from(request)
+    form = EvaluationUploadForm(family, request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        evaluation = _create_from_form(request, form)
+        if evaluation is not None:
+            messages.success(request, f"“{evaluation.name}” was uploaded and is being computed.")
+            return redirect("metrics:evaluation_detail", pk=evaluation.pk)
+    status = 400 if form.is_bound and form.errors else 200
+    context = {
+        "form": form,
+        "family": family,
+        "families": FAMILIES.values(),
+        "max_bytes": services.max_file_bytes(),
+    }
+    return render(request, "metrics/evaluations/upload.html", context, status=status)
+
+
+# --- detail, progress, artifact, retry -------------------------------------------------------
+
+
+def _result_context(request: HttpRequest, evaluation: Evaluation) -> dict[str, Any]:
+    card, card_error = None, ""
+    try:
+        card = services.evaluation_card(evaluation)
+    except Exception as exc:  # a card bug must not hide the page or the artifact
+        log.exception("card of evaluation %s failed", evaluation.pk)
+        card_error = services.error_text(exc)
+    return {
+        "evaluation": evaluation,
+        "card": card,
+        "card_error": card_error,
+        "card_template": family_get(evaluation.family).card_template
+        if evaluation.family in FAMILIES
+        else "",
+        "can_retry": is_admin(request.user),
+        "poll_seconds": POLL_SECONDS,
+    }
+
+
+@auditor_required
+@require_GET
+def evaluation_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    evaluation = get_object_or_404(
+        Evaluation.objects.prefetch_related("files").select_related(
+            "uploaded_by", "paired_left", "paired_right"
+        ),
+        pk=pk,
+    )
+    context = _result_context(request, evaluation)
+    context["family"] = FAMILIES.get(evaluation.family)
+    context["pairs"] = [e for e in (evaluation.paired_left, evaluation.paired_right) if e]
+    context["options"] = _options_rows(evaluation)
+    return render(request, "metrics/evaluations/detail.html", context)
+
+
+@auditor_required
+@require_GET
+def evaluation_status(request: HttpRequest, pk: int) -> HttpResponse:
+    """The result section alone: htmx polls it while the evaluation is queued or running."""
+    evaluation = get_object_or_404(Evaluation, pk=pk)
+    return render(request, "metrics/evaluations/_result.html", _result_context(request, evaluation))
+
+
+@auditor_required
+@require_GET
+def evaluation_artifact(request: HttpRequest, pk: int) -> HttpResponse:
+    evaluation = get_object_or_404(Evaluation, pk=pk)
+    if evaluation.artifact is None:
+        raise Http404("This evaluation has no artifact (yet).")
+    response = JsonResponse(evaluation.artifact, json_dumps_params={"indent": 2})
+    filename = f"evaluation-{evaluation.pk}-{evaluation.family}.json"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@admin_required
+@require_POST
+def evaluation_retry(request: HttpRequest, pk: int) -> HttpResponse:
+    evaluation = get_object_or_404(Evaluation, pk=pk)
+    try:
+        evaluation = services.evaluation_retry(evaluation=evaluation, user=request.user)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    if request.htmx:
+        context = _result_context(request, evaluation)
+        return render(request, "metrics/evaluations/_result.html", context)
+    return redirect("metrics:evaluation_detail", pk=evaluation.pk)
+
+
+# --- comparison ------------------------------------------------------------------------------
+
+
+def _int_param(request: HttpRequest, name: str) -> int | None:
+    value = request.GET.get(name) or request.POST.get(name) or ""
+    return int(value) if value.isdigit() and len(value) < 19 else None
+
+
+def _compare_pair(request: HttpRequest) -> tuple[Evaluation | None, Evaluation | None, str]:
+    left_id, right_id = _int_param(request, "left"), _int_param(request, "right")
+    if left_id is None or right_id is None:
+        return None, None, "Pick two evaluations to compare (left and right)."
+    left = get_object_or_404(Evaluation, pk=left_id)
+    right = get_object_or_404(Evaluation, pk=right_id)
+    if left.family != right.family:
+        return left, right, "Only evaluations of the same family can be compared."
+    return left, right, ""
+
+
+@auditor_required
+@require_GET
+def evaluation_compare(request: HttpRequest) -> HttpResponse:
+    left, right, problem = _compare_pair(request)
+    context: dict[str, Any] = {"left": left, "right": right, "problem": problem}
+    if left and right and not problem:
+        context["sides"] = [_result_context(request, e) for e in (left, right)]
+        family = FAMILIES.get(left.family)
+        context["family"] = family
+        if family and family.pairable:
+            paired = services.evaluation_pair_get(left=left, right=right)
+            context["paired"] = _result_context(request, paired) if paired else None
+            context["can_pair"] = is_admin(request.user) and left.pk != right.pk
+    status = 400 if problem and not (left and right) else 200
+    return render(request, "metrics/evaluations/compare.html", context, status=status)
+
+
+@admin_required
+@require_POST
+def evaluation_pair(request: HttpRequest) -> HttpResponse:
+    left, right, problem = _compare_pair(request)
+    if problem:
+        messages.error(request, problem)
+    else:
+        try:
+            services.evaluation_pair_create(
+                left=left,
+                right=right,
+                user=request.user,
+                intersection_only=request.POST.get("intersection_only") == "1",
+            )
+        except (InputError, ValidationError) as exc:
+            text = str(exc) if isinstance(exc, InputError) else " ".join(exc.messages)
+            messages.error(request, f"Could not pair the two runs: {text}")
+    query = f"?left={left.pk if left else ''}&right={right.pk if right else ''}"
+    return redirect(reverse("metrics:evaluation_compare") + query)
+
+
+# --- example files ---------------------------------------------------------------------------
+
+
+@auditor_required
+@require_GET
+def evaluation_example(request: HttpRequest, name: str) -> HttpResponse:
+    """A small example input file declared by the registry (for the upload page and docs)."""
+    if name not in example_files():
+        raise Http404("No such example file.")
+    path = Path(settings.BASE_DIR) / EXAMPLES_DIR / name
+    return FileResponse(path.open("rb"), as_attachment=True, filename=name)
+
+
+def _options_rows(evaluation: Evaluation) -> list[tuple[str, str]]:
+    family = FAMILIES.get(evaluation.family)
+    rows = []
+    for name, value in evaluation.options.items():
+        option = family.option(name) if family else None
+        rows.append((name, option.as_text(value) if option else json.dumps(value)))
+    return rows

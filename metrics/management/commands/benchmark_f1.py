@@ -1,0 +1,269 @@
+"""Extraction-F1 timings: the pure library, then the stored results on this database.
+
+The database part seeds N discussions × M statements with approved ground truth and one
+extraction run, recomputes everything, then approves further feedback one at a time and
+measures how long the run and system results take to reflect each approval. Everything it
+seeds is deleted at the end unless --keep.
+"""
+
+import statistics
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+from django.utils import timezone
+
+from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Speaker, Statement
+from audit.roles import ensure_role_groups
+from audit.services import feedback_approve
+from evalsite.celery import app
+from metrics import services, signals
+from metrics.families.bench_extraction import run_benchmark
+from metrics.families.synthetic import generate_workload
+from metrics.models import MetricResult
+from metrics.services import (
+    SYSTEM_KEY,
+    compute_job_run,
+    metrics_recompute_all,
+    run_key,
+    system_result_compute,
+)
+
+GOAL_SECONDS = 0.5
+
+
+class Command(BaseCommand):
+    help = "Time the extraction-F1 library and the approve → fresh result path on the database."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--discussions", type=int, default=100)
+        parser.add_argument("--statements", type=int, default=50, help="per discussion")
+        parser.add_argument("--approvals", type=int, default=5, help="approvals to time")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--skip-library", action="store_true")
+        parser.add_argument("--skip-db", action="store_true")
+        parser.add_argument(
+            "--worker",
+            action="store_true",
+            help="queue tasks to the broker for a running worker instead of running them eagerly",
+        )
+        parser.add_argument("--timeout", type=float, default=60.0, help="seconds per approval")
+        parser.add_argument("--keep", action="store_true", help="keep the seeded data")
+
+    def handle(self, *args, **options):
+        if options["discussions"] < 1 or options["statements"] < 2:
+            raise CommandError("Need at least 1 discussion of at least 2 statements.")
+        if not options["skip_library"]:
+            self._library(options)
+        if not options["skip_db"]:
+            eager = app.conf.task_always_eager
+            app.conf.task_always_eager = not options["worker"]
+            try:
+                self._database(options)
+            finally:
+                app.conf.task_always_eager = eager
+
+    def _library(self, options) -> None:
+        figures = run_benchmark(options["discussions"], options["statements"], options["seed"])
+        self.stdout.write(
+            f"library: {figures['statements']} statements in {figures['system_seconds']:.2f} s "
+            f"({figures['statements_per_second']} statements/s); cumulative over "
+            f"{figures['discussions']} discussions {figures['cumulative_seconds']:.2f} s; "
+            f"total {figures['total_seconds']:.2f} s"
+        )
+
+    def _database(self, options) -> None:
+        started = time.perf_counter()
+        seeded = _Seeded.create(options)
+        self.stdout.write(
+            f"database: seeded {options['discussions']} discussions × {options['statements']} "
+            f"statements in {time.perf_counter() - started:.1f} s"
+        )
+        try:
+            self._full_compute(seeded)
+            self._approvals(seeded, options)
+        finally:
+            if not options["keep"]:
+                seeded.delete()
+
+    def _full_compute(self, seeded) -> None:
+        started = time.perf_counter()
+        job = metrics_recompute_all(run_id=seeded.run.pk, queue=False)
+        job = compute_job_run(job_id=job.pk)
+        seconds = time.perf_counter() - started
+        n_statements = _run_values(seeded.run)["n_statements"]
+        self.stdout.write(
+            f"database: full recompute of {job.total} results ({n_statements} statements) "
+            f"in {seconds:.1f} s ({n_statements / seconds:.0f} statements/s)"
+        )
+
+    def _approvals(self, seeded, options) -> None:
+        end_to_end, pipeline, returned = [], [], []
+        for feedback in seeded.pending:
+            expected = _run_values(seeded.run)["n_statements"] + 1
+            marked: list = []
+            started, clock = timezone.now(), time.perf_counter()
+            with _stale_marking_times(marked):
+                feedback_approve(feedback=feedback, admin=seeded.admin)
+            returned.append(time.perf_counter() - clock)
+            written = _wait_until_reflected(seeded.run, expected, timeout=options["timeout"])
+            # Timestamps, not the call's duration: in eager mode the approval call also runs
+            # every other task its commit queued (other metric families), before or after ours.
+            end_to_end.append((written.computed_at - started).total_seconds())
+            pipeline.append((written.computed_at - marked[0]).total_seconds())
+        self._report_approvals(end_to_end, pipeline, returned, worker=options["worker"])
+
+    def _report_approvals(self, end_to_end, pipeline, returned, *, worker: bool) -> None:
+        def ms(values) -> str:
+            return (
+                f"median {statistics.median(values) * 1000:.0f} ms, max {max(values) * 1000:.0f} ms"
+            )
+
+        verdict = "within" if max(pipeline) < GOAL_SECONDS else "OVER"
+        self.stdout.write(
+            f"approve → fresh run + system result ({'worker' if worker else 'eager tasks'}, "
+            f"{len(pipeline)} approvals): extraction pipeline {ms(pipeline)} ({verdict} the "
+            f"{GOAL_SECONDS} s goal); end to end {ms(end_to_end)} (includes other work the "
+            f"approval queued first); the approval call returned after {ms(returned)}"
+        )
+
+
+@contextmanager
+def _stale_marking_times(times: list) -> Iterator[None]:
+    """Record when the approval's on-commit hook reaches the extraction metrics.
+
+    The audit services look ``results_mark_stale`` up at call time, so wrapping the module
+    attribute for the duration of one approval is enough.
+    """
+    original = services.results_mark_stale
+
+    def timed(**kwargs):
+        times.append(timezone.now())
+        return original(**kwargs)
+
+    services.results_mark_stale = timed
+    try:
+        yield
+    finally:
+        services.results_mark_stale = original
+
+
+def _run_values(run: ExtractionRun) -> dict:
+    row = MetricResult.objects.filter(key=run_key(run_id=run.pk)).first()
+    return (row.values if row else None) or {"n_statements": 0}
+
+
+def _wait_until_reflected(run: ExtractionRun, n_statements: int, *, timeout: float):
+    """Poll (as a page would) until the run and system rows are fresh and count the approval;
+    returns the system row."""
+    keys = [run_key(run_id=run.pk), SYSTEM_KEY]
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        rows = {row.key: row for row in MetricResult.objects.filter(key__in=keys)}
+        if _reflects(rows.get(keys[0]), rows.get(keys[1]), run, n_statements):
+            return rows[keys[1]]
+        time.sleep(0.005)
+    raise CommandError(f"the approval was not reflected within {timeout} s (is a worker running?)")
+
+
+def _reflects(run_row, system_row, run, n_statements: int) -> bool:
+    if not run_row or not system_row or not (run_row.is_fresh and system_row.is_fresh):
+        return False
+    in_system = [r for r in system_row.values["runs"] if r["run_id"] == run.pk]
+    return run_row.values["n_statements"] == n_statements and bool(
+        in_system and in_system[0]["n_statements"] == n_statements
+    )
+
+
+class _Seeded:
+    """Synthetic discussions with approved GT, one run, and submitted feedback to approve."""
+
+    def __init__(self, tag, run, admin, auditor, pending):
+        self.tag, self.run, self.admin, self.auditor, self.pending = (
+            tag,
+            run,
+            admin,
+            auditor,
+            pending,
+        )
+
+    @classmethod
+    @transaction.atomic
+    def create(cls, options) -> "_Seeded":
+        tag = f"bench-{uuid.uuid4().hex[:8]}"
+        workload = generate_workload(
+            options["discussions"], options["statements"], seed=options["seed"]
+        )
+        run = ExtractionRun.objects.create(model_name="benchmark", prompt_version=tag)
+        admin, auditor = _bench_user(f"{tag}-admin", admin=True), _bench_user(f"{tag}-auditor")
+        statements = _seed_statements(tag, workload)
+        deltas = [s for d in workload for s in d.subject_statements()]
+        Extraction.objects.bulk_create(
+            Extraction(statement=st, run=run, pdp_deltas=s.ai_delta)
+            for st, s in zip(statements, deltas, strict=True)
+        )
+        n_pending = min(options["approvals"], len(statements))
+        pending_ids = {
+            statements[-1 - i * options["statements"] % len(statements)].pk
+            for i in range(n_pending)
+        }
+        Feedback.objects.bulk_create(
+            _feedback(st, s.gt_delta, auditor, admin, pending=st.pk in pending_ids)
+            for st, s in zip(statements, deltas, strict=True)
+        )
+        pending = list(
+            Feedback.objects.filter(statement_id__in=pending_ids).order_by("statement_id")
+        )
+        return cls(tag, run, admin, auditor, pending)
+
+    def delete(self) -> None:
+        # The signals would recompute as rows go; the run goes too, so only the trend changes.
+        with signals.suspended(), transaction.atomic():
+            Discussion.objects.filter(external_id__startswith=f"{self.tag}-").delete()
+            self.run.delete()
+            get_user_model().objects.filter(pk__in=[self.admin.pk, self.auditor.pk]).delete()
+        system_result_compute()
+
+
+def _bench_user(username: str, *, admin: bool = False):
+    auditor_group, admin_group = ensure_role_groups()
+    user = get_user_model().objects.create(username=username, is_active=False)
+    user.groups.add(admin_group if admin else auditor_group)
+    return user
+
+
+def _seed_statements(tag: str, workload) -> list[Statement]:
+    discussions = Discussion.objects.bulk_create(
+        Discussion(summary=d.summary, external_id=f"{tag}-{i}") for i, d in enumerate(workload)
+    )
+    speakers = Speaker.objects.bulk_create(
+        Speaker(discussion=d, name=w.subject_name, type=Speaker.Type.SUBJECT)
+        for d, w in zip(discussions, workload, strict=True)
+    )
+    return Statement.objects.bulk_create(
+        Statement(discussion=d, speaker=sp, order=s.order, text=s.text)
+        for d, sp, w in zip(discussions, speakers, workload, strict=True)
+        for s in w.subject_statements()
+    )
+
+
+def _feedback(statement, gt, auditor, admin, *, pending: bool) -> Feedback:
+    if pending:
+        return Feedback(
+            statement=statement,
+            auditor=auditor,
+            edited_extraction=gt,
+            status=Feedback.Status.SUBMITTED,
+        )
+    return Feedback(
+        statement=statement,
+        auditor=auditor,
+        edited_extraction=gt,
+        status=Feedback.Status.APPROVED,
+        approved_by=admin,
+        approved_at=timezone.now(),
+    )

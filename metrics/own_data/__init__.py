@@ -1,0 +1,12 @@
+"""Metric families computed on evalsite's own data (approved ground truth, auditors' coding).
+
+- ``selective``: review savings — risk-coverage of auto-accepting the AI's most confident
+  statements (family ``review_savings``, one row per run);
+- ``calibration``: are the AI's item confidences probabilities? (family ``calibration``, per run);
+- ``agreement``: inter-auditor agreement and blind vs pre-filled coding (family
+  ``interauditor``, one system row), plus ``statement_disagreement`` for the review view.
+
+Each service reads the database, calls the pure libraries in ``metrics.families`` and stores a
+``MetricResult``; Celery tasks in ``metrics.tasks`` call them; ``common`` holds the shared
+storing / staleness plumbing. Pages read the rows only (``cards``).
+"""

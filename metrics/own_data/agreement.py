@@ -1,0 +1,392 @@
+"""Inter-auditor agreement on evalsite's own data, and blind vs pre-filled coding.
+
+A *coding* is an auditor's submitted or approved feedback on a subject statement (drafts are
+work in progress; rejected coding is being redone). Figures:
+
+- auditor pairs on the statements both coded: the symmetric mean of F1(a→b) and F1(b→a) (the
+  extraction-F1 engine with one auditor as the reference), Cohen's kappa per SARF variable on
+  the events the matching paired, and Lin's CCC of the per-statement entity counts;
+- per auditor: F1 of their coding against the approved ground truth of the same statement,
+  the approved feedback itself excluded ("who needs calibration");
+- blind vs pre-filled: on statements coded both ways, F1 of the AI extraction against each
+  coding; the difference pre-filled − blind (discussion-cluster bootstrap CI) estimates how
+  much starting from the AI's extraction anchors auditors to it.
+
+Stored as one MetricResult(interauditor, system). ``statement_disagreement`` computes the
+per-statement "auditors disagree" marker on request (two or three small payloads).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+from django.utils import timezone
+
+from audit.models import BlindReview, Extraction, Feedback, Speaker, Statement
+from metrics.families.extraction import SARF_VARIABLES, StatementF1Metrics, calculate_statement_f1
+from metrics.families.interauditor import (
+    cluster_bootstrap_mean_diff,
+    cohens_kappa,
+    lins_ccc,
+    symmetric_mean,
+)
+from metrics.models import MetricResult
+from metrics.own_data.common import (
+    INTERAUDITOR,
+    INTERAUDITOR_KEY,
+    SEED,
+    Scope,
+    n_resamples,
+    result_compute,
+)
+from metrics.own_data.selective import ENTITY_LISTS
+from metrics.services import match_settings
+
+CODED = (Feedback.Status.SUBMITTED, Feedback.Status.APPROVED)
+MAX_DISAGREEMENTS = 20
+
+
+@dataclass(frozen=True)
+class Coding:
+    feedback_id: int
+    statement_id: int
+    discussion_id: int
+    order: int
+    auditor_id: int
+    auditor: str
+    payload: dict
+    approved: bool
+    blind: bool
+    source_extraction_id: int | None
+    stamp: tuple
+
+    @property
+    def prefilled(self) -> bool:
+        return not self.blind and self.source_extraction_id is not None
+
+
+def _codings(queryset: Any) -> list[Coding]:
+    rows = (
+        queryset.filter(status__in=CODED, statement__speaker__type=Speaker.Type.SUBJECT)
+        .order_by("statement_id", "auditor_id")
+        .values_list(
+            "id",
+            "statement_id",
+            "statement__discussion_id",
+            "statement__order",
+            "auditor_id",
+            "auditor__username",
+            "edited_extraction",
+            "status",
+            "blind",
+            "source_extraction_id",
+            "version",
+            "updated_at",
+        )
+    )
+    return [
+        Coding(
+            pk,
+            statement,
+            discussion,
+            order,
+            auditor_id,
+            auditor,
+            payload,
+            status == Feedback.Status.APPROVED,
+            blind,
+            source,
+            (pk, version, updated, status, blind, source),
+        )
+        for pk, statement, discussion, order, auditor_id, auditor, payload, status, blind, source, version, updated in rows.iterator()
+    ]
+
+
+def codings_load() -> list[Coding]:
+    return _codings(Feedback.objects.all())
+
+
+def _f1(ai: dict | None, gt: dict | None) -> StatementF1Metrics:
+    return calculate_statement_f1(ai, gt, settings=match_settings())
+
+
+def entity_count(payload: dict | None) -> int:
+    return sum(len((payload or {}).get(key) or []) for key in ENTITY_LISTS)
+
+
+def by_statement(codings: Iterable[Coding]) -> dict[int, list[Coding]]:
+    grouped: dict[int, list[Coding]] = defaultdict(list)
+    for coding in codings:
+        grouped[coding.statement_id].append(coding)
+    return dict(grouped)
+
+
+# --- auditor pairs -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairComparison:
+    """Two auditors' coding of one statement (a = the auditor with the smaller id)."""
+
+    a: Coding
+    b: Coding
+    f1_ab: float  # a's coding scored with b's as the reference
+    f1_ba: float
+    sarf_pairs: dict[str, list[list[str]]]  # [a value, b value] per matched event
+
+    @property
+    def symmetric_f1(self) -> float:
+        return symmetric_mean(self.f1_ab, self.f1_ba)
+
+
+def codings_compare(a: Coding, b: Coding) -> PairComparison:
+    if b.auditor_id < a.auditor_id:
+        a, b = b, a
+    ab, ba = _f1(a.payload, b.payload), _f1(b.payload, a.payload)
+    return PairComparison(a, b, ab.aggregate_micro_f1, ba.aggregate_micro_f1, ab.sarf_pairs)
+
+
+def statement_comparisons(codings: Sequence[Coding]) -> list[PairComparison]:
+    """Every pair of distinct auditors' coding of one statement."""
+    return [
+        codings_compare(a, b) for a, b in combinations(codings, 2) if a.auditor_id != b.auditor_id
+    ]
+
+
+def _mean_ci(values_by_cluster: dict[Any, list[float]], resamples: int) -> dict[str, Any]:
+    """Mean with a cluster-bootstrap 95% CI (the mean difference against a constant 0)."""
+    pairs = {cluster: [(v, 0.0) for v in values] for cluster, values in values_by_cluster.items()}
+    result = cluster_bootstrap_mean_diff(pairs, n_resamples=resamples, seed=SEED)
+    return {"point": result["point"], "ci95": result["ci95"], "n": result["n_pairs"]}
+
+
+def agreement_summary(comparisons: Sequence[PairComparison], *, resamples: int) -> dict[str, Any]:
+    """Mean symmetric F1 (CI), kappa per SARF variable and CCC of entity counts."""
+    f1_by_discussion: dict[int, list[float]] = defaultdict(list)
+    for c in comparisons:
+        f1_by_discussion[c.a.discussion_id].append(c.symmetric_f1)
+    kappa = {}
+    for variable in SARF_VARIABLES:
+        labels = [pair for c in comparisons for pair in c.sarf_pairs.get(variable, [])]
+        kappa[variable] = cohens_kappa([a for a, _ in labels], [b for _, b in labels])
+    counts_a = [entity_count(c.a.payload) for c in comparisons]
+    counts_b = [entity_count(c.b.payload) for c in comparisons]
+    return {
+        "n_statements": len({c.a.statement_id for c in comparisons}),
+        "n_comparisons": len(comparisons),
+        "n_discussions": len(f1_by_discussion),
+        "symmetric_f1": _mean_ci(dict(f1_by_discussion), resamples),
+        "n_matched_events": sum(len(c.sarf_pairs.get(SARF_VARIABLES[0], [])) for c in comparisons),
+        "kappa": kappa,
+        "ccc_entity_counts": lins_ccc(counts_a, counts_b),
+        "n_disagreeing": sum(1 for c in comparisons if c.symmetric_f1 < 1.0),
+    }
+
+
+def pairwise_agreement(
+    comparisons: Sequence[PairComparison], *, resamples: int
+) -> list[dict[str, Any]]:
+    """agreement_summary per auditor pair."""
+    grouped: dict[tuple[int, int], list[PairComparison]] = defaultdict(list)
+    for c in comparisons:
+        grouped[(c.a.auditor_id, c.b.auditor_id)].append(c)
+    return [
+        {
+            "auditor_a": group[0].a.auditor,
+            "auditor_b": group[0].b.auditor,
+            **agreement_summary(group, resamples=resamples),
+        }
+        for _, group in sorted(grouped.items())
+    ]
+
+
+def disagreements(comparisons: Sequence[PairComparison]) -> list[dict[str, Any]]:
+    """Statements whose least-agreeing auditor pair has symmetric F1 < 1, worst first."""
+    worst: dict[int, PairComparison] = {}
+    auditors: dict[int, set[str]] = defaultdict(set)
+    for c in comparisons:
+        auditors[c.a.statement_id] |= {c.a.auditor, c.b.auditor}
+        current = worst.get(c.a.statement_id)
+        if current is None or c.symmetric_f1 < current.symmetric_f1:
+            worst[c.a.statement_id] = c
+    rows = [
+        {
+            "statement_id": statement_id,
+            "discussion_id": c.a.discussion_id,
+            "order": c.a.order,
+            "f1": c.symmetric_f1,
+            "auditors": sorted(auditors[statement_id]),
+        }
+        for statement_id, c in worst.items()
+        if c.symmetric_f1 < 1.0
+    ]
+    return sorted(rows, key=lambda r: (r["f1"], r["statement_id"]))[:MAX_DISAGREEMENTS]
+
+
+# --- auditors against the ground truth ---------------------------------------------------------
+
+
+def auditors_against_ground_truth(
+    grouped: dict[int, list[Coding]], *, resamples: int
+) -> list[dict[str, Any]]:
+    """Per auditor: F1 of their coding against the approved GT of the same statement (the
+    approved coding itself excluded), lowest mean first."""
+    scores: dict[int, list[tuple[Coding, StatementF1Metrics]]] = defaultdict(list)
+    for codings in grouped.values():
+        truth = next((c for c in codings if c.approved), None)
+        if truth is None:
+            continue
+        for coding in codings:
+            if coding.feedback_id != truth.feedback_id:
+                scores[coding.auditor_id].append((coding, _f1(coding.payload, truth.payload)))
+    rows = []
+    for scored in scores.values():
+        by_discussion: dict[int, list[float]] = defaultdict(list)
+        for coding, metrics in scored:
+            by_discussion[coding.discussion_id].append(metrics.aggregate_micro_f1)
+        tp = sum(m.aggregate_tp for _, m in scored)
+        errors = sum(m.aggregate_fp + m.aggregate_fn for _, m in scored)
+        rows.append(
+            {
+                "auditor": scored[0][0].auditor,
+                "n_statements": len(scored),
+                "mean_f1": _mean_ci(dict(by_discussion), resamples),
+                "micro_f1": 1.0 if 2 * tp + errors == 0 else 2 * tp / (2 * tp + errors),
+            }
+        )
+    return sorted(rows, key=lambda r: (r["mean_f1"]["point"], r["auditor"]))
+
+
+# --- blind vs pre-filled -----------------------------------------------------------------------
+
+
+def _blind_statements(grouped: dict[int, list[Coding]]) -> dict[int, list[Coding]]:
+    return {
+        statement_id: codings
+        for statement_id, codings in grouped.items()
+        if any(c.blind for c in codings) and any(c.prefilled for c in codings)
+    }
+
+
+def ai_payloads_load(grouped: dict[int, list[Coding]]) -> dict[int, tuple[int, Any, dict]]:
+    """The AI extraction each statement's pre-filled coding started from (or, if that one is
+    gone, the statement's latest extraction): statement id -> (extraction id, updated, payload)."""
+    wanted = {
+        statement_id: next(c.source_extraction_id for c in codings if c.prefilled)
+        for statement_id, codings in grouped.items()
+    }
+    rows = Extraction.objects.filter(statement_id__in=list(wanted)).order_by(
+        "statement_id", "-run__created_at", "-run_id"
+    )
+    found: dict[int, tuple[int, Any, dict]] = {}
+    for pk, statement_id, updated, payload in rows.values_list(
+        "id", "statement_id", "updated_at", "pdp_deltas"
+    ):
+        if pk == wanted[statement_id] or statement_id not in found:
+            found[statement_id] = (pk, updated, payload)
+    return found
+
+
+def blind_vs_prefilled(
+    grouped: dict[int, list[Coding]], ai: dict[int, tuple[int, Any, dict]], *, resamples: int
+) -> dict[str, Any]:
+    """Agreement with the AI (F1 of the AI extraction against the coding), pre-filled vs blind,
+    on the statements coded both ways; difference = pre-filled − blind."""
+    pairs_by_discussion: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    for statement_id, codings in sorted(grouped.items()):
+        if statement_id not in ai:
+            continue
+        payload = ai[statement_id][2]
+        prefilled = [_f1(payload, c.payload).aggregate_micro_f1 for c in codings if c.prefilled]
+        blind = [_f1(payload, c.payload).aggregate_micro_f1 for c in codings if c.blind]
+        pair = (math.fsum(prefilled) / len(prefilled), math.fsum(blind) / len(blind))
+        pairs_by_discussion[codings[0].discussion_id].append(pair)
+    pairs = [pair for rows in pairs_by_discussion.values() for pair in rows]
+    difference = cluster_bootstrap_mean_diff(
+        dict(pairs_by_discussion), n_resamples=resamples, seed=SEED
+    )
+    return {
+        "n_statements": len(pairs),
+        "n_discussions": len(pairs_by_discussion),
+        "prefilled_mean_f1": math.fsum(p for p, _ in pairs) / len(pairs) if pairs else None,
+        "blind_mean_f1": math.fsum(b for _, b in pairs) / len(pairs) if pairs else None,
+        "difference": difference,
+    }
+
+
+# --- the system result -------------------------------------------------------------------------
+
+
+def interauditor_values(
+    codings: Sequence[Coding], ai: dict[int, tuple[int, Any, dict]], *, resamples: int
+) -> dict[str, Any]:
+    grouped = by_statement(codings)
+    comparisons = [c for group in grouped.values() for c in statement_comparisons(group)]
+    return {
+        "n_codings": len(codings),
+        "n_statements": len(grouped),
+        "n_auditors": len({c.auditor_id for c in codings}),
+        "overall": agreement_summary(comparisons, resamples=resamples),
+        "pairs": pairwise_agreement(comparisons, resamples=resamples),
+        "auditors": auditors_against_ground_truth(grouped, resamples=resamples),
+        "blind": {
+            **blind_vs_prefilled(_blind_statements(grouped), ai, resamples=resamples),
+            "n_marked": BlindReview.objects.count(),
+            "n_blind_codings": sum(1 for c in codings if c.blind),
+        },
+        "disagreements": disagreements(comparisons),
+        "n_resamples": resamples,
+    }
+
+
+def interauditor_result_compute(*, force: bool = False) -> MetricResult:
+    """Inter-auditor agreement over all coding, stored as MetricResult(interauditor, system)."""
+    read_at = timezone.now()
+    codings = codings_load()
+    ai = ai_payloads_load(_blind_statements(by_statement(codings)))
+    inputs = {
+        "codings": [c.stamp for c in codings],
+        "ai": sorted([s, pk, updated] for s, (pk, updated, _) in ai.items()),
+        "marked": BlindReview.objects.count(),
+    }
+    resamples = n_resamples()
+    return result_compute(
+        family=INTERAUDITOR,
+        key=INTERAUDITOR_KEY,
+        scope=Scope.SYSTEM,
+        run_id=None,
+        inputs=inputs,
+        compute=lambda: interauditor_values(codings, ai, resamples=resamples),
+        read_at=read_at,
+        force=force,
+    )
+
+
+# --- per statement, on request -----------------------------------------------------------------
+
+
+def statement_disagreement(statement: Statement) -> dict[str, Any] | None:
+    """None when fewer than two auditors coded the statement or they all agree (symmetric
+    F1 = 1 for every pair); else {"f1": the lowest pair's symmetric F1, "n_auditors",
+    "auditors": usernames, "pairs": [{auditor_a, auditor_b, f1}]}."""
+    codings = _codings(Feedback.objects.filter(statement_id=statement.pk))
+    if len({c.auditor_id for c in codings}) < 2:
+        return None
+    comparisons = statement_comparisons(codings)
+    lowest = min(c.symmetric_f1 for c in comparisons)
+    if lowest >= 1.0:
+        return None
+    return {
+        "f1": lowest,
+        "n_auditors": len({c.auditor_id for c in codings}),
+        "auditors": sorted({c.auditor for c in codings}),
+        "pairs": [
+            {"auditor_a": c.a.auditor, "auditor_b": c.b.auditor, "f1": c.symmetric_f1}
+            for c in comparisons
+        ],
+    }

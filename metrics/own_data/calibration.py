@@ -1,0 +1,256 @@
+"""Item-level calibration on evalsite's own data: are the AI's confidences probabilities?
+
+Items are the AI's people, events and pair bonds in a run's extractions of statements with
+approved ground truth. An item is *correct* when the extraction-F1 matching paired it with a
+ground-truth item (``StatementF1Metrics.<type>_matches``); its probability is its
+``confidence``. Items without a confidence (or without an id to match by) are skipped and
+counted (``n_skipped``): there is no probability to judge.
+
+Figures per run: ECE (10 equal-width bins), NLL, the reliability diagram and a per-type
+breakdown; then temperature scaling and isotonic regression fitted on the training share of
+the discussions and evaluated on the held-out share. Discussions (not items) are split: the
+ceil(30%) of them that come first when ordered by a salted hash of their id are held out —
+deterministic, and items of one discussion never sit on both sides.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any
+
+import numpy as np
+from django.utils import timezone
+
+from audit.models import ExtractionRun
+from metrics.families.calibration import (
+    TemperatureScalingCalibrator,
+    compute_binary_nll,
+    compute_ece,
+    fit_isotonic_calibrator,
+)
+from metrics.families.extraction import StatementF1Metrics
+from metrics.models import MetricResult
+from metrics.own_data.common import (
+    CALIBRATION,
+    Scope,
+    StatementPair,
+    ground_truth_load,
+    pair_score,
+    result_compute,
+    run_key,
+    run_pairs_load,
+)
+from metrics.own_data.selective import ENTITY_LISTS, item_confidence
+
+N_BINS = 10
+HELDOUT_PERCENT = 30
+SPLIT_SALT = "evalsite-calibration-split"
+# Below this many training items (or with one outcome only) nothing is fitted.
+MIN_FIT_ITEMS = 20
+
+
+@dataclass(frozen=True)
+class CalibrationItem:
+    discussion_id: int
+    statement_id: int
+    entity: str  # people / events / pair_bonds
+    probability: float
+    correct: bool
+
+
+# --- items (pure) ------------------------------------------------------------------------------
+
+
+def statement_items(
+    ai: dict, metrics: StatementF1Metrics, *, discussion_id: int, statement_id: int
+) -> tuple[list[CalibrationItem], int]:
+    """The AI items of one statement with their outcome, and how many were skipped."""
+    items, skipped = [], 0
+    for entity in ENTITY_LISTS:
+        matched = Counter(row["ai_id"] for row in getattr(metrics, f"{entity}_matches"))
+        for item in (ai or {}).get(entity) or []:
+            if not isinstance(item, dict):
+                continue
+            probability, ident = item_confidence(item), item.get("id")
+            if probability is None or ident is None:
+                skipped += 1
+                continue
+            correct = matched[ident] > 0
+            if correct:
+                matched[ident] -= 1  # a duplicated id is matched at most as often as it paired
+            items.append(CalibrationItem(discussion_id, statement_id, entity, probability, correct))
+    return items, skipped
+
+
+def split_key(discussion_id: int) -> str:
+    """A discussion's place in the split order: sha256 of a salted id (stable, unguessable)."""
+    return hashlib.sha256(f"{SPLIT_SALT}:{discussion_id}".encode()).hexdigest()
+
+
+def heldout_discussions(discussion_ids: Iterable[int]) -> set[int]:
+    """The ceil(30%) of the discussions first in hash order — at least one when there are two
+    or more, so a small data set is still judged on discussions it was not fitted on."""
+    ids = sorted(set(discussion_ids), key=split_key)
+    if len(ids) < 2:
+        return set()
+    return set(ids[: math.ceil(len(ids) * HELDOUT_PERCENT / 100)])
+
+
+def heldout_split(
+    items: Sequence[CalibrationItem],
+) -> tuple[list[CalibrationItem], list[CalibrationItem]]:
+    """(training items, held-out items), whole discussions on one side."""
+    heldout = heldout_discussions(i.discussion_id for i in items)
+    train = [i for i in items if i.discussion_id not in heldout]
+    test = [i for i in items if i.discussion_id in heldout]
+    return train, test
+
+
+def reliability_bins(p: Sequence[float], y: Sequence[float], *, n_bins: int = N_BINS) -> list:
+    """The reliability diagram: per non-empty equal-width bin (as in compute_ece), its count,
+    mean confidence and accuracy."""
+    p_arr, y_arr = np.clip(np.asarray(p, dtype=float), 0.0, 1.0), np.asarray(y, dtype=float)
+    bins = []
+    for lo, hi in pairwise(np.linspace(0.0, 1.0, n_bins + 1)):
+        inside = (p_arr >= lo) & ((p_arr < hi) if hi < 1.0 else (p_arr <= hi))
+        if inside.any():
+            bins.append(
+                {
+                    "lo": float(lo),
+                    "hi": float(hi),
+                    "count": int(inside.sum()),
+                    "mean_confidence": float(p_arr[inside].mean()),
+                    "accuracy": float(y_arr[inside].mean()),
+                }
+            )
+    return bins
+
+
+def calibration_figures(p: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
+    """n, accuracy, mean confidence, ECE, NLL and the reliability bins of (p, y)."""
+    if len(p) == 0:
+        return {"n": 0}
+    return {
+        "n": len(p),
+        "accuracy": float(np.mean(y)),
+        "mean_confidence": float(np.mean(p)),
+        "ece": compute_ece(p, y, n_bins=N_BINS),
+        "nll": compute_binary_nll(p, y),
+        "reliability": reliability_bins(p, y),
+    }
+
+
+def _py(items: Sequence[CalibrationItem]) -> tuple[np.ndarray, np.ndarray]:
+    p = np.array([i.probability for i in items], dtype=float)
+    y = np.array([1.0 if i.correct else 0.0 for i in items], dtype=float)
+    return p, y
+
+
+def _why_not_fitted(train: Sequence[CalibrationItem], test: Sequence[CalibrationItem]) -> str:
+    if len(train) < MIN_FIT_ITEMS:
+        return f"only {len(train)} training items (at least {MIN_FIT_ITEMS} needed)"
+    if len({i.correct for i in train}) < 2:
+        return "the training items are all correct or all wrong"
+    if not test:
+        return "no held-out discussion has items"
+    return ""
+
+
+def heldout_calibration(items: Sequence[CalibrationItem]) -> dict[str, Any]:
+    """Temperature scaling and isotonic regression fitted on the training discussions,
+    judged on the held-out ones (raw figures of the same held-out items alongside)."""
+    train, test = heldout_split(items)
+    summary: dict[str, Any] = {
+        "heldout_percent": HELDOUT_PERCENT,
+        "n_train_items": len(train),
+        "n_test_items": len(test),
+        "n_train_discussions": len({i.discussion_id for i in train}),
+        "n_test_discussions": len({i.discussion_id for i in test}),
+    }
+    reason = _why_not_fitted(train, test)
+    if reason:
+        return {**summary, "fitted": False, "reason": reason}
+    (p_train, y_train), (p_test, y_test) = _py(train), _py(test)
+    temperature = TemperatureScalingCalibrator.fit(p_train, y_train)
+    isotonic = fit_isotonic_calibrator(p_train, y_train)
+    return {
+        **summary,
+        "fitted": True,
+        "temperature": temperature.temperature,
+        "raw": calibration_figures(p_test, y_test),
+        "temperature_scaled": calibration_figures(temperature.apply(p_test), y_test),
+        "isotonic": calibration_figures(isotonic.predict_proba(p_test), y_test),
+        # In-sample figures, to show how optimistic judging on the fitting data would be.
+        "train_ece": {
+            "raw": compute_ece(p_train, y_train, n_bins=N_BINS),
+            "temperature_scaled": compute_ece(temperature.apply(p_train), y_train, n_bins=N_BINS),
+            "isotonic": compute_ece(isotonic.predict_proba(p_train), y_train, n_bins=N_BINS),
+        },
+    }
+
+
+def calibration_values(items: Sequence[CalibrationItem], *, skipped: int) -> dict[str, Any]:
+    p, y = _py(items)
+    by_type = {}
+    for entity in ENTITY_LISTS:
+        subset = [i for i in items if i.entity == entity]
+        figures = calibration_figures(*_py(subset))
+        figures.pop("reliability", None)
+        by_type[entity] = figures
+    return {
+        "n_items": len(items),
+        "n_skipped": skipped,
+        "n_bins": N_BINS,
+        "all": calibration_figures(p, y),
+        "by_type": by_type,
+        "heldout": heldout_calibration(items) if items else {"fitted": False, "reason": "no items"},
+    }
+
+
+# --- the run result ----------------------------------------------------------------------------
+
+
+def run_items(pairs: Sequence[StatementPair]) -> tuple[list[CalibrationItem], int]:
+    items, skipped = [], 0
+    for pair in pairs:
+        found, missing = statement_items(
+            pair.ai,
+            pair_score(pair),
+            discussion_id=pair.discussion_id,
+            statement_id=pair.statement_id,
+        )
+        items += found
+        skipped += missing
+    return items, skipped
+
+
+def calibration_result_compute(*, run_id: int, force: bool = False) -> MetricResult | None:
+    """The run's calibration figures, stored as MetricResult(calibration, run)."""
+    if not ExtractionRun.objects.filter(pk=run_id).exists():
+        return None
+    read_at = timezone.now()
+    pairs = run_pairs_load(run_id, ground_truth_load())
+
+    def compute() -> dict[str, Any]:
+        items, skipped = run_items(pairs)
+        return {
+            **calibration_values(items, skipped=skipped),
+            "n_statements": len(pairs),
+            "n_discussions": len({p.discussion_id for p in pairs}),
+        }
+
+    return result_compute(
+        family=CALIBRATION,
+        key=run_key(CALIBRATION, run_id),
+        scope=Scope.RUN,
+        run_id=run_id,
+        inputs=[p.stamp for p in pairs],
+        compute=compute,
+        read_at=read_at,
+        force=force,
+    )

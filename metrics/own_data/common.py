@@ -1,0 +1,395 @@
+"""Shared plumbing of the own-data families: keys, inputs, storing rows, failures, staleness.
+
+Each family stores whole-run (``review_savings``, ``calibration``) or whole-system
+(``interauditor``) rows: one computation reads every input of its scope, so a row is either
+current (its ``input_hash`` matches the inputs) or recomputed from scratch.
+
+Staleness: marking sets ``stale_since`` to the time of the latest change and queues a
+computation only for rows that were not stale yet (one is queued or running for the others).
+A computation that read its inputs before ``stale_since`` stores its figures but leaves the
+row stale and queues itself again, so the row always ends up current. Results record
+``values["inputs_read_at"]``; a computation whose inputs are older than the stored row's never
+overwrites it, so two workers finishing out of order cannot leave an older result in place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings as django_settings
+from django.db import transaction
+from django.utils import timezone
+
+from audit.models import Extraction, Feedback, Speaker
+from metrics.families.extraction import StatementF1Metrics, calculate_statement_f1
+from metrics.models import MetricResult
+from metrics.services import TRANSIENT_ERRORS, match_settings, task_enqueue
+
+log = logging.getLogger(__name__)
+
+REVIEW_SAVINGS = "review_savings"
+CALIBRATION = "calibration"
+INTERAUDITOR = "interauditor"
+RUN_FAMILIES = (REVIEW_SAVINGS, CALIBRATION)
+FAMILIES = (*RUN_FAMILIES, INTERAUDITOR)
+# Bump a family's version when its output for the same inputs changes.
+CODE_VERSIONS = {
+    REVIEW_SAVINGS: "review-savings/1",
+    CALIBRATION: "calibration/1",
+    INTERAUDITOR: "interauditor/1",
+}
+SEED = 0
+
+Scope = MetricResult.Scope
+Status = MetricResult.Status
+
+
+def n_resamples() -> int:
+    """Bootstrap resamples for every CI of these families (settings.OWN_DATA_BOOTSTRAP_RESAMPLES)."""
+    return int(getattr(django_settings, "OWN_DATA_BOOTSTRAP_RESAMPLES", 1000))
+
+
+def run_key(family: str, run_id: int) -> str:
+    return MetricResult.make_key(family, Scope.RUN, run_id=run_id)
+
+
+INTERAUDITOR_KEY = MetricResult.make_key(INTERAUDITOR, Scope.SYSTEM)
+
+
+# --- inputs ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GroundTruth:
+    statement_id: int
+    discussion_id: int
+    feedback_id: int
+    payload: dict
+    stamp: tuple  # (feedback id, version, updated_at): what the input hash sees
+
+
+@dataclass(frozen=True)
+class StatementPair:
+    """One subject statement with approved ground truth and this run's extraction of it."""
+
+    statement_id: int
+    discussion_id: int
+    ai: dict
+    gt: dict
+    stamp: tuple
+
+
+def ground_truth_load() -> dict[int, GroundTruth]:
+    """Approved feedback of subject statements, by statement id."""
+    rows = (
+        Feedback.objects.approved()
+        .filter(statement__speaker__type=Speaker.Type.SUBJECT)
+        .values_list(
+            "statement_id",
+            "statement__discussion_id",
+            "id",
+            "version",
+            "updated_at",
+            "edited_extraction",
+        )
+    )
+    return {
+        statement_id: GroundTruth(statement_id, discussion_id, pk, payload, (pk, version, updated))
+        for statement_id, discussion_id, pk, version, updated, payload in rows.iterator()
+    }
+
+
+def run_pairs_load(run_id: int, ground_truth: dict[int, GroundTruth]) -> list[StatementPair]:
+    """The run's extractions of statements with approved GT, in statement order.
+
+    A statement the run did not extract is not covered by the run (left out, not scored empty).
+    """
+    extractions = Extraction.objects.filter(
+        run_id=run_id, statement_id__in=list(ground_truth)
+    ).values_list("statement_id", "id", "updated_at", "pdp_deltas")
+    pairs = []
+    for statement_id, pk, updated, payload in sorted(extractions, key=lambda row: row[0]):
+        gt = ground_truth[statement_id]
+        stamp = (statement_id, *gt.stamp, pk, updated)
+        pairs.append(StatementPair(statement_id, gt.discussion_id, payload, gt.payload, stamp))
+    return pairs
+
+
+def pair_score(pair: StatementPair) -> StatementF1Metrics:
+    """Extraction F1 of the pair's AI payload against its ground truth (deployment settings)."""
+    return calculate_statement_f1(
+        pair.ai,
+        pair.gt,
+        settings=match_settings(),
+        statement_id=pair.statement_id,
+        discussion_id=pair.discussion_id,
+    )
+
+
+def runs_with_ground_truth() -> list[int]:
+    """Runs that extracted at least one subject statement with approved ground truth."""
+    approved = Feedback.objects.approved().values("statement_id")
+    return sorted(
+        set(
+            Extraction.objects.filter(statement_id__in=approved)
+            .values_list("run_id", flat=True)
+            .distinct()
+        )
+    )
+
+
+def inputs_hash(family: str, inputs: Any) -> str:
+    """Hash of the inputs plus everything else that shapes the output."""
+    payload = {
+        "inputs": inputs,
+        "settings": match_settings().to_dict(),
+        "code": CODE_VERSIONS[family],
+        "resamples": n_resamples(),
+        "seed": SEED,
+    }
+    encoded = json.dumps(payload, sort_keys=True, default=str).encode()
+    return hashlib.sha256(encoded).hexdigest()
+
+
+# --- storing -----------------------------------------------------------------------------------
+
+
+def _locked_or_created(*, key: str, family: str, scope: str, run_id: int | None) -> MetricResult:
+    """The row under a lock; inserted first if missing (filled by the caller at once, so no
+    ``stale_since``: nothing changed after the caller read its inputs)."""
+    placeholder = MetricResult(
+        key=key, family=family, scope=scope, run_id=run_id, status=Status.STALE
+    )
+    MetricResult.objects.bulk_create([placeholder], ignore_conflicts=True)
+    return MetricResult.objects.select_for_update().get(key=key)
+
+
+def _changed_since(row: MetricResult, read_at: datetime) -> bool:
+    """An input changed after this computation read its inputs (see ``_mark``)."""
+    return row.status == Status.STALE and row.stale_since is not None and row.stale_since > read_at
+
+
+def _settle(row: MetricResult, read_at: datetime) -> bool:
+    """Fresh, unless an input changed after ``read_at``: then it stays stale and another
+    computation is queued (the marking queued none: the row was already stale). Returns
+    whether the row is fresh."""
+    if _changed_since(row, read_at):
+        family, run_id = row.family, row.run_id
+        transaction.on_commit(lambda: _queue_one(family, run_id))
+        return False
+    row.status, row.stale_since, row.error = Status.FRESH, None, ""
+    return True
+
+
+def _current(key: str, input_hash: str, read_at: datetime) -> MetricResult | None:
+    """The stored row when its inputs are unchanged (confirmed fresh), else None."""
+    with transaction.atomic():
+        row = MetricResult.objects.select_for_update().filter(key=key).first()
+        if row is None or row.input_hash != input_hash or row.values is None:
+            return None
+        if row.status == Status.FAILED:
+            return None
+        if row.status != Status.FRESH:
+            _settle(row, read_at)
+            row.save(update_fields=["status", "stale_since", "error"])
+        return row
+
+
+def _read_at(row: MetricResult) -> str:
+    return (row.values or {}).get("inputs_read_at") or ""
+
+
+def result_store(
+    *,
+    family: str,
+    key: str,
+    scope: str,
+    run_id: int | None,
+    values: dict[str, Any],
+    input_hash: str,
+    read_at: datetime,
+) -> MetricResult:
+    """Store the figures (fresh unless inputs changed meanwhile), unless a computation that
+    read newer inputs already stored its own."""
+    stamped = {**values, "inputs_read_at": read_at.isoformat(timespec="microseconds")}
+    with transaction.atomic():
+        row = _locked_or_created(key=key, family=family, scope=scope, run_id=run_id)
+        if _read_at(row) > stamped["inputs_read_at"]:
+            return row
+        row.values, row.input_hash = stamped, input_hash
+        row.match_settings = match_settings().to_dict()
+        row.code_version = CODE_VERSIONS[family]
+        if row.status == Status.FAILED:
+            row.status, row.stale_since = Status.STALE, None
+        _settle(row, read_at)
+        row.computed_at = timezone.now()
+        row.save()
+    return row
+
+
+def result_compute(
+    *,
+    family: str,
+    key: str,
+    scope: str,
+    run_id: int | None,
+    inputs: Any,
+    compute: Callable[[], dict[str, Any]],
+    read_at: datetime,
+    force: bool = False,
+) -> MetricResult:
+    """The stored row if its inputs are unchanged, else ``compute()`` stored as fresh."""
+    input_hash = inputs_hash(family, inputs)
+    if not force and (row := _current(key, input_hash, read_at)) is not None:
+        return row
+    return result_store(
+        family=family,
+        key=key,
+        scope=scope,
+        run_id=run_id,
+        values=compute(),
+        input_hash=input_hash,
+        read_at=read_at,
+    )
+
+
+# --- failures ----------------------------------------------------------------------------------
+
+
+def result_record_failure(*, family: str, run_id: int | None, error: str) -> None:
+    scope = Scope.RUN if family in RUN_FAMILIES else Scope.SYSTEM
+    key = run_key(family, run_id) if scope == Scope.RUN else INTERAUDITOR_KEY
+    with transaction.atomic():
+        row = _locked_or_created(key=key, family=family, scope=scope, run_id=run_id)
+        row.status, row.error = Status.FAILED, error[-8000:]
+        row.save(update_fields=["status", "error"])
+
+
+@contextmanager
+def failure_recorded(*, family: str, run_id: int | None = None) -> Iterator[None]:
+    """A bug becomes a failed row with its traceback; transient DB errors propagate (retry)."""
+    try:
+        yield
+    except TRANSIENT_ERRORS:
+        raise
+    except Exception:
+        log.exception("computing %s failed (run %s)", family, run_id)
+        result_record_failure(family=family, run_id=run_id, error=traceback.format_exc())
+
+
+# --- staleness ---------------------------------------------------------------------------------
+
+Target = tuple[str, int | None]  # (family, run id or None for the system row)
+
+
+def _key(target: Target) -> str:
+    family, run_id = target
+    return INTERAUDITOR_KEY if family == INTERAUDITOR else run_key(family, run_id)
+
+
+def _mark(targets: Iterable[Target]) -> list[Target]:
+    """Mark the rows stale, ``stale_since`` = now: the time of the *latest* change, which is
+    what tells a running computation its inputs are outdated (``_settle``).
+
+    Missing rows are created. Returns the targets that were not stale yet: only those need a
+    computation queued — a stale row already has one queued or running, and a burst of
+    changes (a bulk approval) queues one computation per row, not one per change.
+    """
+    wanted = {_key(target): target for target in targets}
+    rows = MetricResult.objects.filter(key__in=list(wanted))
+    already_stale = set(rows.filter(status=Status.STALE).values_list("key", flat=True))
+    now = timezone.now()
+    rows.update(status=Status.STALE, stale_since=now)
+    MetricResult.objects.bulk_create(
+        [
+            MetricResult(
+                key=key,
+                family=family,
+                scope=Scope.SYSTEM if family == INTERAUDITOR else Scope.RUN,
+                run_id=run_id,
+                status=Status.STALE,
+                stale_since=now,
+            )
+            for key, (family, run_id) in wanted.items()
+        ],
+        ignore_conflicts=True,
+    )
+    return [target for key, target in wanted.items() if key not in already_stale]
+
+
+def own_results_mark_stale(*, reason: str = "") -> int:
+    """Ground truth or extractions changed: every run row of the run families and the
+    inter-auditor row become stale, and their recomputation is queued after commit.
+
+    All runs, not only those that extracted the changed statements: a run row also holds its
+    paired comparisons with the other runs. Recomputing an unaffected run is cheap (its input
+    hash matches, nothing is computed). Returns how many rows became stale.
+    """
+    with transaction.atomic():
+        run_ids = set(runs_with_ground_truth()) | set(
+            MetricResult.objects.filter(family__in=RUN_FAMILIES, run_id__isnull=False).values_list(
+                "run_id", flat=True
+            )
+        )
+        targets = [(f, run_id) for run_id in sorted(run_ids) for f in RUN_FAMILIES]
+        queued = _mark([*targets, (INTERAUDITOR, None)])
+        transaction.on_commit(lambda: _queue(queued))
+    log.info("marked %s own-data results stale (%s)", len(queued), reason)
+    return len(queued)
+
+
+def interauditor_mark_stale(*, reason: str = "") -> int:
+    """Auditors' coding changed: the inter-auditor row becomes stale and is recomputed."""
+    with transaction.atomic():
+        queued = _mark([(INTERAUDITOR, None)])
+        transaction.on_commit(lambda: _queue(queued))
+    log.debug("marked the inter-auditor result stale (%s)", reason)
+    return len(queued)
+
+
+def _queue(targets: Iterable[Target]) -> None:
+    for family, run_id in targets:
+        _queue_one(family, run_id)
+
+
+def _queue_one(family: str, run_id: int | None) -> None:
+    from metrics import tasks
+
+    if family == REVIEW_SAVINGS:
+        task_enqueue(tasks.compute_review_savings, run_id=run_id)
+    elif family == CALIBRATION:
+        task_enqueue(tasks.compute_calibration, run_id=run_id)
+    else:
+        task_enqueue(tasks.compute_interauditor)
+
+
+def own_results_recompute_stale(*, older_than: timedelta | None = None) -> int:
+    """The periodic sweep's share: compute stale own-data rows in place (lost tasks)."""
+    from metrics.own_data.agreement import interauditor_result_compute
+    from metrics.own_data.calibration import calibration_result_compute
+    from metrics.own_data.selective import review_savings_result_compute
+
+    compute = {
+        REVIEW_SAVINGS: review_savings_result_compute,
+        CALIBRATION: calibration_result_compute,
+    }
+    rows = MetricResult.objects.filter(family__in=FAMILIES, status=Status.STALE)
+    if older_than is not None:
+        rows = rows.filter(stale_since__lte=timezone.now() - older_than)
+    done = 0
+    for family, run_id in rows.values_list("family", "run_id"):
+        with failure_recorded(family=family, run_id=run_id):
+            if family == INTERAUDITOR:
+                interauditor_result_compute()
+            elif run_id is not None:
+                compute[family](run_id=run_id)
+        done += 1
+    return done

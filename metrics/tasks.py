@@ -1,0 +1,121 @@
+"""Celery tasks: each takes ids, calls one service, and lets the service store the result.
+
+Transient database errors are retried with backoff; any other error is recorded on the
+result row as ``failed`` with its traceback (``failure_recorded``), so nothing vanishes.
+Tasks are idempotent: the services skip work whose input hash matches the stored row.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from celery import shared_task
+
+from metrics.models import MetricResult
+from metrics.services import (
+    TRANSIENT_ERRORS,
+    compute_job_run,
+    discussion_result_compute,
+    failure_recorded,
+    results_recompute_stale,
+    run_result_compute,
+    statement_result_compute,
+    system_result_compute,
+)
+
+Scope = MetricResult.Scope
+RETRYING = {
+    "autoretry_for": TRANSIENT_ERRORS,
+    "retry_backoff": True,
+    "retry_backoff_max": 60,
+    "retry_jitter": True,
+    "max_retries": 5,
+}
+# Rows marked stale this recently still have their own task in the queue.
+SWEEP_GRACE = timedelta(seconds=30)
+
+
+@shared_task(**RETRYING)
+def compute_statement(statement_id: int, run_id: int) -> None:
+    with failure_recorded(scope=Scope.STATEMENT, run_id=run_id, statement_id=statement_id):
+        statement_result_compute(statement_id=statement_id, run_id=run_id)
+
+
+@shared_task(**RETRYING)
+def compute_discussion(discussion_id: int, run_id: int) -> None:
+    with failure_recorded(scope=Scope.DISCUSSION, run_id=run_id, discussion_id=discussion_id):
+        discussion_result_compute(discussion_id=discussion_id, run_id=run_id)
+
+
+@shared_task(**RETRYING)
+def compute_run(run_id: int) -> None:
+    with failure_recorded(scope=Scope.RUN, run_id=run_id):
+        run_result_compute(run_id=run_id)
+
+
+@shared_task(**RETRYING)
+def compute_system() -> None:
+    with failure_recorded(scope=Scope.SYSTEM):
+        system_result_compute()
+
+
+@shared_task(**RETRYING)
+def recompute_stale() -> dict:
+    """The periodic sweep (CELERY_BEAT_SCHEDULE): picks up results whose task was lost."""
+    counts = dict(results_recompute_stale(older_than=SWEEP_GRACE))
+    from metrics.own_data.common import own_results_recompute_stale
+
+    counts["own_data"] = own_results_recompute_stale(older_than=SWEEP_GRACE)
+    return counts
+
+
+@shared_task(**RETRYING)
+def run_compute_job(job_id: int) -> None:
+    compute_job_run(job_id=job_id)
+
+
+@shared_task(**RETRYING)
+def export_ground_truth_job(job_id: int) -> None:
+    """A large ground-truth export (ComputeJob kind "export"): writes the file to the job."""
+    from audit.services.export_jobs import ground_truth_export_job_run
+
+    ground_truth_export_job_run(job_id=job_id)
+
+
+@shared_task(acks_late=True, **RETRYING)
+def evaluation_compute(evaluation_id: int) -> None:
+    """Compute an imported evaluation's metric family (metrics.evaluations.services)."""
+    from metrics.evaluations import services as evaluation_services
+
+    with evaluation_services.evaluation_failure_recorded(evaluation_id=evaluation_id):
+        evaluation_services.evaluation_compute(evaluation_id=evaluation_id)
+
+
+# --- own-data families (metrics.own_data): whole-run / whole-system results --------------------
+
+
+@shared_task(**RETRYING)
+def compute_review_savings(run_id: int) -> None:
+    from metrics.own_data.common import REVIEW_SAVINGS, failure_recorded
+    from metrics.own_data.selective import review_savings_result_compute
+
+    with failure_recorded(family=REVIEW_SAVINGS, run_id=run_id):
+        review_savings_result_compute(run_id=run_id)
+
+
+@shared_task(**RETRYING)
+def compute_calibration(run_id: int) -> None:
+    from metrics.own_data.calibration import calibration_result_compute
+    from metrics.own_data.common import CALIBRATION, failure_recorded
+
+    with failure_recorded(family=CALIBRATION, run_id=run_id):
+        calibration_result_compute(run_id=run_id)
+
+
+@shared_task(**RETRYING)
+def compute_interauditor() -> None:
+    from metrics.own_data.agreement import interauditor_result_compute
+    from metrics.own_data.common import INTERAUDITOR, failure_recorded
+
+    with failure_recorded(family=INTERAUDITOR):
+        interauditor_result_compute()

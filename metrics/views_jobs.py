@@ -1,0 +1,65 @@
+"""Recompute-all jobs (admin) and the self-refreshing extraction-F1 card partial.
+
+The job page reads the ComputeJob row, so its progress survives a reload; htmx polls the
+progress partial every second while the job is active.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from audit.models import ExtractionRun
+from audit.views import admin_required, auditor_required
+from metrics.cards import extraction_card
+from metrics.models import ComputeJob
+from metrics.services import compute_job_cancel, metrics_recompute_all
+
+RECENT_JOBS = 10
+
+
+def _jobs_context() -> dict:
+    jobs = list(ComputeJob.objects.filter(kind=ComputeJob.Kind.RECOMPUTE)[:RECENT_JOBS])
+    active = next((job for job in jobs if job.is_active), None)
+    return {"jobs": jobs, "active": active, "runs": ExtractionRun.objects.all()}
+
+
+@admin_required
+def jobs(request: HttpRequest) -> HttpResponse:
+    """GET: the page; POST: start a recompute (or show the one already running)."""
+    if request.method == "POST":
+        run_id = request.POST.get("run") or None
+        metrics_recompute_all(
+            user=request.user,
+            run_id=int(run_id) if run_id and run_id.isdigit() else None,
+            stale_only=request.POST.get("stale") == "1",
+        )
+        if not request.htmx:
+            return redirect("metrics:jobs")
+        return render(request, "metrics/jobs.html#jobs-panel", _jobs_context())
+    return render(request, "metrics/jobs.html", _jobs_context())
+
+
+@admin_required
+@require_GET
+def job_progress(request: HttpRequest, pk: int) -> HttpResponse:
+    job = get_object_or_404(ComputeJob, pk=pk)
+    return render(request, "metrics/_job_progress.html", {"job": job})
+
+
+@admin_required
+@require_POST
+def job_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+    job = compute_job_cancel(job=get_object_or_404(ComputeJob, pk=pk))
+    if request.htmx:
+        return render(request, "metrics/_job_progress.html", {"job": job})
+    return redirect("metrics:jobs")
+
+
+@auditor_required
+@require_GET
+def extraction_card_partial(request: HttpRequest, run_id: int) -> HttpResponse:
+    """The card alone, for the card's own htmx polling while its result is updating."""
+    run = get_object_or_404(ExtractionRun, pk=run_id)
+    return render(request, "metrics/cards/_extraction_f1.html", {"card": extraction_card(run)})

@@ -1,0 +1,152 @@
+// Keyboard-first auditing and the editor's save state. Small on purpose: htmx does the requests.
+//   j / k  next / previous statement      e  edit (or start coding)
+//   s      submit                         a  approve (admins)      ?  help
+(function () {
+  "use strict";
+
+  const CARD = "article.stmt.subject";
+  let currentId = null;
+
+  function current() {
+    return currentId ? document.getElementById(currentId) : null;
+  }
+
+  function setCurrent(card, scroll) {
+    if (!card) return;
+    document.querySelectorAll(".stmt.is-current").forEach((el) => el.classList.remove("is-current"));
+    currentId = card.id;
+    card.classList.add("is-current");
+    if (scroll) {
+      card.scrollIntoView({ block: "start", behavior: "smooth" });
+      card.focus({ preventScroll: true });
+      history.replaceState(history.state, "", "#" + card.id);
+    }
+  }
+
+  function move(step) {
+    const cards = Array.from(document.querySelectorAll(CARD));
+    if (!cards.length) return;
+    const index = cards.findIndex((card) => card.id === currentId);
+    const next = index < 0 ? (step > 0 ? 0 : cards.length - 1) : index + step;
+    setCurrent(cards[Math.max(0, Math.min(cards.length - 1, next))], true);
+  }
+
+  // A shortcut clicks the matching [data-key] control of the current statement (or the page).
+  function press(key) {
+    const scope = current() || document;
+    const control = scope.querySelector('[data-key="' + key + '"]') ||
+      (scope === document ? null : document.querySelector('.review [data-key="' + key + '"]'));
+    if (!control) return false;
+    control.click();
+    return true;
+  }
+
+  function isTyping(target) {
+    return target.closest && target.closest("input, textarea, select, [contenteditable]");
+  }
+
+  function toggleHelp() {
+    const dialog = document.getElementById("shortcuts");
+    if (!dialog) return;
+    if (dialog.open) dialog.close();
+    else dialog.showModal();
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (isTyping(event.target)) {
+      if (event.key === "Escape") event.target.blur();
+      return;
+    }
+    const actions = { j: () => move(1), k: () => move(-1), "?": toggleHelp,
+      e: () => press("edit"), s: () => press("submit"), a: () => press("approve") };
+    const action = actions[event.key];
+    if (action && action() !== false) event.preventDefault();
+  });
+
+  document.addEventListener("click", function (event) {
+    if (event.target.closest("[data-shortcuts]")) toggleHelp();
+    const card = event.target.closest(CARD);
+    if (card) setCurrent(card, false);
+  });
+
+  // --- saving state ---------------------------------------------------------------------------
+
+  function statusFor(elt) {
+    const form = elt && elt.closest && elt.closest("form[data-autosave]");
+    return form ? document.getElementById("save-status-" + form.dataset.feedback) : null;
+  }
+
+  function showProblem(event, text) {
+    const status = statusFor(event.detail.elt);
+    if (!status) return;
+    status.className = "status-error";
+    status.setAttribute("role", "alert");
+    status.textContent = text;
+  }
+
+  document.addEventListener("htmx:sendError", function (event) {
+    showProblem(event, "Not saved: the server could not be reached. Your input is still here; " +
+      "it is sent again with your next change, or press Save.");
+  });
+
+  document.addEventListener("htmx:responseError", function (event) {
+    const code = event.detail.xhr ? event.detail.xhr.status : "?";
+    showProblem(event, "Not saved: the server answered " + code + ". Your input is still here; press Save to retry.");
+  });
+
+  // After a conflict (409) autosave stops: each further save would only add another conflict.
+  document.addEventListener("audit:conflict", function (event) {
+    const form = document.getElementById("editor-form-" + event.detail.feedback);
+    if (form) form.dataset.conflict = "1";
+  });
+
+  document.addEventListener("htmx:confirm", function (event) {
+    const form = event.detail.elt.closest && event.detail.elt.closest("form[data-conflict]");
+    if (form && event.detail.verb !== "get") event.preventDefault();
+  });
+
+  // Mark the inputs a 422 reply names, and clear the marks once a save goes through.
+  function markInvalid() {
+    document.querySelectorAll("form[data-autosave]").forEach(function (form) {
+      const status = document.getElementById("save-status-" + form.dataset.feedback);
+      if (!status || !(status.dataset.fields || status.classList.contains("ok"))) return;
+      form.querySelectorAll("[aria-invalid]").forEach((el) => el.removeAttribute("aria-invalid"));
+      (status.dataset.fields || "").split(" ").filter(Boolean).forEach(function (name) {
+        form.querySelectorAll('[name="' + name + '"]').forEach((el) => el.setAttribute("aria-invalid", "true"));
+      });
+    });
+  }
+
+  // Opening the editor, or adding an item, puts the cursor where typing starts.
+  function focusAfterSwap(event) {
+    const config = event.detail.requestConfig || {};
+    const trigger = config.elt;
+    const card = event.detail.elt && event.detail.elt.closest ? event.detail.elt.closest(CARD) : null;
+    if (!trigger || !card || !card.classList.contains("editing")) return;
+    if (trigger.value && trigger.value.indexOf("add:") === 0) {
+      const rowClass = { people: "person", events: "event", pair_bonds: "bond" }[trigger.value.slice(4)];
+      const rows = rowClass ? card.querySelectorAll(".ed-" + rowClass) : [];
+      const last = rows[rows.length - 1];
+      const field = last && last.querySelector("input[type=text], select");
+      if (field) field.focus();
+      return;
+    }
+    if (trigger.matches("[data-key=edit]") || trigger.querySelector("[data-key=edit]")) {
+      const first = card.querySelector(".editor-form input[type=text], .editor-form select");
+      if (first) first.focus();
+    }
+  }
+
+  document.addEventListener("htmx:afterSettle", function (event) {
+    markInvalid();
+    if (currentId && current()) current().classList.add("is-current");
+    focusAfterSwap(event);
+  });
+
+  document.addEventListener("DOMContentLoaded", function () {
+    const target = location.hash && document.querySelector(location.hash);
+    if (target && target.matches(CARD)) setCurrent(target, false);
+    markInvalid();
+  });
+})();

@@ -1,0 +1,352 @@
+"""Dashboards: card contents for fresh / stale / failed / empty results, who sees what, the run
+selector, the per-discussion and error pages, downloads, and query counts that do not grow."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from audit.models import Feedback
+from metrics.management.commands.benchmark_dashboard import dashboard_data_create
+from metrics.models import Evaluation, MetricResult
+from tests.factories import ExtractionRunFactory, FeedbackFactory, StatementFactory
+from tests.metrics.dashboard_rows import (
+    approve,
+    discussion_row,
+    discussion_with_statements,
+    run_result,
+    settle,
+    statement_row,
+)
+
+DASHBOARD = reverse("metrics:dashboard")
+EXPORT = "/api/v1/ground-truth/export?all=true"
+SYMPTOM = {"symptom": [["up", "up"], ["none", "up"]]}  # AI value, GT value per matched event
+
+
+@pytest.fixture
+def results(db, auditor):
+    """Two discussions (3 statements, all approved) and three runs: v1 and v2 with results,
+    v3 newest but without any. v2's figures, pooled over its 3 statements:
+      people 3/1/0 -> 6/7 = 0.857, events 1/0/2 -> 0.5, pair bonds none -> 1.0,
+      overall 4/1/2 -> 8/11 = 0.727, 1 of 3 exact -> 33%, symptom macro-F1 1/3, others n/a."""
+    v1 = ExtractionRunFactory(model_name="gpt-a", prompt_version="v1")
+    v2 = ExtractionRunFactory(model_name="gpt-b", prompt_version="v2")
+    a, (a1, a2) = discussion_with_statements(2, "Anna's family")
+    b, (b1,) = discussion_with_statements(1, "Ben's family")
+    for statement in (a1, a2, b1):
+        approve(statement)
+    statement_row(v2, a1, people_tp=2, events_tp=1, events_fn=1, sarf=SYMPTOM)
+    statement_row(v2, a2, people_tp=1)
+    statement_row(v2, b1, people_fp=1, events_fn=1, fn_event_kinds=("married",))
+    discussion_row(v2, a, statement_count=2, people_tp=3, events_tp=1, events_fn=1, sarf=SYMPTOM)
+    discussion_row(v2, b, statement_count=1, people_fp=1, events_fn=1)
+    statement_row(v1, a1, people_fn=2)
+    statement_row(v1, b1, people_tp=1)
+    discussion_row(v1, a, statement_count=1, people_fn=2)
+    discussion_row(v1, b, statement_count=1, people_tp=1)
+    settle(v1)
+    settle(v2)
+    v3 = ExtractionRunFactory(model_name="gpt-c", prompt_version="v3")
+    return {"v1": v1, "v2": v2, "v3": v3, "a": a, "b": b}
+
+
+def page(client, url=DASHBOARD, **params) -> str:
+    response = client.get(url, params)
+    assert response.status_code == 200, response.status_code
+    return response.content.decode()
+
+
+# --- who may see what -------------------------------------------------------------------------
+
+PAGES = ["metrics:dashboard", "metrics:runs", "metrics:discussions", "metrics:errors"]
+ADMIN_PAGES = ["metrics:runs", "metrics:run_compare", "metrics:discussions", "metrics:errors"]
+
+
+@pytest.mark.parametrize("name", [*PAGES, "metrics:run_compare"])
+def test_anonymous_is_sent_to_login(client, db, name) -> None:
+    response = client.get(reverse(name))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("login"))
+
+
+@pytest.mark.parametrize("name", [*PAGES, "metrics:run_compare"])
+def test_outsider_is_refused(client, outsider, name) -> None:
+    client.force_login(outsider)
+    assert client.get(reverse(name)).status_code == 403
+
+
+@pytest.mark.parametrize("name", ADMIN_PAGES)
+def test_auditor_cannot_open_admin_pages(auditor_client, results, name) -> None:
+    assert auditor_client.get(reverse(name)).status_code == 403
+
+
+def test_auditor_sees_cards_without_admin_controls(auditor_client, results) -> None:
+    html = page(auditor_client)
+    assert "Extraction F1" in html and "Cumulative F1" in html
+    assert "Export all ground truth" not in html
+    assert "/api/v1/ground-truth/export" not in html
+    assert 'data-testid="admin-controls"' not in html
+    assert reverse("metrics:discussions") not in html
+
+
+def test_auditor_cannot_export(auditor_client, results) -> None:
+    assert auditor_client.get(EXPORT).status_code == 403
+
+
+def test_admin_gets_export_and_controls(admin_client, results) -> None:
+    html = page(admin_client)
+    assert f'href="{EXPORT}"' in html.replace("&amp;", "&")
+    assert 'data-testid="admin-controls"' in html
+    assert reverse("metrics:jobs") in html
+    assert f"{reverse('metrics:discussions')}?run={results['v2'].pk}" in html
+
+
+# --- the F1 card: fresh, stale, failed, empty ------------------------------------------------
+
+
+def test_fresh_card_shows_the_pooled_figures(admin_client, results) -> None:
+    html = page(admin_client)
+    assert 'data-state="fresh"' in html
+    assert "gpt-b · v2" in html  # default: the latest run with results, not v3
+    for figure in ("0.727", "0.857", "0.500", "1.000", "33%"):
+        assert figure in html, figure
+    assert "symptom 0.33" in html
+    assert "anxiety n/a" in html and "functioning n/a" in html
+    assert "Comparing AI extractions to <strong>3</strong> approved statements" in html
+    assert "across <strong>2</strong> discussions" in html
+
+
+def test_how_it_is_calculated_reads_the_stored_settings(admin_client, results) -> None:
+    row = run_result(results["v2"])
+    row.match_settings = {**row.match_settings, "name_similarity_threshold": 0.85}
+    row.match_settings["date_tolerance_days"] = 11
+    row.save()
+    html = page(admin_client)
+    assert "How is this calculated?" in html
+    assert "above 0.85" in html
+    assert "within 11 days" in html
+
+
+def test_stale_card_keeps_the_last_figures_and_polls(admin_client, results) -> None:
+    MetricResult.objects.filter(pk=run_result(results["v2"]).pk).update(status="stale")
+    html = page(admin_client)
+    assert "updating…" in html
+    assert "0.727" in html
+    card_url = reverse("metrics:extraction_card", args=[results["v2"].pk])
+    assert f'hx-get="{card_url}"' in html
+    assert f'hx-get="{reverse("metrics:cumulative_card", args=[results["v2"].pk])}"' in html
+
+
+def test_failed_card_shows_the_error_to_admins_only(client, admin_user, auditor, results) -> None:
+    MetricResult.objects.filter(pk=run_result(results["v2"]).pk).update(
+        status="failed", error="Traceback: ValueError: boom in matching"
+    )
+    client.force_login(admin_user)
+    assert "ValueError: boom" in page(client)
+    client.force_login(auditor)
+    html = page(client)
+    assert "Computing these figures failed" in html
+    assert "ValueError: boom" not in html
+
+
+def test_run_without_results_is_empty(admin_client, results) -> None:
+    html = page(admin_client, run=results["v3"].pk)
+    assert "gpt-c · v3" in html
+    assert 'data-state="empty"' in html
+    assert "No approved ground truth for this run yet" in html
+
+
+def test_nothing_approved_gives_a_clear_empty_state(admin_client, db) -> None:
+    statement = StatementFactory()
+    FeedbackFactory(statement=statement, status=Feedback.Status.SUBMITTED)
+    ExtractionRunFactory()
+    html = page(admin_client)
+    assert "No approved ground truth yet" in html
+    assert reverse("audit:review_queue") in html
+    assert "Extraction F1" not in html
+
+
+# --- the cumulative card ----------------------------------------------------------------------
+
+
+def cumulative(client, run) -> str:
+    return page(client, reverse("metrics:cumulative_card", args=[run.pk]))
+
+
+def test_cumulative_card_states(client, admin_user, auditor, results) -> None:
+    v2 = results["v2"]
+    client.force_login(auditor)
+    html = cumulative(client, v2)
+    # pooled over the two discussions: people 3/1/0, events 1/0/2 -> 8/11;
+    # per discussion A 4/0/1 -> 8/9 and B 0/1/1 -> 0, mean 4/9
+    assert 'data-state="fresh"' in html
+    assert "0.727" in html and "0.444" in html
+    assert "hx-trigger" not in html
+    MetricResult.objects.filter(pk=run_result(v2).pk).update(status="stale")
+    html = cumulative(client, v2)
+    assert "updating…" in html and "hx-trigger" in html and "0.727" in html
+    MetricResult.objects.filter(pk=run_result(v2).pk).update(status="failed", error="KeyError: x")
+    assert "KeyError" not in cumulative(client, v2)
+    client.force_login(admin_user)
+    assert "KeyError: x" in cumulative(client, v2)
+    assert "No discussion with approved ground truth" in cumulative(client, results["v3"])
+
+
+# --- run selector, htmx, progress -------------------------------------------------------------
+
+
+def test_run_selector_picks_a_run(admin_client, results) -> None:
+    html = page(admin_client, run=results["v1"].pk)
+    assert "gpt-a · v1" in html.split("Extraction F1")[1][:200]
+    assert f'<option value="{results["v1"].pk}" selected>' in html
+
+
+def test_htmx_run_change_returns_the_cards_only(admin_client, results) -> None:
+    response = admin_client.get(
+        DASHBOARD,
+        {"run": results["v1"].pk},
+        headers={"HX-Request": "true", "HX-Target": "dashboard-cards"},
+    )
+    html = response.content.decode()
+    assert html.lstrip().startswith('<div id="dashboard-cards"')
+    assert "<html" not in html and "gpt-a · v1" in html
+
+
+def test_auditor_sees_own_progress(auditor_client, auditor, results) -> None:
+    for status in ("draft", "submitted", "submitted", "approved", "rejected"):
+        FeedbackFactory(auditor=auditor, status=status)
+    html = page(auditor_client)
+    assert 'data-testid="my-progress"' in html
+    progress = auditor_client.get(DASHBOARD).context["progress"]
+    assert progress == {"coded": 5, "draft": 1, "submitted": 2, "approved": 1, "rejected": 1}
+
+
+def test_trend_over_runs_is_plotted_with_its_numbers(admin_client, results) -> None:
+    html = page(admin_client)
+    assert "F1 over extraction runs" in html and "<svg" in html
+    assert "extraction run (prompt version), oldest first" in html
+    rows = admin_client.get(reverse("metrics:runs"), {"format": "json"}).json()["rows"]
+    assert [r["label"] for r in rows] == ["gpt-a · v1", "gpt-b · v2"]
+    assert rows[1]["aggregate_micro_f1"] == pytest.approx(8 / 11)
+
+
+def test_a_broken_family_card_does_not_hide_the_dashboard(admin_client, results) -> None:
+    Evaluation.objects.create(family="agreement", name="broken", status="done", artifact={"x": 1})
+    html = page(admin_client)
+    assert "Extraction F1" in html
+    assert "This card could not be shown" in html
+
+
+# --- runs, per discussion, errors ---------------------------------------------------------------
+
+
+def test_runs_table_shows_coverage(admin_client, results) -> None:
+    html = page(admin_client, reverse("metrics:runs"))
+    assert "3 / 3" in html and "(100%)" in html  # v2 covers every approved statement
+    assert "2 / 3" in html and "(67%)" in html  # v1 extracted two of them
+    assert "0 / 3" in html  # v3: none
+    assert "Compare two runs" in html
+
+
+def test_runs_trend_csv(admin_client, results) -> None:
+    response = admin_client.get(reverse("metrics:runs"), {"format": "csv"})
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert [r["label"] for r in rows] == ["gpt-a · v1", "gpt-b · v2"]
+    assert "attachment" in response["Content-Disposition"]
+
+
+def test_discussions_sorted_and_linked(admin_client, results) -> None:
+    v2, a, b = results["v2"], results["a"], results["b"]
+    url = reverse("metrics:discussions")
+    ascending = page(admin_client, url, run=v2.pk, sort="f1")
+    table = ascending.split('id="discussion-table"')[1]
+    assert table.index("Ben&#x27;s family") < table.index("Anna&#x27;s family")
+    descending = page(admin_client, url, run=v2.pk, sort="-f1").split('id="discussion-table"')[1]
+    assert descending.index("Anna&#x27;s family") < descending.index("Ben&#x27;s family")
+    assert reverse("audit:discussion", args=[a.pk]) in ascending
+    assert reverse("audit:discussion", args=[b.pk]) in ascending
+
+
+def test_discussions_surface_weakest_and_error_kinds(admin_client, results) -> None:
+    html = page(admin_client, reverse("metrics:discussions"), run=results["v2"].pk)
+    weakest = html.split('data-testid="weakest"')[1].split("</section>")[0]
+    assert weakest.index("Ben") < weakest.index("Anna")  # 0.0 before 8/9
+    kinds = html.split('data-testid="error-kinds"')[1].split("</section>")[0]
+    # cumulative totals: events missed 2, wrong SARF codes 1, spurious people 1
+    assert kinds.index("missed events") < kinds.index("spurious people")
+    assert "wrong SARF codes" in kinds
+
+
+def test_discussions_htmx_sort_returns_the_table(admin_client, results) -> None:
+    response = admin_client.get(
+        reverse("metrics:discussions"),
+        {"run": results["v2"].pk, "sort": "-people"},
+        headers={"HX-Request": "true", "HX-Target": "discussion-table"},
+    )
+    html = response.content.decode()
+    assert html.lstrip().startswith('<section class="card" id="discussion-table"')
+    assert 'aria-sort="descending"' in html
+
+
+def test_discussions_csv(admin_client, results) -> None:
+    response = admin_client.get(
+        reverse("metrics:discussions"), {"run": results["v2"].pk, "format": "csv"}
+    )
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert len(rows) == 2
+    assert sorted(float(r["f1"]) for r in rows) == [0.0, pytest.approx(8 / 9)]
+
+
+def test_errors_page_confusion_and_event_kinds(admin_client, results) -> None:
+    url = reverse("metrics:errors")
+    html = page(admin_client, url, run=results["v2"].pk)
+    assert "2 matched events" in html and "agreement 50%" in html
+    assert 'data-variable="symptom"' in html
+    event_kinds = html.split('data-testid="event-kinds"')[1].split("</section>")[0]
+    assert "married" in event_kinds
+    cells = admin_client.get(url, {"run": results["v2"].pk, "format": "json"}).json()["rows"]
+    assert {(c["ground_truth"], c["ai"], c["count"]) for c in cells} == {
+        ("up", "up", 1),
+        ("up", "none", 1),
+    }
+    kinds = admin_client.get(
+        url, {"run": results["v2"].pk, "table": "event-kinds", "format": "json"}
+    ).json()["rows"]
+    assert kinds == [{"kind": "married", "missed": 1, "spurious": 0}]
+
+
+# --- queries do not grow with the data ------------------------------------------------------------
+
+
+def dashboard_queries(client, admin_user) -> int:
+    client.force_login(admin_user)
+    client.get(DASHBOARD)  # warm caches (content types, sessions)
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(DASHBOARD).status_code == 200
+    return len(queries)
+
+
+MAX_QUERIES = 20
+
+
+@pytest.mark.parametrize("size", [(2, 3), (12, 5)])
+def test_dashboard_query_count_is_bounded(client, db, django_assert_max_num_queries, size) -> None:
+    data = dashboard_data_create(discussions=size[0], statements=size[1], runs=2)
+    client.force_login(data.admin)
+    client.get(DASHBOARD)
+    with django_assert_max_num_queries(MAX_QUERIES):
+        assert client.get(DASHBOARD).status_code == 200
+
+
+def test_dashboard_query_count_does_not_grow_with_the_data(client, db) -> None:
+    small = dashboard_data_create(discussions=2, statements=3, runs=2, prefix="small")
+    counts = [dashboard_queries(client, small.admin)]
+    dashboard_data_create(discussions=15, statements=6, runs=3, prefix="large")
+    counts.append(dashboard_queries(client, small.admin))
+    assert counts[0] == counts[1], counts

@@ -1,0 +1,152 @@
+"""The dashboards in headless Chromium: both dashboards, the run selector's htmx swap, the
+run comparison, the sortable per-discussion table and the error analysis, with screenshots
+saved under screenshots/ (gitignored) for a person to look at.
+
+Drives Debian's /usr/bin/chromium (never a downloaded browser) against live_server.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.urls import reverse
+
+from audit.models import Feedback
+from metrics.management.commands.benchmark_dashboard import dashboard_data_create
+from tests.conftest import require_service
+from tests.factories import FeedbackFactory
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+PASSWORD = "pw-test-12345"  # tests.conftest.make_user's default
+SCREENSHOTS = Path(settings.BASE_DIR) / "screenshots"
+
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("transactional_db")]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator:
+    require_service("Chromium", os.path.exists(CHROMIUM), "apt-get install chromium")
+    # Playwright's sync API runs an event loop in this thread; the ORM calls are still sync.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        yield browser
+        browser.close()
+    if previous is None:
+        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    else:
+        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@pytest.fixture
+def open_as(browser, live_server):
+    """A logged-in page for a user; JavaScript errors on the page fail the test."""
+    contexts, errors = [], []
+
+    def login(user):
+        context = browser.new_context(viewport={"width": 1366, "height": 900})
+        contexts.append(context)
+        page = context.new_page()
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(live_server.url + reverse("login"))
+        page.fill("input[name=username]", user.get_username())
+        page.fill("input[name=password]", PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_load_state()
+        return page
+
+    yield login
+    for context in contexts:
+        context.close()
+    assert errors == []
+
+
+@pytest.fixture
+def data(db):
+    """Real engine output for 8 discussions x 6 statements and three runs, all fresh."""
+    return dashboard_data_create(discussions=8, statements=6, runs=3, prefix="gpt-demo")
+
+
+def shot(page, name: str) -> None:
+    SCREENSHOTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+def test_admin_dashboard_and_run_selector(open_as, live_server, admin_user, data) -> None:
+    from playwright.sync_api import expect
+
+    page = open_as(admin_user)
+    page.goto(live_server.url + reverse("metrics:dashboard"))
+    cards = page.locator("#dashboard-cards")
+    expect(cards.locator(".metric-card").first).to_contain_text(data.runs[-1].prompt_version)
+    expect(page.get_by_role("link", name="Export all ground truth")).to_be_visible()
+    page.get_by_text("How is this calculated?").click()
+    expect(page.get_by_text("name similarity (name + last name) is above 0.8")).to_be_visible()
+    expect(page.locator("svg.plot").first).to_be_visible()
+    shot(page, "dashboard_admin")
+
+    page.select_option("#run-select", str(data.runs[0].pk))
+    expect(cards.locator(".metric-card").first).to_contain_text(data.runs[0].prompt_version)
+    assert f"run={data.runs[0].pk}" in page.url  # the swap pushed a shareable URL
+
+
+def test_auditor_dashboard_is_read_only(open_as, live_server, auditor, data) -> None:
+    from playwright.sync_api import expect
+
+    for status in ("approved", "submitted", "draft"):
+        FeedbackFactory(auditor=auditor, status=status)
+    page = open_as(auditor)
+    page.goto(live_server.url + reverse("metrics:dashboard"))
+    expect(page.locator("#dashboard-cards .metric-card").first).to_be_visible()
+    progress = page.get_by_test_id("my-progress")
+    expect(progress).to_contain_text("statements coded")
+    expect(progress.locator(".metric").first).to_have_text("3")
+    expect(page.get_by_text("Export all ground truth")).to_have_count(0)
+    expect(page.get_by_test_id("admin-controls")).to_have_count(0)
+    shot(page, "dashboard_auditor")
+    assert Feedback.objects.filter(auditor=auditor).count() == 3
+
+
+def test_runs_comparison_discussions_and_errors(open_as, live_server, admin_user, data) -> None:
+    from playwright.sync_api import expect
+
+    page = open_as(admin_user)
+    page.goto(live_server.url + reverse("metrics:runs"))
+    expect(page.locator("table.runs-table tbody tr")).to_have_count(3)
+    shot(page, "dashboard_runs")
+    page.select_option("select[name=left]", str(data.runs[0].pk))
+    page.select_option("select[name=right]", str(data.runs[-1].pk))
+    page.get_by_role("button", name="Compare").click()
+    comparison = page.get_by_test_id("comparison")
+    expect(comparison).to_contain_text("statements with approved ground truth")
+    expect(comparison.locator("svg.plot")).to_be_visible()
+    shot(page, "dashboard_run_compare")
+
+    page.goto(f"{live_server.url}{reverse('metrics:discussions')}?run={data.runs[-1].pk}")
+    expect(page.get_by_test_id("weakest")).to_be_visible()
+    page.locator("#discussion-table th a", has_text="Cumulative F1").click()
+    expect(page.locator('#discussion-table th[aria-sort="ascending"]')).to_contain_text(
+        "Cumulative"
+    )
+    shot(page, "dashboard_discussions")
+
+    page.goto(f"{live_server.url}{reverse('metrics:errors')}?run={data.runs[-1].pk}")
+    expect(page.locator("figure.confusion svg").first).to_be_visible()
+    shot(page, "dashboard_errors")

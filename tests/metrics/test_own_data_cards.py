@@ -1,0 +1,158 @@
+"""The own-data cards: fresh / updating / failed / empty states, plots, tables and who sees them."""
+
+from __future__ import annotations
+
+import pytest
+from django.template import Context, Template
+from django.test import RequestFactory
+from django.urls import reverse
+
+from audit.models import Feedback
+from metrics.models import MetricResult
+from metrics.own_data.agreement import interauditor_result_compute
+from metrics.own_data.calibration import calibration_result_compute
+from metrics.own_data.common import (
+    CALIBRATION,
+    INTERAUDITOR_KEY,
+    REVIEW_SAVINGS,
+    own_results_mark_stale,
+    result_record_failure,
+    run_key,
+)
+from metrics.own_data.selective import review_savings_result_compute
+from tests.factories import ExtractionFactory, ExtractionRunFactory, FeedbackFactory
+
+
+@pytest.fixture(autouse=True)
+def few_resamples(settings):
+    settings.OWN_DATA_BOOTSTRAP_RESAMPLES = 20
+
+
+@pytest.fixture
+def run_with_truth(auditor, second_auditor):
+    run = ExtractionRunFactory()
+    for _ in range(3):
+        extraction = ExtractionFactory(run=run)
+        FeedbackFactory(
+            statement=extraction.statement, auditor=auditor, status=Feedback.Status.APPROVED
+        )
+        FeedbackFactory(statement=extraction.statement, auditor=second_auditor)
+    return run
+
+
+def card_state(client, url: str, testid: str) -> str:
+    response = client.get(url)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert f'data-testid="{testid}"' in html
+    return html.split('data-state="', 1)[1].split('"', 1)[0]
+
+
+@pytest.mark.django_db
+class TestStates:
+    def test_empty_without_a_row(self, auditor_client) -> None:
+        run = ExtractionRunFactory()
+        url = reverse("metrics:review_savings_card", args=[run.pk])
+        assert card_state(auditor_client, url, "review-savings-card") == "empty"
+        url = reverse("metrics:calibration_card", args=[run.pk])
+        assert card_state(auditor_client, url, "calibration-card") == "empty"
+
+    def test_fresh_then_updating_then_failed(self, auditor_client, run_with_truth) -> None:
+        run = run_with_truth
+        url = reverse("metrics:review_savings_card", args=[run.pk])
+        review_savings_result_compute(run_id=run.pk)
+        html = auditor_client.get(url).content.decode()
+        assert 'data-state="fresh"' in html and "hx-trigger" not in html
+        assert "<svg" in html and "Risk–coverage curve" in html
+        assert 'data-testid="reading-5"' in html and 'data-testid="review-savings-table"' in html
+        own_results_mark_stale(reason="test")
+        html = auditor_client.get(url).content.decode()
+        # The last figures stay on screen while the card polls itself.
+        assert 'data-state="updating"' in html and 'hx-trigger="every 3s"' in html
+        assert "updating…" in html and 'data-testid="reading-5"' in html
+        result_record_failure(family=REVIEW_SAVINGS, run_id=run.pk, error="Traceback: boom")
+        html = auditor_client.get(url).content.decode()
+        assert 'data-state="failed"' in html and "boom" in html
+
+    def test_fresh_but_nothing_to_show_is_empty(self, auditor_client) -> None:
+        run = ExtractionRunFactory()
+        review_savings_result_compute(run_id=run.pk)  # no ground truth: n_statements 0
+        url = reverse("metrics:review_savings_card", args=[run.pk])
+        assert card_state(auditor_client, url, "review-savings-card") == "empty"
+
+    def test_calibration_card(self, auditor_client, run_with_truth) -> None:
+        run = run_with_truth
+        calibration_result_compute(run_id=run.pk)
+        html = auditor_client.get(
+            reverse("metrics:calibration_card", args=[run.pk])
+        ).content.decode()
+        assert 'data-state="fresh"' in html
+        assert "Reliability diagram" in html
+        assert "perfect calibration" in html  # the diagonal, drawn as a series
+        assert 'data-testid="calibration-table"' in html
+        assert 'data-testid="calibration-not-fitted"' in html  # three statements are too few
+        row = MetricResult.objects.get(key=run_key(CALIBRATION, run.pk))
+        # AI = GT = the factories' SIMPLE_PDP: 2 people, 1 event, 1 pair bond, all matched.
+        assert row.values["n_items"] == 12 and row.values["all"]["accuracy"] == 1.0
+
+    def test_interauditor_card_is_for_admins(self, client, auditor, admin_user, run_with_truth):
+        interauditor_result_compute()
+        url = reverse("metrics:interauditor_card")
+        client.force_login(auditor)
+        assert client.get(url).status_code == 403
+        client.force_login(admin_user)
+        html = client.get(url).content.decode()
+        assert 'data-state="fresh"' in html and 'data-testid="interauditor-pairs"' in html
+        assert MetricResult.objects.filter(key=INTERAUDITOR_KEY).exists()
+
+
+@pytest.mark.django_db
+class TestTemplateTags:
+    def render(self, source: str, user, **context) -> str:
+        request = RequestFactory().get("/")
+        request.user = user
+        return Template("{% load own_data %}" + source).render(
+            Context({"request": request, **context})
+        )
+
+    def test_interauditor_card_hidden_from_auditors(self, auditor, admin_user) -> None:
+        assert "interauditor-card" not in self.render("{% interauditor_card %}", auditor)
+        assert 'data-state="empty"' in self.render("{% interauditor_card %}", admin_user)
+
+    def test_run_cards_and_no_run(self, auditor) -> None:
+        run = ExtractionRunFactory()
+        html = self.render(
+            "{% review_savings_card run %}{% calibration_card run %}", auditor, run=run
+        )
+        assert (
+            'data-testid="review-savings-card"' in html and 'data-testid="calibration-card"' in html
+        )
+        assert self.render("{% review_savings_card run %}", auditor, run=None).strip() == ""
+
+    def test_marker(self, auditor, second_auditor) -> None:
+        feedback = FeedbackFactory(auditor=auditor)
+        FeedbackFactory(
+            statement=feedback.statement,
+            auditor=second_auditor,
+            edited_extraction={"people": [{"id": 1, "name": "Nobody"}]},
+        )
+        html = self.render("{% auditors_disagree s %}", auditor, s=feedback.statement)
+        assert 'data-testid="auditors-disagree"' in html and "2 auditors disagree" in html
+
+
+@pytest.mark.django_db
+class TestDashboard:
+    def test_cards_on_the_dashboard(self, admin_client, run_with_truth) -> None:
+        run = run_with_truth
+        review_savings_result_compute(run_id=run.pk)
+        html = admin_client.get(reverse("metrics:dashboard"), {"run": run.pk}).content.decode()
+        for testid in ("review-savings-card", "calibration-card", "interauditor-card"):
+            assert f'data-testid="{testid}"' in html
+
+    def test_review_page_marks_disagreement(self, admin_client, run_with_truth) -> None:
+        feedback = Feedback.objects.filter(statement__extractions__run=run_with_truth).first()
+        other = Feedback.objects.exclude(pk=feedback.pk).filter(statement=feedback.statement).get()
+        other.edited_extraction = {"people": [{"id": 1, "name": "Nobody"}]}
+        other.save()
+        url = reverse("audit:statement_review", args=[feedback.statement_id])
+        assert 'data-testid="auditors-disagree"' in admin_client.get(url).content.decode()

@@ -1,0 +1,246 @@
+"""Every change to ground truth or extractions marks exactly the affected results stale and
+recomputes them (Celery runs eagerly; on-commit hooks run as after a real request)."""
+
+import copy
+
+import pytest
+from django.db import transaction
+
+from audit.models import Extraction, Feedback
+from audit.services import (
+    discussions_import,
+    extractions_import,
+    feedback_bulk_approve,
+    feedback_reject,
+    feedback_save,
+    feedback_unapprove,
+)
+from metrics.families.extraction import calculate_statement_f1
+from metrics.models import MetricResult
+from metrics.services import results_mark_stale
+from tests.factories import ExtractionFactory, ExtractionRunFactory, StatementFactory, pdp
+from tests.metrics.extraction_helpers import (
+    AI,
+    GT_VARIANTS,
+    approve,
+    expected_run,
+    run_row,
+    statement_row,
+    system_row,
+)
+
+pytest_plugins = ["tests.metrics.extraction_helpers"]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("only_extraction_results")]
+Status = MetricResult.Status
+
+
+def assert_matches_full_recompute(run) -> None:
+    row, expected = run_row(run), expected_run(run)
+    assert row.status == Status.FRESH
+    assert row.values["n_statements"] == expected["n_statements"]
+    assert row.values["n_discussions"] == expected["n_discussions"]
+    assert row.values["system"] == pytest.approx(expected["system"])
+    assert row.values["cumulative"] == pytest.approx(expected["cumulative"])
+
+
+def test_approval_stores_fresh_statement_discussion_run_and_system_results(
+    f1_world, admin_user, run_committed
+):
+    statement = f1_world.statements[1]
+    approve(run_committed, f1_world, statement, admin_user)
+
+    row = statement_row(statement, f1_world.run)
+    expected = calculate_statement_f1(AI, GT_VARIANTS[1], statement_id=statement.pk)
+    assert row.status == Status.FRESH
+    assert row.values["aggregate_micro_f1"] == pytest.approx(expected.aggregate_micro_f1)
+    assert row.values["pair_bonds_fp"] == 1  # the AI's bond is not in this ground truth
+    assert row.input_hash and row.match_settings and row.code_version and row.computed_at
+    discussion = MetricResult.objects.get(scope="discussion", discussion=statement.discussion)
+    assert discussion.status == Status.FRESH
+    assert discussion.values["statement_count"] == 1
+    assert_matches_full_recompute(f1_world.run)
+    assert system_row().status == Status.FRESH
+    assert [r["run_id"] for r in system_row().values["runs"]] == [f1_world.run.pk]
+
+
+def test_unapproval_removes_the_statement_and_its_contribution(f1_world, admin_user, run_committed):
+    first, second = f1_world.statements[:2]
+    approve(run_committed, f1_world, first, admin_user)
+    approve(run_committed, f1_world, second, admin_user)
+    assert run_row(f1_world.run).values["n_statements"] == 2
+
+    run_committed(feedback_unapprove, feedback=f1_world.fb(first), admin=admin_user)
+
+    assert statement_row(first, f1_world.run) is None
+    assert statement_row(second, f1_world.run).status == Status.FRESH
+    assert run_row(f1_world.run).values["n_statements"] == 1
+    assert_matches_full_recompute(f1_world.run)
+
+
+def test_rejecting_approved_feedback_removes_its_result(f1_world, admin_user, run_committed):
+    statement = f1_world.statements[0]
+    approve(run_committed, f1_world, statement, admin_user)
+    run_committed(feedback_reject, feedback=f1_world.fb(statement), admin=admin_user, reason="no")
+    assert statement_row(statement, f1_world.run) is None
+    assert run_row(f1_world.run).values["n_statements"] == 0
+    assert not MetricResult.objects.filter(scope="discussion").exists()
+    assert_matches_full_recompute(f1_world.run)
+
+
+def test_editing_approved_ground_truth_recomputes_it(f1_world, admin_user, run_committed):
+    statement = f1_world.statements[0]  # GT equal to the AI: F1 1.0
+    approve(run_committed, f1_world, statement, admin_user)
+    before = statement_row(statement, f1_world.run)
+    assert before.values["aggregate_micro_f1"] == 1.0
+
+    feedback = f1_world.fb(statement)
+    run_committed(
+        feedback_save,
+        feedback=feedback,
+        user=admin_user,
+        edited_extraction=pdp(),
+        base_version=feedback.version,
+    )
+
+    after = statement_row(statement, f1_world.run)
+    assert after.input_hash != before.input_hash
+    assert after.values["aggregate_micro_f1"] == 0.0
+    assert_matches_full_recompute(f1_world.run)
+
+
+def test_bulk_approval_computes_every_statement_of_the_discussion(
+    f1_world, auditor, admin_user, run_committed
+):
+    discussion = f1_world.discussions[0]
+    run_committed(feedback_bulk_approve, discussion=discussion, auditor=auditor, admin=admin_user)
+    rows = MetricResult.objects.filter(scope="statement", discussion=discussion)
+    assert rows.count() == 3 and all(r.status == Status.FRESH for r in rows)
+    assert_matches_full_recompute(f1_world.run)
+
+
+def test_a_change_marks_only_the_affected_results_stale(f1_world, admin_user, run_committed):
+    for statement in f1_world.statements:
+        approve(run_committed, f1_world, statement, admin_user)
+    other_discussion = f1_world.discussions[1]
+    target = f1_world.statements[0]
+
+    results_mark_stale(statement_ids=[target.pk], reason="test")  # hooks not run: stays stale
+
+    stale = set(MetricResult.objects.filter(status=Status.STALE).values_list("key", flat=True))
+    assert statement_row(target, f1_world.run).key in stale
+    assert statement_row(f1_world.statements[1], f1_world.run).key not in stale
+    assert MetricResult.objects.get(scope="discussion", discussion=target.discussion).key in stale
+    assert not MetricResult.objects.filter(
+        discussion=other_discussion, status=Status.STALE
+    ).exists()
+    assert run_row(f1_world.run).key in stale and system_row().key in stale
+
+
+def test_just_approved_statement_gets_stale_placeholders(f1_world, admin_user):
+    statement = f1_world.statements[0]
+    with transaction.atomic():
+        feedback = f1_world.fb(statement)
+        Feedback.objects.filter(pk=feedback.pk).update(status=Feedback.Status.APPROVED)
+    results_mark_stale(statement_ids=[statement.pk], reason="test")
+    assert statement_row(statement, f1_world.run).status == Status.STALE
+    assert run_row(f1_world.run).status == Status.STALE
+
+
+def test_statement_without_extraction_in_a_run_is_not_counted(f1_world, admin_user, run_committed):
+    other_run = ExtractionRunFactory()
+    ExtractionFactory(statement=f1_world.statements[0], run=other_run, pdp_deltas=copy.deepcopy(AI))
+    for statement in f1_world.statements[:2]:
+        approve(run_committed, f1_world, statement, admin_user)
+    assert run_row(f1_world.run).values["n_statements"] == 2
+    assert run_row(other_run).values["n_statements"] == 1
+    assert statement_row(f1_world.statements[1], other_run) is None
+    # Its discussion is covered: the missing extraction counts as an empty AI delta.
+    cumulative = MetricResult.objects.get(scope="discussion", run=other_run)
+    assert cumulative.values["statement_count"] == 2
+    assert_matches_full_recompute(other_run)
+    assert len(system_row().values["runs"]) == 2
+
+
+def test_importing_discussions_with_ground_truth_computes_results(run_committed):
+    subject = {
+        "text": "My father John married Mary.",
+        "speaker_type": "Subject",
+        "pdp_deltas": copy.deepcopy(AI),
+        "approved_feedback": {"auditor_id": "pat", "edited_extraction": GT_VARIANTS[1]},
+    }
+    data = {"discussion": {"external_id": "x1", "summary": "s"}, "statements": [subject]}
+    run_committed(discussions_import, data=data)
+    run = Extraction.objects.get().run
+    assert run_row(run).values["n_statements"] == 1
+    assert_matches_full_recompute(run)
+
+
+def test_importing_extractions_recomputes_replaced_and_new_runs(
+    f1_world, admin_user, run_committed
+):
+    statement = f1_world.statements[0]
+    approve(run_committed, f1_world, statement, admin_user)
+    before = statement_row(statement, f1_world.run).values["aggregate_micro_f1"]
+
+    run_committed(
+        extractions_import,
+        run=f1_world.run,
+        items=[{"statement": statement.pk, "pdp_deltas": pdp()}],
+    )
+    assert statement_row(statement, f1_world.run).values["aggregate_micro_f1"] != before
+
+    new_run = ExtractionRunFactory()
+    run_committed(
+        extractions_import, run=new_run, items=[{"statement": statement.pk, "pdp_deltas": AI}]
+    )
+    assert statement_row(statement, new_run).status == Status.FRESH
+    assert_matches_full_recompute(f1_world.run)
+    assert_matches_full_recompute(new_run)
+
+
+def test_deleting_an_extraction_removes_its_result(f1_world, admin_user, run_committed):
+    for statement in f1_world.statements[:2]:
+        approve(run_committed, f1_world, statement, admin_user)
+    run_committed(Extraction.objects.get(statement=f1_world.statements[0], run=f1_world.run).delete)
+    assert statement_row(f1_world.statements[0], f1_world.run) is None
+    assert run_row(f1_world.run).values["n_statements"] == 1
+    assert_matches_full_recompute(f1_world.run)
+
+
+def test_deleting_a_statement_rebuilds_the_run_totals(f1_world, admin_user, run_committed):
+    for statement in f1_world.statements:
+        approve(run_committed, f1_world, statement, admin_user)
+    run_committed(f1_world.statements[0].delete)
+    assert run_row(f1_world.run).values["n_statements"] == len(f1_world.statements) - 1
+    assert_matches_full_recompute(f1_world.run)
+
+
+def test_deleting_a_discussion_rebuilds_the_run_totals(f1_world, admin_user, run_committed):
+    for statement in f1_world.statements:
+        approve(run_committed, f1_world, statement, admin_user)
+    run_committed(f1_world.discussions[0].delete)
+    assert run_row(f1_world.run).values["n_discussions"] == 1
+    assert_matches_full_recompute(f1_world.run)
+
+
+def test_deleting_a_run_drops_it_from_the_system_trend(f1_world, admin_user, run_committed):
+    approve(run_committed, f1_world, f1_world.statements[0], admin_user)
+    assert len(system_row().values["runs"]) == 1
+    run_committed(f1_world.run.delete)
+    assert system_row().values["runs"] == []
+
+
+def test_deleting_approved_feedback_removes_its_result(f1_world, admin_user, run_committed):
+    statement = f1_world.statements[0]
+    approve(run_committed, f1_world, statement, admin_user)
+    run_committed(f1_world.fb(statement).delete)
+    assert statement_row(statement, f1_world.run) is None
+    assert_matches_full_recompute(f1_world.run)
+
+
+def test_expert_statements_and_other_discussions_are_untouched(f1_world, admin_user, run_committed):
+    approve(run_committed, f1_world, f1_world.statements[0], admin_user)
+    lonely = StatementFactory()
+    run_committed(results_mark_stale, statement_ids=[lonely.pk], reason="test")
+    assert not MetricResult.objects.filter(statement=lonely).exists()
+    assert run_row(f1_world.run).status == Status.FRESH

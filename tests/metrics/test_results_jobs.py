@@ -1,0 +1,190 @@
+"""Recompute-all jobs: progress, cancellation, and the admin-only job pages."""
+
+from unittest import mock
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from metrics import services
+from metrics.models import ComputeJob, MetricResult
+from metrics.services import compute_job_cancel, compute_job_run, metrics_recompute_all
+from tests.metrics.extraction_helpers import (
+    approve,
+    run_row,
+)
+
+pytest_plugins = ["tests.metrics.extraction_helpers"]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("only_extraction_results")]
+Job = ComputeJob.Status
+
+
+@pytest.fixture
+def approved(f1_world, admin_user, run_committed):
+    for statement in f1_world.statements:
+        approve(run_committed, f1_world, statement, admin_user)
+    return f1_world
+
+
+def test_recompute_all_processes_every_result_and_reports_progress(approved, admin_user):
+    seen = []
+    job = metrics_recompute_all(user=admin_user, queue=False)
+    job = compute_job_run(job_id=job.pk, progress=lambda done, total: seen.append((done, total)))
+
+    # 6 statements, 2 discussions, 1 run, the system result.
+    assert (job.status, job.done, job.total, job.percent) == (Job.DONE, 10, 10, 100)
+    assert seen == [(n, 10) for n in range(1, 11)]
+    assert job.started_at and job.finished_at and job.elapsed_seconds >= 0
+    assert job.eta_seconds is None  # finished
+    assert not MetricResult.objects.exclude(status=MetricResult.Status.FRESH).exists()
+    assert run_row(approved.run).values["n_statements"] == 6
+
+
+def test_queued_job_runs_on_the_worker_after_commit(approved, admin_user, run_committed):
+    job = run_committed(metrics_recompute_all, user=admin_user)
+    job.refresh_from_db()
+    assert job.status == Job.DONE and job.created_by == admin_user
+
+
+def test_an_active_job_is_returned_instead_of_starting_another(admin_user):
+    first = metrics_recompute_all(user=admin_user)  # hooks not run: stays queued
+    assert metrics_recompute_all(user=admin_user) == first
+
+
+def test_eta_while_running():
+    job = ComputeJob(kind=ComputeJob.Kind.RECOMPUTE, status=Job.RUNNING, total=10, done=4)
+    job.started_at = job.created_at = None
+    from django.utils import timezone
+
+    job.started_at = timezone.now() - timezone.timedelta(seconds=8)
+    assert job.percent == 40
+    assert job.eta_seconds == pytest.approx(12, abs=0.5)
+
+
+def test_cancelling_a_running_job_stops_it_between_items(approved, admin_user):
+    job = metrics_recompute_all(user=admin_user, queue=False)
+    real = services._item_compute
+    calls = []
+
+    def compute_then_cancel(item, *, force):
+        calls.append(item)
+        real(item, force=force)
+        if len(calls) == 3:
+            compute_job_cancel(job=ComputeJob.objects.get(pk=job.pk))
+
+    with mock.patch.object(services, "_item_compute", side_effect=compute_then_cancel):
+        job = compute_job_run(job_id=job.pk)
+
+    assert (job.status, job.done, len(calls)) == (Job.CANCELLED, 3, 3)
+    # What it did not reach stays stale for the sweep.
+    assert run_row(approved.run).status == MetricResult.Status.STALE
+    services.results_recompute_stale()
+    assert run_row(approved.run).status == MetricResult.Status.FRESH
+    assert run_row(approved.run).values["n_statements"] == 6
+
+
+def test_cancelling_a_queued_job_stops_it_before_it_starts(admin_user):
+    job = metrics_recompute_all(user=admin_user)
+    job = compute_job_cancel(job=job)
+    assert job.status == Job.CANCELLED and job.finished_at
+    assert compute_job_run(job_id=job.pk).done == 0  # a late delivery does nothing
+
+
+def test_a_job_runs_once_even_if_delivered_twice(approved, admin_user):
+    job = metrics_recompute_all(user=admin_user, queue=False)
+    compute_job_run(job_id=job.pk)
+    with mock.patch.object(services, "_item_compute") as compute:
+        compute_job_run(job_id=job.pk)
+    compute.assert_not_called()
+
+
+def test_a_job_that_crashes_is_recorded_as_failed(admin_user):
+    job = metrics_recompute_all(user=admin_user, queue=False)
+    with mock.patch.object(services, "_expected_items", side_effect=RuntimeError("no db")):
+        job = compute_job_run(job_id=job.pk)
+    assert job.status == Job.FAILED and "RuntimeError: no db" in job.error
+
+
+def test_recompute_only_one_run(approved, admin_user):
+    job = metrics_recompute_all(run_id=approved.run.pk, queue=False)
+    job = compute_job_run(job_id=job.pk)
+    assert job.status == Job.DONE and job.params["run_id"] == approved.run.pk
+
+
+# --- pages -----------------------------------------------------------------------------------
+
+
+def test_admin_sees_the_page_and_starts_a_job(client, admin_user, approved, run_committed):
+    client.force_login(admin_user)
+    page = client.get(reverse("metrics:jobs"))
+    assert page.status_code == 200 and b"Recompute all" in page.content
+    assert b"hx-headers" in page.content and b"X-CSRFToken" in page.content
+
+    response = run_committed(client.post, reverse("metrics:jobs"), {"run": ""})
+    assert response.status_code == 302
+    assert ComputeJob.objects.get().status == Job.DONE
+
+
+@pytest.mark.parametrize("persona", ["auditor", "outsider"])
+def test_job_pages_are_admin_only(client, request, persona, admin_user):
+    job = metrics_recompute_all(user=admin_user)
+    client.force_login(request.getfixturevalue(persona))
+    assert client.get(reverse("metrics:jobs")).status_code == 403
+    assert client.post(reverse("metrics:jobs")).status_code == 403
+    assert client.get(reverse("metrics:job_progress", args=[job.pk])).status_code == 403
+    assert client.post(reverse("metrics:job_cancel", args=[job.pk])).status_code == 403
+    assert ComputeJob.objects.count() == 1
+    assert not ComputeJob.objects.get().cancel_requested
+
+
+def test_anonymous_users_are_sent_to_log_in(client, admin_user):
+    job = metrics_recompute_all(user=admin_user)
+    for url in (reverse("metrics:jobs"), reverse("metrics:job_progress", args=[job.pk])):
+        response = client.get(url)
+        assert response.status_code == 302 and reverse("login") in response["Location"]
+    assert client.post(reverse("metrics:job_cancel", args=[job.pk])).status_code == 302
+    assert ComputeJob.objects.get().status == Job.QUEUED
+
+
+def test_progress_partial_polls_every_second_while_active(admin_client, admin_user):
+    job = metrics_recompute_all(user=admin_user)
+    ComputeJob.objects.filter(pk=job.pk).update(status=Job.RUNNING, total=8, done=2)
+    html = admin_client.get(reverse("metrics:job_progress", args=[job.pk])).content.decode()
+    assert 'hx-trigger="every 1s"' in html and "2/8" in html and "25%" in html
+    assert "<html" not in html and "Cancel" in html
+
+    ComputeJob.objects.filter(pk=job.pk).update(status=Job.DONE, done=8)
+    html = admin_client.get(reverse("metrics:job_progress", args=[job.pk])).content.decode()
+    assert "hx-trigger" not in html and "Cancel" not in html
+
+
+def test_the_page_shows_the_running_job_after_a_reload(admin_client, admin_user):
+    job = metrics_recompute_all(user=admin_user)
+    ComputeJob.objects.filter(pk=job.pk).update(status=Job.RUNNING, total=4, done=1)
+    html = admin_client.get(reverse("metrics:jobs")).content.decode()
+    assert f'id="job-{job.pk}"' in html and 'hx-trigger="every 1s"' in html
+    assert "Recompute all</button>" not in html  # no second job while one runs
+
+
+def test_htmx_start_returns_the_panel_and_cancel_returns_the_progress(admin_client):
+    response = admin_client.post(reverse("metrics:jobs"), {"run": ""}, HTTP_HX_REQUEST="true")
+    html = response.content.decode()
+    assert response.status_code == 200 and 'id="jobs-panel"' in html and "<html" not in html
+    job = ComputeJob.objects.get()  # hooks not run: still queued, so the panel polls it
+    assert f'id="job-{job.pk}"' in html
+
+    cancelled = admin_client.post(
+        reverse("metrics:job_cancel", args=[job.pk]), HTTP_HX_REQUEST="true"
+    )
+    assert "Cancelled" in cancelled.content.decode()
+    assert admin_client.get(reverse("metrics:job_cancel", args=[job.pk])).status_code == 405
+
+
+def test_posts_need_the_csrf_token(admin_user):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(admin_user)
+    assert client.post(reverse("metrics:jobs"), {"run": ""}).status_code == 403
+    client.get(reverse("metrics:jobs"))  # sets the CSRF cookie, as the page does
+    token = client.cookies["csrftoken"].value
+    response = client.post(reverse("metrics:jobs"), {"run": ""}, HTTP_X_CSRFTOKEN=token)
+    assert response.status_code == 302

@@ -1,0 +1,101 @@
+"""The run result's running totals, updated one statement at a time, always equal a
+recomputation from scratch — whatever sequence of approvals, edits and unapprovals."""
+
+import copy
+
+import pytest
+from django.db import transaction
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from audit.models import Feedback
+from audit.services import feedback_approve, feedback_reject, feedback_save, feedback_unapprove
+from metrics.models import MetricResult
+from metrics.services import run_result_compute
+from tests.metrics.extraction_helpers import (
+    GT_VARIANTS,
+    expected_run,
+    make_world,
+    run_row,
+    system_row,
+)
+
+pytest_plugins = ["tests.metrics.extraction_helpers"]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("only_extraction_results")]
+
+OPERATIONS = st.lists(
+    st.tuples(
+        st.sampled_from(["approve", "unapprove", "edit", "reject"]),
+        st.integers(min_value=0, max_value=5),  # which statement
+        st.integers(min_value=0, max_value=len(GT_VARIANTS) - 1),  # which payload on edit
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+def apply(operation: str, feedback: Feedback, payload: dict, admin, auditor) -> None:
+    if operation == "approve" and feedback.status == Feedback.Status.SUBMITTED:
+        feedback_approve(feedback=feedback, admin=admin)
+    elif operation == "unapprove" and feedback.is_approved:
+        feedback_unapprove(feedback=feedback, admin=admin)
+    elif operation == "reject" and feedback.status != Feedback.Status.DRAFT:
+        feedback_reject(feedback=feedback, admin=admin, reason="recheck")
+    elif operation == "edit":
+        # Admins edit approved ground truth; a rejected feedback goes back to its auditor.
+        user = admin if feedback.is_approved else auditor
+        saved = feedback_save(
+            feedback=feedback,
+            user=user,
+            edited_extraction=copy.deepcopy(payload),
+            base_version=feedback.version,
+        )
+        if saved.status == Feedback.Status.DRAFT:
+            Feedback.objects.filter(pk=saved.pk).update(status=Feedback.Status.SUBMITTED)
+
+
+def assert_incremental_equals_full(run) -> None:
+    row, expected = run_row(run), expected_run(run)
+    if row is None:  # nothing was ever approved
+        assert expected["n_statements"] == 0
+        return
+    assert row.status == MetricResult.Status.FRESH
+    assert row.values["n_statements"] == expected["n_statements"]
+    assert row.values["system"] == pytest.approx(expected["system"])
+    assert row.values["cumulative"] == pytest.approx(expected["cumulative"])
+    stored, totals = row.contribution["statements"], expected["totals"]
+    # Counts and SARF tables exactly; the float sums up to rounding of the +/- updates.
+    floats = {"sum_f1", "sum_f1_nontrivial"}
+    assert {k: v for k, v in stored.items() if k not in floats} == {
+        k: v for k, v in totals.items() if k not in floats
+    }
+    assert [stored[k] for k in sorted(floats)] == pytest.approx([totals[k] for k in sorted(floats)])
+    assert system_row().status == MetricResult.Status.FRESH
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(operations=OPERATIONS)
+def test_incremental_totals_equal_a_full_recomputation(
+    operations, auditor, admin_user, django_capture_on_commit_callbacks
+):
+    # Each example runs in a savepoint that is rolled back, so examples start from scratch.
+    with transaction.atomic():
+        f1_world = make_world(auditor, discussions=2, statements=3)
+        for operation, index, variant in operations:
+            statement = f1_world.statements[index]
+            with django_capture_on_commit_callbacks(execute=True):
+                apply(operation, f1_world.fb(statement), GT_VARIANTS[variant], admin_user, auditor)
+            assert_incremental_equals_full(f1_world.run)
+        # A rebuild from the stored rows agrees with the running totals too.
+        if run_row(f1_world.run) is not None:
+            incremental = run_row(f1_world.run).values
+            run_result_compute(run_id=f1_world.run.pk, rebuild=True)
+            rebuilt = run_row(f1_world.run).values
+            for part in ("system", "cumulative"):
+                assert rebuilt[part] == pytest.approx(incremental[part])
+            assert rebuilt["n_statements"] == incremental["n_statements"]
+        transaction.set_rollback(True)

@@ -1,0 +1,61 @@
+"""A real Celery worker on Redis computes a queued statement result."""
+
+import os
+import time
+
+import pytest
+
+from audit.models import Feedback
+from metrics import tasks
+from metrics.models import MetricResult
+from tests.conftest import require_service
+from tests.metrics.extraction_helpers import celery_broker, make_world, statement_row
+
+pytest_plugins = ["tests.metrics.extraction_helpers"]
+
+REDIS_URL = os.environ.get("REDIS_URL", "")
+WAIT_SECONDS = 30
+
+
+def redis_available() -> tuple[bool, str]:
+    if not REDIS_URL:
+        return False, "REDIS_URL is not set"
+    try:
+        import redis
+
+        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2).ping()
+    except Exception as exc:
+        return False, f"{REDIS_URL}: {exc}"
+    return True, ""
+
+
+@pytest.mark.services
+@pytest.mark.usefixtures("only_extraction_results")
+def test_worker_computes_a_queued_statement_result(transactional_db, auditor):
+    available, why = redis_available()
+    require_service("Redis", available, why)
+    from celery.contrib.testing.worker import start_worker
+
+    world = make_world(auditor, discussions=1, statements=1)
+    statement = world.statements[0]
+    Feedback.objects.filter(statement=statement).update(status=Feedback.Status.APPROVED)
+
+    with (
+        celery_broker(REDIS_URL) as app,
+        start_worker(app, perform_ping_check=False, pool="solo", loglevel="WARNING"),
+    ):
+        tasks.compute_statement.delay(statement_id=statement.pk, run_id=world.run.pk)
+        row = _wait_for_fresh(statement, world.run)
+
+    assert row is not None, f"no fresh result within {WAIT_SECONDS} s"
+    assert row.values["aggregate_micro_f1"] == 1.0
+
+
+def _wait_for_fresh(statement, run) -> MetricResult | None:
+    deadline = time.monotonic() + WAIT_SECONDS
+    while time.monotonic() < deadline:
+        row = statement_row(statement, run)
+        if row is not None and row.status == MetricResult.Status.FRESH:
+            return row
+        time.sleep(0.2)
+    return None
