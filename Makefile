@@ -33,15 +33,19 @@ demo: migrate
 run: demo
 	@echo "Starting the Celery worker and the web server on http://$(HOST):$(PORT)"
 	@trap 'kill 0' EXIT INT TERM; \
-	$(BIN)/celery -A evalsite worker --beat --pool=solo --loglevel=warning \
+	$(BIN)/celery -A evalsite worker -Q celery -n fast@%h --pool=solo --loglevel=warning & \
+	$(BIN)/celery -A evalsite worker -Q slow -n slow@%h --beat --pool=solo --loglevel=warning \
 		--schedule var/celerybeat-schedule & \
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
+## One worker for both queues (handy when debugging).
 worker: venv
-	$(BIN)/celery -A evalsite worker --beat --pool=solo --loglevel=info --schedule var/celerybeat-schedule
+	$(BIN)/celery -A evalsite worker -Q celery,slow --beat --pool=solo --loglevel=info \
+		--schedule var/celerybeat-schedule
 
 ## Run the whole test suite (PostgreSQL/Redis when DATABASE_URL/REDIS_URL are set).
 test: dev-deps
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 	SECRET_KEY=$${SECRET_KEY:-insecure-test-only-key} $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: dev-deps

@@ -114,7 +114,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 MEDIA_URL = "media/"
 STORAGES = {
@@ -159,6 +160,8 @@ if REDIS_URL:
     CELERY_BROKER_CONNECTION_MAX_RETRIES = 0
 else:
     _broker_dir = VAR_DIR / "broker"
+    for _folder in ("queue", "control"):
+        (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
@@ -175,6 +178,19 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# Extraction-F1 results (what an approval must refresh within a second) stay on the default
+# queue; whole-run families, evaluations and long jobs go to "slow" so they never hold them up.
+CELERY_TASK_ROUTES = {
+    f"metrics.tasks.{name}": {"queue": "slow"}
+    for name in (
+        "compute_review_savings",
+        "compute_calibration",
+        "compute_interauditor",
+        "evaluation_compute",
+        "run_compute_job",
+        "export_ground_truth_job",
+    )
+}
 CELERY_BEAT_SCHEDULE = {
     "recompute-stale-metrics": {
         "task": "metrics.tasks.recompute_stale",

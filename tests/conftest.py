@@ -15,6 +15,10 @@ def pytest_configure(config):
 
     app.conf.task_always_eager = True
     app.conf.task_eager_propagates = True
+    # The real hasher costs most of a second per test user; tests don't need its strength.
+    from django.conf import settings
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def require_service(name: str, available: bool, why: str) -> None:

@@ -77,7 +77,8 @@ def _split_discussion(item: Any, path: str) -> tuple[str, dict, list]:
     statements = item.get("statements", [])
     if not isinstance(fields, dict):
         raise PayloadError([PayloadIssue(_join(path, "discussion"), "expected an object")])
-    return path, fields, statements
+    fields_path = _join(path, "discussion") if "discussion" in item else path
+    return fields_path, fields, statements
 
 
 def _join(path: str, key: str | int) -> str:
@@ -112,6 +113,14 @@ def _statement_issues(statement: Any, path: str) -> list[PayloadIssue]:
         )
     if "order" in statement and not isinstance(statement["order"], int):
         issues.append(PayloadIssue(_join(path, "order"), "expected an integer"))
+    approved = statement.get("approved_feedback")
+    if isinstance(approved, dict):
+        issues += _date_issues(
+            approved.get("approved_at"),
+            _join(path, "approved_feedback.approved_at"),
+            parse_datetime,
+            "an ISO 8601 date-time",
+        )
     for key, payload in (("pdp_deltas", statement.get("pdp_deltas")), _gt_entry(statement)):
         if payload is not None:
             issues += _prefixed(pdp_issues(payload), _join(path, key))
@@ -128,10 +137,14 @@ def _prefixed(issues: list[PayloadIssue], prefix: str) -> list[PayloadIssue]:
     return [PayloadIssue(_join(prefix, i.path) if i.path else prefix, i.message) for i in issues]
 
 
-def _discussion_issues(path: str, fields: dict, statements: Any) -> list[PayloadIssue]:
+def _discussion_issues(fields_path: str, fields: dict, statements: Any) -> list[PayloadIssue]:
     issues = []
     if not isinstance(fields.get("summary", ""), str):
-        issues.append(PayloadIssue(_join(path, "summary"), "expected a string"))
+        issues.append(PayloadIssue(_join(fields_path, "summary"), "expected a string"))
+    date_path = _join(fields_path, "date")
+    issues += _date_issues(fields.get("date"), date_path, parse_date, "YYYY-MM-DD")
+    # Statements sit beside the "discussion" object, not inside it.
+    path = fields_path.removesuffix("discussion").rstrip(".")
     if not isinstance(statements, list):
         return [*issues, PayloadIssue(_join(path, "statements"), "expected a list")]
     orders = [s.get("order", i) for i, s in enumerate(statements) if isinstance(s, dict)]
@@ -140,6 +153,19 @@ def _discussion_issues(path: str, fields: dict, statements: Any) -> list[Payload
     for index, statement in enumerate(statements):
         issues += _statement_issues(statement, _join(_join(path, "statements"), index))
     return issues
+
+
+def _date_issues(value: Any, path: str, parser, expected: str) -> list[PayloadIssue]:
+    """A date field that is present must parse; Django's parsers raise on impossible dates."""
+    if value is None:
+        return []
+    try:
+        parsed = parser(value) if isinstance(value, str) else None
+    except ValueError:
+        parsed = None
+    if parsed is None:
+        return [PayloadIssue(path, f"{value!r} is not a valid date (expected {expected})")]
+    return []
 
 
 def _external_id(fields: dict) -> str | None:

@@ -161,3 +161,26 @@ def test_import_command_reports_bad_json(tmp_path):
 def test_export_command_needs_a_choice():
     with pytest.raises(CommandError, match="--all"):
         call_command("export_ground_truth")
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "expected"),
+    [
+        ("discussion", "2025-13-45", "discussion.date: '2025-13-45' is not a valid date"),
+        (
+            "feedback",
+            "yesterday",
+            "statements[1].approved_feedback.approved_at: 'yesterday' is not a valid date",
+        ),
+    ],
+)
+def test_impossible_dates_are_refused_with_their_location(where, value, expected):
+    data = discussion_file()
+    if where == "discussion":
+        data["discussion"]["date"] = value
+    else:
+        data["statements"][1]["approved_feedback"]["approved_at"] = value
+    with pytest.raises(PayloadError) as info:
+        discussions_import(data=data)
+    assert any(expected in m for m in info.value.messages()), info.value.messages()
+    assert Discussion.objects.count() == 0

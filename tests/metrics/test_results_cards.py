@@ -14,8 +14,9 @@ pytest_plugins = ["tests.metrics.extraction_helpers"]
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("only_extraction_results")]
 
 
-def render(card: dict) -> str:
-    return render_to_string("metrics/cards/_extraction_f1.html", {"card": card})
+def render(card: dict, *, is_admin: bool = False) -> str:
+    context = {"card": card, "is_admin": is_admin}
+    return render_to_string("metrics/cards/_extraction_f1.html", context)
 
 
 def test_a_run_without_results_is_empty():
@@ -57,7 +58,10 @@ def test_failed_card_shows_the_error(f1_world):
     )
     card = extraction_card(f1_world.run)
     assert card["state"] == "failed" and not card["poll"]
-    assert "statement result failed" in render(card)
+    assert "Computing these figures failed" in render(card)
+    # The error text (a traceback, often) is for admins only.
+    assert "statement result failed" not in render(card)
+    assert "statement result failed" in render(card, is_admin=True)
 
 
 def test_card_partial_reads_without_computing(f1_world, admin_user, run_committed, client, auditor):

@@ -2,14 +2,14 @@
 
 import os
 import time
+import uuid
 
 import pytest
 
 from audit.models import Feedback
-from metrics import tasks
 from metrics.models import MetricResult
 from tests.conftest import require_service
-from tests.metrics.extraction_helpers import celery_broker, make_world, statement_row
+from tests.metrics.extraction_helpers import make_world, statement_row
 
 pytest_plugins = ["tests.metrics.extraction_helpers"]
 
@@ -29,22 +29,50 @@ def redis_available() -> tuple[bool, str]:
     return True, ""
 
 
+@pytest.fixture
+def worker_app():
+    """A separate app on the real broker, eager off, with a queue of its own: the shared app
+    stays untouched and no other worker on the same Redis can take the test's message."""
+    from celery import Celery
+
+    app = Celery("evalsite-worker-test", set_as_current=False)
+    app.config_from_object("django.conf:settings", namespace="CELERY")
+    app.conf.update(
+        broker_url=REDIS_URL,
+        task_always_eager=False,
+        task_default_queue=f"test-{uuid.uuid4().hex}",
+    )
+    yield app
+    app.close()
+    _forget_queue(app.conf.task_default_queue)
+
+
+def _forget_queue(name: str) -> None:
+    """Drop the throwaway queue's keys (kombu's Redis transport keeps its bindings)."""
+    import redis
+
+    client = redis.Redis.from_url(REDIS_URL)
+    for key in client.scan_iter(f"_kombu.binding*.{name}"):
+        client.delete(key)
+    client.delete(name)
+
+
 @pytest.mark.services
 @pytest.mark.usefixtures("only_extraction_results")
-def test_worker_computes_a_queued_statement_result(transactional_db, auditor):
+def test_worker_computes_a_queued_statement_result(transactional_db, auditor, request):
     available, why = redis_available()
     require_service("Redis", available, why)
     from celery.contrib.testing.worker import start_worker
 
+    app = request.getfixturevalue("worker_app")
     world = make_world(auditor, discussions=1, statements=1)
     statement = world.statements[0]
     Feedback.objects.filter(statement=statement).update(status=Feedback.Status.APPROVED)
 
-    with (
-        celery_broker(REDIS_URL) as app,
-        start_worker(app, perform_ping_check=False, pool="solo", loglevel="WARNING"),
-    ):
-        tasks.compute_statement.delay(statement_id=statement.pk, run_id=world.run.pk)
+    with start_worker(app, perform_ping_check=False, pool="solo", loglevel="WARNING"):
+        app.tasks["metrics.tasks.compute_statement"].delay(
+            statement_id=statement.pk, run_id=world.run.pk
+        )
         row = _wait_for_fresh(statement, world.run)
 
     assert row is not None, f"no fresh result within {WAIT_SECONDS} s"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from itertools import permutations
+from itertools import chain, permutations
 from typing import Any
 
 import numpy as np
@@ -58,9 +58,23 @@ def assign_candidates(
     content keys: rows and columns are solved in key order, so the result does not
     depend on the listing order.
     """
-    # A pair with no rival on either side is in every maximal assignment, greedy or
-    # optimal; taking those first leaves a much smaller problem to solve (usually none).
-    column_use = Counter(j for row in candidates for j in row)
+    pairs = [(i, j) for i, row in enumerate(candidates) for j in row]
+    if len({i for i, _ in pairs}) == len(pairs) == len({j for _, j in pairs}):
+        return pairs  # no item has two candidates: nothing to choose (the usual case)
+    pairs, contested = _uncontested(candidates)
+    if not contested:
+        return pairs
+    pairs += _solve_contested(candidates, contested, strategy, ai_keys, gt_keys, ai_ids, gt_ids)
+    return sorted(pairs)
+
+
+def _uncontested(candidates: Candidates) -> tuple[list[Pair], list[int]]:
+    """The pairs with no rival on either side, and the rows that have rivals.
+
+    An uncontested pair is in every maximal assignment, greedy or optimal; taking
+    those first leaves a much smaller problem to solve.
+    """
+    column_use = Counter(chain.from_iterable(candidates))  # iterating a row gives its columns
     pairs: list[Pair] = []
     contested: list[int] = []
     for i, row in enumerate(candidates):
@@ -71,10 +85,7 @@ def assign_candidates(
                 continue
         if row:
             contested.append(i)
-    if not contested:
-        return pairs
-    pairs += _solve_contested(candidates, contested, strategy, ai_keys, gt_keys, ai_ids, gt_ids)
-    return sorted(pairs)
+    return pairs, contested
 
 
 def _solve_contested(
@@ -164,13 +175,17 @@ def _dense(
     candidates: Candidates, rows: list[int], cols: list[int]
 ) -> tuple[np.ndarray, np.ndarray]:
     """The (rows, cols) sub-problem as score and allowed arrays (0.0 where not allowed)."""
-    scores = np.zeros((len(rows), len(cols)))
-    allowed = np.zeros((len(rows), len(cols)), dtype=bool)
     position = {col: index for index, col in enumerate(cols)}
+    row_at, col_at, values = [], [], []
     for r, i in enumerate(rows):
         for j, score in candidates[i].items():
-            scores[r, position[j]] = score
-            allowed[r, position[j]] = True
+            row_at.append(r)
+            col_at.append(position[j])
+            values.append(score)
+    scores = np.zeros((len(rows), len(cols)))
+    allowed = np.zeros((len(rows), len(cols)), dtype=bool)
+    scores[row_at, col_at] = values
+    allowed[row_at, col_at] = True
     return scores, allowed
 
 
@@ -208,7 +223,8 @@ def optimal_assignment(
     match_unit = (_SCORE_RESOLUTION * score_unit + 1) * (size + 1)
     weights = np.where(allowed, match_unit + score_units * score_unit + preferred, 0.0)
     rows, cols = linear_sum_assignment(weights, maximize=True)
-    return [(int(r), int(c)) for r, c in zip(rows, cols, strict=True) if allowed[r, c]]
+    kept = allowed[rows, cols]  # the solver pairs every row; only allowed pairs are matches
+    return list(zip(rows[kept].tolist(), cols[kept].tolist(), strict=True))
 
 
 def equal_by_code(left: Sequence[Hashable], right: Sequence[Hashable]) -> np.ndarray:

@@ -120,14 +120,18 @@ def normalize_certainty(value: Any) -> str:
 
 def event_date(event: dict[str, Any]) -> EventDate:
     text, certainty = event.get("dateTime"), event.get("dateCertainty")
-    return _event_date(
-        text if isinstance(text, str) else None,
-        certainty if isinstance(certainty, str) else None,
-    )
+    try:
+        return _event_date(text, certainty)
+    except TypeError:  # unhashable (a list, say): reads as missing, like any non-string
+        return _event_date(
+            text if isinstance(text, str) else None,
+            certainty if isinstance(certainty, str) else None,
+        )
 
 
 @lru_cache(maxsize=65536)
-def _event_date(text: str | None, certainty_text: str | None) -> EventDate:
+def _event_date(text: Any, certainty_text: Any) -> EventDate:
+    # Non-strings read as missing: parse_date and normalize_certainty both ignore them.
     parsed = parse_date(text)
     certainty = normalize_certainty(certainty_text)
     if parsed is None:
@@ -154,23 +158,18 @@ def date_similarity(ai: EventDate, gt: EventDate, settings: MatchSettings) -> fl
 
 
 class DateIndex:
-    """GT event dates, queried for the ones compatible with an AI date.
-
-    compatible() gives what date_similarity would, for every member it does not rule
-    out. Large sets are kept sorted by day, split by certainty, so a query bisects
-    the tolerance window instead of testing every member (an accumulated PDP has
-    dozens of events per person and kind, mostly years apart).
+    """A larger set of GT event dates, sorted by day and split by certainty, so that
+    the ones compatible with an AI date are found by bisecting the tolerance window
+    rather than by testing every member (an accumulated PDP has dozens of events
+    per person and kind, mostly years apart). compatible() gives what
+    date_similarity would for every member it does not rule out.
     """
 
-    __slots__ = ("_approximate", "_certain", "_free", "_members")
-    _SORT_MIN = 8  # below this many members a plain scan is cheaper
+    __slots__ = ("_approximate", "_certain", "_free")
+    MIN_SIZE = 8  # below this many members a plain scan with date_similarity is cheaper
 
     def __init__(self, members: list[tuple[int, EventDate]]):
         """members: (index, date) pairs; compatible() returns the indices."""
-        self._members: list[tuple[int, EventDate]] | None = None
-        if len(members) < self._SORT_MIN:
-            self._members = members
-            return
         self._free: list[int] = []
         certain: list[tuple[int, int]] = []
         approximate: list[tuple[int, int]] = []
@@ -186,9 +185,6 @@ class DateIndex:
 
     def compatible(self, ai: EventDate, settings: MatchSettings) -> list[tuple[int, float]]:
         """(index, date similarity) of the members within tolerance of ai."""
-        if self._members is not None:
-            found = ((index, date_similarity(ai, day, settings)) for index, day in self._members)
-            return [(index, score) for index, score in found if score is not None]
         free = [(index, 1.0) for index in self._free]
         if ai.ordinal is None or ai.certainty == UNKNOWN:
             every = self._certain.indices + self._approximate.indices

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .assignment import Candidates, KeyFunction, Pair, assign_candidates
-from .dates import DateIndex, event_date
+from .dates import DateIndex, EventDate, date_similarity, event_date
 from .payload import as_id, bonds_by_id, clean_items, id_list, item_ids, parent_person_ids
 from .resolution import IDENTITY, IdResolver
 from .settings import MatchSettings, resolve_settings
@@ -100,20 +100,39 @@ def _as_resolver(people: PeopleLinks) -> IdResolver:
     return IdResolver(people, people.keys())
 
 
-def _build_result(ai: Listing, gt: Listing, pairs: list[Pair], scores: Candidates) -> MatchResult:
-    ai_items, gt_items, ai_ids, gt_ids = ai.items, gt.items, ai.ids, gt.ids
-    matched_ai = {ai_index for ai_index, _ in pairs}
-    matched_gt = {gt_index for _, gt_index in pairs}
-    return MatchResult(
-        pairs=[
-            MatchedPair(ai_items[i], gt_items[j], scores[i][j], ai_ids[i], gt_ids[j])
-            for i, j in pairs
-        ],
-        unmatched_ai=[item for index, item in enumerate(ai_items) if index not in matched_ai],
-        unmatched_gt=[item for index, item in enumerate(gt_items) if index not in matched_gt],
-        id_map=_id_map(pairs, ai_ids, gt_ids),
-        ai_ids={ident for ident in ai_ids if ident is not None},
-    )
+class Matching:
+    """The pairs chosen between two listings, by index: what a MatchResult holds,
+    without building one (compare_payloads reads the indices directly)."""
+
+    __slots__ = ("ai", "gt", "pairs", "scores", "unmatched_ai", "unmatched_gt")
+
+    def __init__(self, ai: Listing, gt: Listing, pairs: list[Pair], scores: Candidates):
+        self.ai, self.gt = ai, gt
+        self.pairs = pairs  # (ai index, gt index), sorted by ai index
+        self.scores = scores  # scores[i][j] of every pair
+        # Indices of the items left without a partner: false positives, false negatives.
+        matched_ai = {i for i, _ in pairs}
+        matched_gt = {j for _, j in pairs}
+        self.unmatched_ai = [i for i in range(len(ai.items)) if i not in matched_ai]
+        self.unmatched_gt = [j for j in range(len(gt.items)) if j not in matched_gt]
+
+    def resolver(self) -> IdResolver:
+        """As MatchResult.resolver() (None among the AI ids changes nothing: None
+        never reaches the lookup)."""
+        return IdResolver(_id_map(self.pairs, self.ai.ids, self.gt.ids), self.ai.ids)
+
+    def result(self) -> MatchResult:
+        ai, gt, scores = self.ai, self.gt, self.scores
+        return MatchResult(
+            pairs=[
+                MatchedPair(ai.items[i], gt.items[j], scores[i][j], ai.ids[i], gt.ids[j])
+                for i, j in self.pairs
+            ],
+            unmatched_ai=[ai.items[i] for i in self.unmatched_ai],
+            unmatched_gt=[gt.items[j] for j in self.unmatched_gt],
+            id_map=_id_map(self.pairs, ai.ids, gt.ids),
+            ai_ids={ident for ident in ai.ids if ident is not None},
+        )
 
 
 def _id_map(pairs: list[Pair], ai_ids: list[Any], gt_ids: list[Any]) -> dict[Any, Any]:
@@ -128,7 +147,7 @@ def _assign(candidates: Candidates, ai: Listing, gt: Listing, keys, settings) ->
 
 
 def _sort_key(*parts: Any) -> tuple[str, ...]:
-    return tuple("" if part is None else str(part) for part in parts)
+    return tuple(["" if part is None else str(part) for part in parts])
 
 
 # --- people -----------------------------------------------------------------
@@ -156,12 +175,12 @@ def match_people(
         clean_items(ai_pair_bonds),
         clean_items(gt_pair_bonds),
         resolve_settings(settings),
-    )
+    ).result()
 
 
 def match_listed_people(
     ai: Listing, gt: Listing, ai_bonds: list[Item], gt_bonds: list[Item], settings: MatchSettings
-) -> MatchResult:
+) -> Matching:
     """match_people on listings (and dict-only pair bond lists)."""
     named = similar_pairs(ai.texts, gt.texts, settings.name_similarity_threshold)
     keys = _people_key(ai), _people_key(gt)
@@ -175,7 +194,7 @@ def match_listed_people(
         gt_parents = _parent_refs(gt.items, gt_bonds)
         if any(gt_parents):
             pairs = _rematch_by_parents(pairs, named, solve, ai_parents, gt_parents, ai, gt)
-    return _build_result(ai, gt, pairs, named)
+    return Matching(ai, gt, pairs, named)
 
 
 def _parent_refs(people: list[Item], bonds: list[Item]) -> list:
@@ -210,13 +229,18 @@ def _parents_agree(
     AI person matched) say nothing about the child and are left out on their side;
     what remains on both sides must be the same set.
     """
-    gt_known = [ref - gt_unmatched if isinstance(ref, frozenset) else ref for ref in gt_parents]
+    gt_known = gt_parents
+    if gt_unmatched:
+        gt_known = [ref - gt_unmatched if isinstance(ref, frozenset) else ref for ref in gt_parents]
     allowed: list[dict[int, float]] = []
     for row, ai_ref in zip(named, ai_parents, strict=True):
-        ai_known = _known_ai_parents(ai_ref, resolve) if row else None
-        allowed.append(
-            {j: score for j, score in row.items() if _parent_refs_agree(ai_known, gt_known[j])}
-        )
+        ai_known = _known_ai_parents(ai_ref, resolve) if row and ai_ref else None
+        if not ai_known or all(_parent_refs_agree(ai_known, gt_known[j]) for j in row):
+            allowed.append(row)  # nothing removed: the row itself (rows are never mutated)
+        else:
+            allowed.append(
+                {j: score for j, score in row.items() if _parent_refs_agree(ai_known, gt_known[j])}
+            )
     return allowed
 
 
@@ -252,19 +276,18 @@ def match_events(
         event_listing(clean_items(gt_events)),
         people,
         resolve_settings(settings),
-    )
+    ).result()
 
 
 def match_listed_events(
     ai: Listing, gt: Listing, people: PeopleLinks, settings: MatchSettings
-) -> MatchResult:
+) -> Matching:
     """match_events on listings."""
     ai_kinds = normalized([event.get("kind") for event in ai.items])
     gt_kinds = normalized([event.get("kind") for event in gt.items])
     candidates = _event_candidates(ai, gt, ai_kinds, gt_kinds, people, settings)
     keys = _event_key(ai, ai_kinds), _event_key(gt, gt_kinds)
-    pairs = _assign(candidates, ai, gt, keys, settings)
-    return _build_result(ai, gt, pairs, candidates)
+    return Matching(ai, gt, _assign(candidates, ai, gt, keys, settings), candidates)
 
 
 def _event_candidates(
@@ -313,29 +336,41 @@ def _linked_and_dated(
         if kind in shared:
             groups.setdefault((kind, _event_links(event, as_id)), []).append(index)
     resolve = _as_resolver(people)
-    dates: dict[tuple, DateIndex] = {}  # per group, built when an AI event first needs it
+    gt_dates: dict[int, EventDate] = {}
+    indexes: dict[tuple, DateIndex] = {}  # for large groups, built on first use
     gated: list[tuple[int, int, float]] = []
     for i, (kind, event) in enumerate(zip(ai_kinds, ai.items, strict=True)):
         key = (kind, _event_links(event, resolve)) if kind in shared else None
         group = groups.get(key)
         if not group:
             continue
-        index = dates.get(key)
-        if index is None:
-            index = dates[key] = DateIndex([(j, event_date(gt.items[j])) for j in group])
-        gated += [(i, j, score) for j, score in index.compatible(event_date(event), settings)]
+        ai_date = event_date(event)
+        if len(group) >= DateIndex.MIN_SIZE:
+            index = indexes.get(key)
+            if index is None:
+                index = indexes[key] = DateIndex([(j, event_date(gt.items[j])) for j in group])
+            gated += [(i, j, score) for j, score in index.compatible(ai_date, settings)]
+            continue
+        for j in group:
+            gt_date = gt_dates.get(j)
+            if gt_date is None:
+                gt_date = gt_dates[j] = event_date(gt.items[j])
+            score = date_similarity(ai_date, gt_date, settings)
+            if score is not None:
+                gated.append((i, j, score))
     return gated
 
 
 def _event_links(event: Item, resolve: Callable[[Any], Any]) -> tuple:
     """The people an event refers to, through resolve (as_id on the GT side, which is
-    what the identity resolver amounts to; neither ever maps an id to None)."""
+    what the identity resolver amounts to; both keep None and never map an id to None)."""
     get = event.get
+    person, spouse, child = get("person"), get("spouse"), get("child")
     targets, triangles = get("relationshipTargets"), get("relationshipTriangles")
     return (
-        resolve(get("person")),
-        resolve(get("spouse")),
-        resolve(get("child")),
+        None if person is None else resolve(person),  # most links are empty: skip the call
+        None if spouse is None else resolve(spouse),
+        None if child is None else resolve(child),
         frozenset(map(resolve, id_list(targets))) if targets else _NO_IDS,
         frozenset(map(resolve, id_list(triangles))) if triangles else _NO_IDS,
     )
@@ -365,12 +400,12 @@ def match_pair_bonds(
         bond_listing(clean_items(gt_pair_bonds)),
         people,
         resolve_settings(settings),
-    )
+    ).result()
 
 
 def match_listed_pair_bonds(
     ai: Listing, gt: Listing, people: PeopleLinks, settings: MatchSettings
-) -> MatchResult:
+) -> Matching:
     """match_pair_bonds on listings."""
     resolve = _as_resolver(people)
     ai_partners = [_partners(bond, resolve) for bond in ai.items]
@@ -381,8 +416,7 @@ def match_listed_pair_bonds(
     # Every pair with the same partners is an equally good match: score 1.0.
     candidates = [dict.fromkeys(groups.get(partners, ()), 1.0) for partners in ai_partners]
     keys = _bond_key(ai, ai_partners), _bond_key(gt, gt_partners)
-    pairs = _assign(candidates, ai, gt, keys, settings)
-    return _build_result(ai, gt, pairs, candidates)
+    return Matching(ai, gt, _assign(candidates, ai, gt, keys, settings), candidates)
 
 
 def _partners(bond: Item, resolve: Callable[[Any], Any]) -> frozenset:

@@ -59,11 +59,7 @@ def item_id(item: dict[str, Any]) -> int | str | None:
 
 def item_ids(items: Iterable[dict[str, Any]]) -> list[int | str | None]:
     """item_id of every item (one call per list: every matcher needs them)."""
-    return list(map(as_id, map(_get_id, items)))
-
-
-def _get_id(item: dict[str, Any]) -> Any:
-    return item.get("id")
+    return [as_id(item.get("id")) for item in items]
 
 
 def defined_ids(items: Iterable[dict[str, Any]]) -> set[int | str]:

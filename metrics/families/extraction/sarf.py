@@ -8,8 +8,11 @@ The tests check the two agree.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
+from itertools import compress
+from operator import eq
 from typing import Any
 
 from .text import normalize_text
@@ -77,19 +80,18 @@ def macro_f1_from_confusion(table: Mapping[str, Mapping[str, int]]) -> float | N
 
 def macro_f1_from_pairs(pairs: Iterable[tuple[str, str] | list[str]]) -> float | None:
     """macro_f1_from_confusion(confusion_from_pairs(pairs)), without building the table."""
-    predicted: dict[str, int] = {}
-    actual: dict[str, int] = {}
-    correct: dict[str, int] = {}
-    for ai_value, gt_value in pairs:
-        predicted[ai_value] = predicted.get(ai_value, 0) + 1
-        actual[gt_value] = actual.get(gt_value, 0) + 1
-        if ai_value == gt_value:
-            correct[ai_value] = correct.get(ai_value, 0) + 1
-    if not predicted:
+    columns = list(zip(*pairs, strict=True))
+    return macro_f1_from_columns(*columns) if columns else None
+
+
+def macro_f1_from_columns(ai_values: Sequence[str], gt_values: Sequence[str]) -> float | None:
+    """macro_f1_from_pairs(zip(ai_values, gt_values))."""
+    if not ai_values:
         return None
-    if correct == predicted == actual:
+    if ai_values == gt_values:
         return 1.0  # full agreement: every class scores 1.0, and so does their mean
-    return _macro_f1(predicted, actual, correct)
+    correct = Counter(compress(ai_values, map(eq, ai_values, gt_values)))
+    return _macro_f1(Counter(ai_values), Counter(gt_values), correct)
 
 
 def _macro_f1(predicted: dict[str, int], actual: dict[str, int], correct: dict[str, int]) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .matching import (
+    Matching,
     MatchResult,
     bond_listing,
     event_listing,
@@ -14,9 +15,9 @@ from .matching import (
     people_listing,
 )
 from .normalize import normalize_for_exact_match
-from .payload import as_payload, entity_list, item_id
+from .payload import as_payload, entity_list
 from .results import ENTITY_TYPES, StatementF1Metrics
-from .sarf import SARF_VARIABLES, macro_f1_from_pairs, sarf_values
+from .sarf import SARF_VARIABLES, macro_f1_from_columns, sarf_values
 from .scores import f1_from_counts
 from .settings import MatchSettings, resolve_settings
 from .text import normalize_text
@@ -44,19 +45,17 @@ def compare_payloads(
     settings = resolve_settings(settings)
     ai, gt = as_payload(ai), as_payload(gt)
     ai_side, gt_side = _Side(ai), _Side(gt)
-    results = _match_sides(ai_side, gt_side, settings)
+    matchings = _match_sides(ai_side, gt_side, settings)
     fields: dict[str, Any] = {"settings": settings}
-    for entity, result in results.items():
-        fields.update(_entity_fields(entity, result))
-    fields["aggregate_micro_f1"] = f1_from_counts(
-        *(
-            sum(fields[f"{entity}_{count}"] for entity in ENTITY_TYPES)
-            for count in ("tp", "fp", "fn")
-        )
-    )
-    fields.update(_sarf_fields(results["events"]))
-    fields["fn_event_kinds"] = [_kind_label(e) for e in results["events"].unmatched_gt]
-    fields["fp_event_kinds"] = [_kind_label(e) for e in results["events"].unmatched_ai]
+    totals = [0, 0, 0]  # tp, fp, fn over every entity type
+    for entity, matching in matchings.items():
+        counts = _entity_fields(fields, entity, matching)
+        totals = [total + count for total, count in zip(totals, counts, strict=True)]
+    fields["aggregate_micro_f1"] = f1_from_counts(*totals)
+    events = matchings["events"]
+    fields.update(_sarf_fields(events))
+    fields["fn_event_kinds"] = [_kind_label(events.gt.items[j]) for j in events.unmatched_gt]
+    fields["fp_event_kinds"] = [_kind_label(events.ai.items[i]) for i in events.unmatched_ai]
     fields["exact_match"] = _sides_equal(ai_side, gt_side)
     fields["trivial"] = ai_side.empty and gt_side.empty
     return fields
@@ -86,10 +85,11 @@ def match_payloads(
 
     ai and gt hold the people, events and pair_bonds lists of each payload.
     """
-    return _match_sides(_Side(ai), _Side(gt), settings)
+    matchings = _match_sides(_Side(ai), _Side(gt), settings)
+    return {entity: matching.result() for entity, matching in matchings.items()}
 
 
-def _match_sides(ai: _Side, gt: _Side, settings: MatchSettings) -> dict[str, MatchResult]:
+def _match_sides(ai: _Side, gt: _Side, settings: MatchSettings) -> dict[str, Matching]:
     people = match_listed_people(
         ai.people, gt.people, ai.pair_bonds.items, gt.pair_bonds.items, settings
     )
@@ -101,17 +101,24 @@ def _match_sides(ai: _Side, gt: _Side, settings: MatchSettings) -> dict[str, Mat
     }
 
 
-def _entity_fields(entity: str, result: MatchResult) -> dict[str, Any]:
-    tp, fp, fn, f1, matches, fp_ids, fn_ids = _FIELD_NAMES[entity]
-    return {
-        tp: result.tp,
-        fp: result.fp,
-        fn: result.fn,
-        f1: f1_from_counts(result.tp, result.fp, result.fn),
-        matches: [pair.to_row() for pair in result.pairs],
-        fp_ids: [item_id(item) for item in result.unmatched_ai],
-        fn_ids: [item_id(item) for item in result.unmatched_gt],
-    }
+def _entity_fields(fields: dict[str, Any], entity: str, matching: Matching) -> tuple[int, ...]:
+    """Adds one entity type's fields; returns its (tp, fp, fn)."""
+    ai_ids, gt_ids, scores = matching.ai.ids, matching.gt.ids, matching.scores
+    unmatched_ai, unmatched_gt = matching.unmatched_ai, matching.unmatched_gt
+    tp, fp, fn = len(matching.pairs), len(unmatched_ai), len(unmatched_gt)
+    tp_name, fp_name, fn_name, f1_name, matches_name, fp_ids_name, fn_ids_name = _FIELD_NAMES[
+        entity
+    ]
+    fields[tp_name], fields[fp_name], fields[fn_name] = tp, fp, fn
+    fields[f1_name] = f1_from_counts(tp, fp, fn)
+    # The rows MatchedPair.to_row() gives.
+    fields[matches_name] = [
+        {"ai_id": ai_ids[i], "gt_id": gt_ids[j], "score": round(scores[i][j], 6)}
+        for i, j in matching.pairs
+    ]
+    fields[fp_ids_name] = [ai_ids[i] for i in unmatched_ai]
+    fields[fn_ids_name] = [gt_ids[j] for j in unmatched_gt]
+    return tp, fp, fn
 
 
 _FIELD_NAMES = {
@@ -122,19 +129,27 @@ _FIELD_NAMES = {
 }
 
 
-def _sarf_fields(events: MatchResult) -> dict[str, Any]:
-    ai_codes = [sarf_values(pair.ai) for pair in events.pairs]
-    gt_codes = [sarf_values(pair.gt) for pair in events.pairs]
+def _sarf_fields(events: Matching) -> dict[str, Any]:
+    ai_items, gt_items = events.ai.items, events.gt.items
+    # Per variable, the AI's and the GT's codes of every matched pair.
+    ai_columns = _columns([sarf_values(ai_items[i]) for i, _ in events.pairs])
+    gt_columns = _columns([sarf_values(gt_items[j]) for _, j in events.pairs])
     pairs: dict[str, list[list[str]]] = {}
     fields: dict[str, Any] = {"sarf_pairs": pairs}
-    for index, variable in enumerate(SARF_VARIABLES):
-        ai_column = [codes[index] for codes in ai_codes]
-        gt_column = [codes[index] for codes in gt_codes]
+    for variable, name, ai_column, gt_column in zip(
+        SARF_VARIABLES, _MACRO_F1_NAMES, ai_columns, gt_columns, strict=True
+    ):
         pairs[variable] = list(map(list, zip(ai_column, gt_column, strict=True)))
-        # Full agreement scores 1.0 whatever the classes (see macro_f1_from_pairs).
-        agree = ai_column and ai_column == gt_column
-        fields[f"{variable}_macro_f1"] = 1.0 if agree else macro_f1_from_pairs(pairs[variable])
+        fields[name] = macro_f1_from_columns(ai_column, gt_column)
     return fields
+
+
+_MACRO_F1_NAMES = tuple(f"{variable}_macro_f1" for variable in SARF_VARIABLES)
+
+
+def _columns(rows: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """The transpose of rows of SARF codes (one empty column per variable if no rows)."""
+    return list(zip(*rows, strict=True)) if rows else [() for _ in SARF_VARIABLES]
 
 
 def exactly_equal(ai: Item, gt: Item, ai_lists: dict, gt_lists: dict) -> bool:

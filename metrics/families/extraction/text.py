@@ -38,18 +38,28 @@ def normalized(values: Iterable[Any]) -> list[str]:
 
 def person_name(person: dict[str, Any]) -> str:
     """First and last name, normalised, joined by a space (either may be missing)."""
-    first, last = normalize_text(person.get("name")), normalize_text(person.get("last_name"))
-    return f"{first} {last}" if first and last else first or last
+    return _full_name(person.get("name"), person.get("last_name"))
 
 
 def person_names(people: list[dict[str, Any]]) -> list[str]:
     """person_name of each person."""
-    firsts = normalized([person.get("name") for person in people])
-    lasts = normalized([person.get("last_name") for person in people])
-    return [
-        f"{first} {last}" if first and last else first or last
-        for first, last in zip(firsts, lasts, strict=True)
-    ]
+    names = []
+    for person in people:
+        first, last = person.get("name"), person.get("last_name")
+        try:
+            names.append(_cached_full_name(first, last))
+        except TypeError:  # an unhashable name (a list, say): no cache
+            names.append(_full_name(first, last))
+    return names
+
+
+def _full_name(first: Any, last: Any) -> str:
+    first, last = normalize_text(first), normalize_text(last)
+    return f"{first} {last}" if first and last else first or last
+
+
+# The same family members are named in statement after statement.
+_cached_full_name = lru_cache(maxsize=1 << 14)(_full_name)
 
 
 def similarity_matrix(left: Sequence[str], right: Sequence[str]) -> np.ndarray:
@@ -107,3 +117,4 @@ def pair_similarities(left: Sequence[str], right: Sequence[str]) -> list[float]:
 
 def clear_text_cache() -> None:
     _normalize_string.cache_clear()
+    _cached_full_name.cache_clear()
