@@ -20,7 +20,6 @@ from audit.roles import is_admin
 from audit.views import admin_required, auditor_required
 from metrics import dashboard as dash
 from metrics.comparison import RunComparison, run_comparison_cached
-from metrics.models import Evaluation
 from metrics.plots import bar_plot
 
 DISCUSSIONS_PER_PAGE = 50
@@ -218,10 +217,3 @@ def errors(request: HttpRequest) -> HttpResponse:
             error_kinds=dash.error_kinds(totals),
         )
     return render(request, "metrics/errors.html", context)
-
-
-@admin_required
-def evaluations(request: HttpRequest) -> HttpResponse:
-    return render(
-        request, "metrics/evaluations.html", {"evaluations": Evaluation.objects.all()[:100]}
-    )

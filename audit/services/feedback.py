@@ -46,8 +46,7 @@ class StaleVersion(WorkflowError):
         self.current_version = feedback.version
         super().__init__(
             f"This feedback was changed by someone else (you edited version {base_version}, "
-            f"the current version is {feedback.version}). Your changes were kept as a "
-            "revision; reload to see both."
+            f"the current version is {feedback.version}). Reload to see their changes."
         )
 
 
@@ -72,21 +71,14 @@ def _record_revision(
     )
 
 
-def _lock(feedback: Feedback, base_version: int | None, *, user, attempted: dict | None = None):
-    """Reload the row under a lock and refuse a save based on an old version."""
+def _lock(feedback: Feedback, base_version: int | None) -> Feedback:
+    """Reload the row under a lock and refuse a change based on an old version.
+
+    The refusal rolls the transaction back; callers that must keep the losing edit record it
+    afterwards with feedback_record_conflict.
+    """
     locked = Feedback.objects.select_for_update().get(pk=feedback.pk)
     if base_version is not None and base_version != locked.version:
-        if attempted is not None:
-            # Keep the losing edit so nothing the user typed is lost.
-            FeedbackRevision.objects.create(
-                feedback=locked,
-                author=user,
-                version=locked.version,
-                action="conflict",
-                status=locked.status,
-                before=copy.deepcopy(locked.edited_extraction),
-                after=attempted,
-            )
         raise StaleVersion(locked, base_version)
     return locked
 
@@ -144,7 +136,7 @@ def feedback_save(
     """Save an edit (validated), bumping the version; a stale base version is refused."""
     _check_can_edit(feedback, user)
     payload = validate_pdp(edited_extraction)
-    locked = _lock(feedback, base_version, user=user, attempted=payload)
+    locked = _lock(feedback, base_version)
     before = copy.deepcopy(locked.edited_extraction)
     locked.edited_extraction = payload
     if comment is not None:
@@ -165,7 +157,7 @@ def feedback_submit(
 ) -> Feedback:
     if feedback.auditor_id != user.pk:
         raise NotAllowed("You can only submit your own feedback.")
-    locked = _lock(feedback, base_version, user=user)
+    locked = _lock(feedback, base_version)
     if locked.status not in (Feedback.Status.DRAFT, Feedback.Status.REJECTED):
         raise WorkflowError(f"Feedback is already {locked.get_status_display().lower()}.")
     locked.status = Feedback.Status.SUBMITTED
@@ -189,7 +181,7 @@ def feedback_approve(
     _check_admin(admin)
     if feedback.auditor_id == admin.pk:
         raise NotAllowed("You cannot approve your own feedback.")
-    locked = _lock(feedback, base_version, user=admin)
+    locked = _lock(feedback, base_version)
     if locked.status == Feedback.Status.DRAFT:
         raise WorkflowError("Only submitted feedback can be approved.")
     previous = (
@@ -228,7 +220,7 @@ def feedback_unapprove(
     *, feedback: Feedback, admin: AbstractBaseUser, base_version: int | None = None
 ) -> Feedback:
     _check_admin(admin)
-    locked = _lock(feedback, base_version, user=admin)
+    locked = _lock(feedback, base_version)
     if not locked.is_approved:
         raise WorkflowError("This feedback is not approved.")
     _set_unapproved(locked, admin=admin)
@@ -245,7 +237,7 @@ def feedback_reject(
     reason = (reason or "").strip()
     if not reason:
         raise WorkflowError("A rejection needs a reason for the auditor.")
-    locked = _lock(feedback, base_version, user=admin)
+    locked = _lock(feedback, base_version)
     was_approved = locked.is_approved
     locked.status = Feedback.Status.REJECTED
     locked.rejection_reason = reason

@@ -8,11 +8,8 @@ The tests check the two agree.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
-from itertools import compress
-from operator import eq
 from typing import Any
 
 from .text import normalize_text
@@ -90,8 +87,15 @@ def macro_f1_from_columns(ai_values: Sequence[str], gt_values: Sequence[str]) ->
         return None
     if ai_values == gt_values:
         return 1.0  # full agreement: every class scores 1.0, and so does their mean
-    correct = Counter(compress(ai_values, map(eq, ai_values, gt_values)))
-    return _macro_f1(Counter(ai_values), Counter(gt_values), correct)
+    predicted: dict[str, int] = {}
+    actual: dict[str, int] = {}
+    correct: dict[str, int] = {}
+    for ai_value, gt_value in zip(ai_values, gt_values, strict=True):
+        predicted[ai_value] = predicted.get(ai_value, 0) + 1
+        actual[gt_value] = actual.get(gt_value, 0) + 1
+        if ai_value == gt_value:
+            correct[ai_value] = correct.get(ai_value, 0) + 1
+    return _macro_f1(predicted, actual, correct)
 
 
 def _macro_f1(predicted: dict[str, int], actual: dict[str, int], correct: dict[str, int]) -> float:
