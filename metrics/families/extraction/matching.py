@@ -111,10 +111,16 @@ class Matching:
         self.pairs = pairs  # (ai index, gt index), sorted by ai index
         self.scores = scores  # scores[i][j] of every pair
         # Indices of the items left without a partner: false positives, false negatives.
-        matched_ai = {i for i, _ in pairs}
-        matched_gt = {j for _, j in pairs}
-        self.unmatched_ai = [i for i in range(len(ai.items)) if i not in matched_ai]
-        self.unmatched_gt = [j for j in range(len(gt.items)) if j not in matched_gt]
+        self.unmatched_ai = _unmatched(len(ai.items), [i for i, _ in pairs])
+        self.unmatched_gt = _unmatched(len(gt.items), [j for _, j in pairs])
+
+    @property
+    def fp(self) -> int:
+        return len(self.unmatched_ai)
+
+    @property
+    def fn(self) -> int:
+        return len(self.unmatched_gt)
 
     def resolver(self) -> IdResolver:
         """As MatchResult.resolver() (None among the AI ids changes nothing: None
@@ -133,6 +139,14 @@ class Matching:
             id_map=_id_map(self.pairs, ai.ids, gt.ids),
             ai_ids={ident for ident in ai.ids if ident is not None},
         )
+
+
+def _unmatched(size: int, matched: list[int]) -> list[int]:
+    """The indices below size that are not in matched (a list of distinct indices)."""
+    if len(matched) == size:
+        return []  # everything matched: the usual case
+    taken = set(matched)
+    return [index for index in range(size) if index not in taken]
 
 
 def _id_map(pairs: list[Pair], ai_ids: list[Any], gt_ids: list[Any]) -> dict[Any, Any]:

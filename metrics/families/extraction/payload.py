@@ -81,6 +81,8 @@ def parent_person_ids(
     the bond lies outside the payload, and None when no parents are recorded.
     """
     parents = person.get("parents")
+    if parents is None:  # no bond named: the legacy parent_a/parent_b form, if any
+        return _two_ids(person.get("parent_a"), person.get("parent_b"))
     if isinstance(parents, list):  # an older form: the parent people themselves
         return _non_null(parents)
     bond_id = as_id(parents)
@@ -101,6 +103,8 @@ def _non_null(values: list[Any]) -> frozenset | None:
 
 def _two_ids(first: Any, second: Any) -> frozenset | None:
     """_non_null([first, second]), for the usual two parents without building a list."""
+    if first is None and second is None:
+        return None
     first, second = as_id(first), as_id(second)
     if first is None:
         return None if second is None else frozenset((second,))

@@ -47,13 +47,13 @@ def compare_payloads(
     ai_side, gt_side = _Side(ai), _Side(gt)
     matchings = _match_sides(ai_side, gt_side, settings)
     fields: dict[str, Any] = {"settings": settings}
-    totals = [0, 0, 0]  # tp, fp, fn over every entity type
+    tp = fp = fn = 0  # over every entity type
     for entity, matching in matchings.items():
-        counts = _entity_fields(fields, entity, matching)
-        totals = [total + count for total, count in zip(totals, counts, strict=True)]
-    fields["aggregate_micro_f1"] = f1_from_counts(*totals)
+        _entity_fields(fields, entity, matching)
+        tp, fp, fn = tp + len(matching.pairs), fp + matching.fp, fn + matching.fn
+    fields["aggregate_micro_f1"] = f1_from_counts(tp, fp, fn)
     events = matchings["events"]
-    fields.update(_sarf_fields(events))
+    _sarf_fields(fields, events)
     fields["fn_event_kinds"] = [_kind_label(events.gt.items[j]) for j in events.unmatched_gt]
     fields["fp_event_kinds"] = [_kind_label(events.ai.items[i]) for i in events.unmatched_ai]
     fields["exact_match"] = _sides_equal(ai_side, gt_side)
@@ -101,11 +101,10 @@ def _match_sides(ai: _Side, gt: _Side, settings: MatchSettings) -> dict[str, Mat
     }
 
 
-def _entity_fields(fields: dict[str, Any], entity: str, matching: Matching) -> tuple[int, ...]:
-    """Adds one entity type's fields; returns its (tp, fp, fn)."""
+def _entity_fields(fields: dict[str, Any], entity: str, matching: Matching) -> None:
+    """Adds one entity type's counts, F1, matched rows and unmatched ids to fields."""
     ai_ids, gt_ids, scores = matching.ai.ids, matching.gt.ids, matching.scores
-    unmatched_ai, unmatched_gt = matching.unmatched_ai, matching.unmatched_gt
-    tp, fp, fn = len(matching.pairs), len(unmatched_ai), len(unmatched_gt)
+    tp, fp, fn = len(matching.pairs), matching.fp, matching.fn
     tp_name, fp_name, fn_name, f1_name, matches_name, fp_ids_name, fn_ids_name = _FIELD_NAMES[
         entity
     ]
@@ -116,9 +115,8 @@ def _entity_fields(fields: dict[str, Any], entity: str, matching: Matching) -> t
         {"ai_id": ai_ids[i], "gt_id": gt_ids[j], "score": round(scores[i][j], 6)}
         for i, j in matching.pairs
     ]
-    fields[fp_ids_name] = [ai_ids[i] for i in unmatched_ai]
-    fields[fn_ids_name] = [gt_ids[j] for j in unmatched_gt]
-    return tp, fp, fn
+    fields[fp_ids_name] = [ai_ids[i] for i in matching.unmatched_ai]
+    fields[fn_ids_name] = [gt_ids[j] for j in matching.unmatched_gt]
 
 
 _FIELD_NAMES = {
@@ -129,19 +127,19 @@ _FIELD_NAMES = {
 }
 
 
-def _sarf_fields(events: Matching) -> dict[str, Any]:
+def _sarf_fields(fields: dict[str, Any], events: Matching) -> None:
+    """Adds the SARF code pairs of the matched events and their macro-F1s to fields."""
     ai_items, gt_items = events.ai.items, events.gt.items
     # Per variable, the AI's and the GT's codes of every matched pair.
     ai_columns = _columns([sarf_values(ai_items[i]) for i, _ in events.pairs])
     gt_columns = _columns([sarf_values(gt_items[j]) for _, j in events.pairs])
     pairs: dict[str, list[list[str]]] = {}
-    fields: dict[str, Any] = {"sarf_pairs": pairs}
+    fields["sarf_pairs"] = pairs
     for variable, name, ai_column, gt_column in zip(
         SARF_VARIABLES, _MACRO_F1_NAMES, ai_columns, gt_columns, strict=True
     ):
         pairs[variable] = list(map(list, zip(ai_column, gt_column, strict=True)))
         fields[name] = macro_f1_from_columns(ai_column, gt_column)
-    return fields
 
 
 _MACRO_F1_NAMES = tuple(f"{variable}_macro_f1" for variable in SARF_VARIABLES)
