@@ -2,7 +2,9 @@
 
 run_benchmark() generates the workload first (untimed), then times the
 per-statement F1 plus system aggregation, and the cumulative F1 per discussion
-plus its system aggregation. The lead's management command prints the result.
+plus its system aggregation. Both go through the batch APIs, which give the same
+results as one call per item (the tests check that). The lead's management
+command prints the result.
 """
 
 from __future__ import annotations

@@ -21,7 +21,14 @@ from .batch import (
 )
 from .cumulative import calculate_cumulative_f1, cumulative
 from .dates import clear_date_cache, parse_date
-from .matching import MatchedPair, MatchResult, match_events, match_pair_bonds, match_people
+from .matching import (
+    MatchedPair,
+    MatchResult,
+    clear_score_cache,
+    match_events,
+    match_pair_bonds,
+    match_people,
+)
 from .normalize import normalize_for_exact_match
 from .results import (
     ComparisonMetrics,
@@ -43,11 +50,12 @@ from .text import clear_text_cache
 
 
 def clear_caches() -> None:
-    """Forget cached date parses, normalised strings and SARF codes (benchmarks time a
-    cold start)."""
+    """Forget cached date parses, normalised strings, SARF codes and rounded scores
+    (benchmarks time a cold start)."""
     clear_date_cache()
     clear_text_cache()
     clear_sarf_cache()
+    clear_score_cache()
 
 
 __all__ = [

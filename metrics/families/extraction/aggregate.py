@@ -8,6 +8,7 @@ subtracting one statement, and the system figures are a pure function of it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from operator import attrgetter
 from typing import Any
 
 from .results import (
@@ -97,6 +98,9 @@ def sum_contributions(metrics: Iterable[ComparisonMetrics]) -> dict[str, Any]:
     return totals
 
 
+_counts_of = attrgetter(*COUNT_FIELDS)  # one call for the nine counts
+
+
 def _add_directly(totals: dict[str, Any], metrics: ComparisonMetrics) -> None:
     """totals += statement_contribution(metrics), in place, summing in the same order."""
     nontrivial = not metrics.trivial
@@ -106,8 +110,8 @@ def _add_directly(totals: dict[str, Any], metrics: ComparisonMetrics) -> None:
     totals["exact_nontrivial"] += int(metrics.exact_match and nontrivial)
     totals["sum_f1"] += metrics.aggregate_micro_f1
     totals["sum_f1_nontrivial"] += metrics.aggregate_micro_f1 if nontrivial else 0.0
-    for name in COUNT_FIELDS:
-        totals[name] += getattr(metrics, name)
+    for name, count in zip(COUNT_FIELDS, _counts_of(metrics), strict=True):
+        totals[name] += count
     sarf = totals["sarf"]
     for variable in SARF_VARIABLES:
         pairs = metrics.sarf_pairs.get(variable)

@@ -59,7 +59,8 @@ def assign_candidates(
     depend on the listing order.
     """
     pairs = [(i, j) for i, row in enumerate(candidates) for j in row]
-    if len({i for i, _ in pairs}) == len(pairs) == len({j for _, j in pairs}):
+    rows_used = sum(map(bool, candidates))
+    if len(pairs) == rows_used == len(set(chain.from_iterable(candidates))):
         return pairs  # no item has two candidates: nothing to choose (the usual case)
     pairs, contested = _uncontested(candidates)
     if not contested:
@@ -168,7 +169,8 @@ def _same_id(i: int, j: int, ai_ids: Sequence[Any] | None, gt_ids: Sequence[Any]
     """1 when both items carry the same id (as _same_ids decides it), else 0."""
     if ai_ids is None or gt_ids is None or ai_ids[i] is None:
         return 0
-    return int(ai_ids[i] == gt_ids[j])
+    ai_id, gt_id = ai_ids[i], gt_ids[j]
+    return int(ai_id is gt_id or ai_id == gt_id)  # dict-key equality, as equal_by_code uses
 
 
 def _dense(
@@ -215,13 +217,20 @@ def optimal_assignment(
     scores (a plain maximum-weight assignment could trade two weak matches for one
     strong one) and a better score always outweighs preferences.
     """
+    allowed = np.asarray(allowed, dtype=bool)  # used as a mask below
     size = min(scores.shape)
-    score_units = np.rint(np.clip(scores, 0.0, 1.0) * _SCORE_RESOLUTION)
-    if preferred is None or size > _MAX_EXACT_SIZE:
-        preferred = np.zeros(scores.shape, dtype=bool)
     score_unit = size + 1  # all preferences together stay below one score unit
     match_unit = (_SCORE_RESOLUTION * score_unit + 1) * (size + 1)
-    weights = np.where(allowed, match_unit + score_units * score_unit + preferred, 0.0)
+    # match_unit + score units * score_unit + preferred, built in place (every value is
+    # an integer well below 2**53, so the order of the additions cannot matter).
+    weights = np.clip(scores, 0.0, 1.0)
+    weights *= _SCORE_RESOLUTION
+    np.rint(weights, out=weights)
+    weights *= score_unit
+    weights += match_unit
+    if preferred is not None and size <= _MAX_EXACT_SIZE:
+        weights += preferred
+    weights[~allowed] = 0.0
     rows, cols = linear_sum_assignment(weights, maximize=True)
     kept = allowed[rows, cols]  # the solver pairs every row; only allowed pairs are matches
     return list(zip(rows[kept].tolist(), cols[kept].tolist(), strict=True))

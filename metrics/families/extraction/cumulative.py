@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .payload import ENTITY_LISTS, as_id, as_payload, entity_list, id_list, item_id
+from .payload import ENTITY_LISTS, as_id, as_payload, id_list, item_id
 from .results import CumulativeF1Metrics
 from .settings import MatchSettings
 from .statement import compare_payloads
@@ -23,12 +23,7 @@ def cumulative(deltas_list: Iterable[dict[str, Any] | None]) -> dict[str, list[I
     for delta in deltas_list:
         payload = as_payload(delta)
         for key in ENTITY_LISTS:
-            for item in entity_list(payload, key):
-                ident = item_id(item)
-                if ident is None:
-                    anonymous[key].append(item)
-                else:
-                    state[key][ident] = item
+            _upsert(state[key], anonymous[key], payload.get(key))
         for ident in id_list(payload.get("delete")):
             for key in ENTITY_LISTS:
                 state[key].pop(ident, None)
@@ -41,6 +36,24 @@ def cumulative(deltas_list: Iterable[dict[str, Any] | None]) -> dict[str, list[I
         "events": list(state["events"].values()) + anonymous["events"],
         "pair_bonds": bonds,
     }
+
+
+def _upsert(table: dict[Any, Item], anonymous: list[Item], items: Any) -> None:
+    """Upserts the dict items of one list (as entity_list reads it) into table by
+    item_id; items without an id go to anonymous. This runs for every item of every
+    delta, so entity_list's filter and as_id's usual cases are inline."""
+    if not isinstance(items, list):
+        return
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        ident = item.get("id")
+        if ident.__class__ is not int and ident.__class__ is not str:
+            ident = as_id(ident)
+            if ident is None:
+                anonymous.append(item)
+                continue
+        table[ident] = item
 
 
 def _valid_pair_bonds(bonds: list[Item], people: list[Item]) -> tuple[list[Item], dict]:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from .assignment import Candidates, KeyFunction, Pair, assign_candidates
-from .dates import DateIndex, EventDate, date_similarity, event_date
+from .dates import DateIndex, date_similarity, event_date
 from .payload import as_id, bonds_by_id, clean_items, id_list, item_ids, parent_person_ids
 from .resolution import IDENTITY, IdResolver
 from .settings import MatchSettings, resolve_settings
@@ -37,7 +38,26 @@ class MatchedPair:
     gt_id: Any = None
 
     def to_row(self) -> dict[str, Any]:
-        return {"ai_id": self.ai_id, "gt_id": self.gt_id, "score": round(self.score, 6)}
+        return {"ai_id": self.ai_id, "gt_id": self.gt_id, "score": row_score(self.score)}
+
+
+def row_score(score: float) -> float:
+    """A pair's score as match rows report it: round(score, 6)."""
+    # round(x, 6) goes through a decimal conversion (~5x a cache hit) and scores recur.
+    # Only non-zero floats are cached: 0.0 and -0.0, or 1 and 1.0, are equal keys
+    # that round to different results.
+    if score.__class__ is float and score:
+        return _cached_round6(score)
+    return round(score, 6)
+
+
+@lru_cache(maxsize=1 << 14)
+def _cached_round6(score: float) -> float:
+    return round(score, 6)
+
+
+def clear_score_cache() -> None:
+    _cached_round6.cache_clear()
 
 
 @dataclass
@@ -219,11 +239,18 @@ def _parent_refs(people: list[Item], bonds: list[Item]) -> list:
 def _rematch_by_parents(pairs, named, solve, ai_parents, gt_parents, ai, gt) -> list[Pair]:
     """Re-assign with the parent gate the current map implies, until it stops changing."""
     ai_ids, gt_ids = ai.ids, gt.ids
+    ai_defined = set(ai_ids)
     used = named
     for _ in range(_PARENT_ROUNDS):
-        resolve = IdResolver(_id_map(pairs, ai_ids, gt_ids), ai_ids)
-        gt_unmatched = set(gt_ids) - {gt_ids[j] for _, j in pairs}
-        allowed = _parents_agree(named, ai_parents, gt_parents, resolve, gt_unmatched)
+        id_map = _id_map(pairs, ai_ids, gt_ids)
+        ai_known = [_known_ai_parents(ref, id_map, ai_defined) for ref in ai_parents]
+        gt_known = gt_parents
+        if len(pairs) < len(gt_ids):  # else every GT parent has a counterpart
+            gt_unmatched = set(gt_ids) - {gt_ids[j] for _, j in pairs}
+            gt_known = [
+                ref - gt_unmatched if isinstance(ref, frozenset) else ref for ref in gt_parents
+            ]
+        allowed = _parents_agree(named, ai_known, gt_known)
         if allowed == used:
             break  # the same gates would give the same assignment: settled
         pairs, used = solve(allowed), allowed
@@ -234,32 +261,32 @@ def _people_key(people: Listing) -> KeyFunction:
     return lambda index: (people.texts[index], repr(people.ids[index]))
 
 
-def _parents_agree(
-    named: Candidates, ai_parents: list, gt_parents: list, resolve: IdResolver, gt_unmatched: set
-) -> list[dict[int, float]]:
+def _known_ai_parents(ref: Any, id_map: dict[Any, Any], ai_defined: set[Any]) -> Any:
+    """An AI person's parents as the GT sees them: matched parents become their GT
+    ids, parents the AI payload does not define keep theirs (both sides refer to the
+    same stored person), and parents the AI defined but left unmatched drop out.
+    (What IdResolver(id_map, ai_defined) resolves them to, minus the Unresolved markers.)"""
+    if not isinstance(ref, frozenset):
+        return ref  # None, or a bond outside the payload: compared as it is
+    return frozenset([id_map.get(p, p) for p in ref if p in id_map or p not in ai_defined])
+
+
+def _parents_agree(named: Candidates, ai_known: list, gt_known: list) -> list[dict[int, float]]:
     """The named candidates whose two people name the same parents, as far as known.
 
     Parents without a counterpart (an AI parent left unmatched, or a GT parent no
     AI person matched) say nothing about the child and are left out on their side;
     what remains on both sides must be the same set.
     """
-    gt_known = gt_parents
-    if gt_unmatched:
-        gt_known = [ref - gt_unmatched if isinstance(ref, frozenset) else ref for ref in gt_parents]
     allowed: list[dict[int, float]] = []
-    for row, ai_ref in zip(named, ai_parents, strict=True):
-        ai_known = _known_ai_parents(ai_ref, resolve) if row and ai_ref else None
-        if not ai_known or all(_parent_refs_agree(ai_known, gt_known[j]) for j in row):
-            allowed.append(row)  # nothing removed: the row itself (rows are never mutated)
-        else:
-            allowed.append(
-                {j: score for j, score in row.items() if _parent_refs_agree(ai_known, gt_known[j])}
-            )
+    for row, ai_ref in zip(named, ai_known, strict=True):
+        if ai_ref:
+            agreeing = [j for j in row if _parent_refs_agree(ai_ref, gt_known[j])]
+            if len(agreeing) < len(row):
+                allowed.append({j: row[j] for j in agreeing})
+                continue
+        allowed.append(row)  # nothing removed: the row itself (rows are never mutated)
     return allowed
-
-
-def _known_ai_parents(ref: Any, resolve: IdResolver) -> Any:
-    return resolve.known(ref) if isinstance(ref, frozenset) else ref
 
 
 def _parent_refs_agree(ai_ref: Any, gt_ref: Any) -> bool:
@@ -350,7 +377,7 @@ def _linked_and_dated(
         if kind in shared:
             groups.setdefault((kind, _event_links(event, as_id)), []).append(index)
     resolve = _as_resolver(people)
-    gt_dates: dict[int, EventDate] = {}
+    gt_dates = [event_date(event) for event in gt.items]
     indexes: dict[tuple, DateIndex] = {}  # for large groups, built on first use
     gated: list[tuple[int, int, float]] = []
     for i, (kind, event) in enumerate(zip(ai_kinds, ai.items, strict=True)):
@@ -362,14 +389,11 @@ def _linked_and_dated(
         if len(group) >= DateIndex.MIN_SIZE:
             index = indexes.get(key)
             if index is None:
-                index = indexes[key] = DateIndex([(j, event_date(gt.items[j])) for j in group])
+                index = indexes[key] = DateIndex([(j, gt_dates[j]) for j in group])
             gated += [(i, j, score) for j, score in index.compatible(ai_date, settings)]
             continue
         for j in group:
-            gt_date = gt_dates.get(j)
-            if gt_date is None:
-                gt_date = gt_dates[j] = event_date(gt.items[j])
-            score = date_similarity(ai_date, gt_date, settings)
+            score = date_similarity(ai_date, gt_dates[j], settings)
             if score is not None:
                 gated.append((i, j, score))
     return gated
@@ -391,9 +415,17 @@ def _event_links(event: Item, resolve: Callable[[Any], Any]) -> tuple:
 
 
 def _event_key(events: Listing, kinds: list[str]) -> KeyFunction:
+    """_sort_key(kind, description, dateTime, id); kind and description are strings
+    already, so only the last two need converting (this runs for every contested event)."""
+
     def key(index: int) -> tuple[str, ...]:
-        date_text = events.items[index].get("dateTime")
-        return _sort_key(kinds[index], events.texts[index], date_text, events.ids[index])
+        date_text, ident = events.items[index].get("dateTime"), events.ids[index]
+        return (
+            kinds[index],
+            events.texts[index],
+            "" if date_text is None else str(date_text),
+            "" if ident is None else str(ident),
+        )
 
     return key
 

@@ -59,7 +59,9 @@ def item_id(item: dict[str, Any]) -> int | str | None:
 
 def item_ids(items: Iterable[dict[str, Any]]) -> list[int | str | None]:
     """item_id of every item (one call per list: every matcher needs them)."""
-    return [as_id(item.get("id")) for item in items]
+    ids = [item.get("id") for item in items]
+    # as_id, with its usual cases inline: this runs for every item of every statement.
+    return [i if i.__class__ is int or i.__class__ is str else as_id(i) for i in ids]
 
 
 def defined_ids(items: Iterable[dict[str, Any]]) -> set[int | str]:

@@ -51,21 +51,6 @@ class IdResolver:
     def many(self, values: Iterable[Any]) -> frozenset:
         return frozenset(map(self, values)) - _NONE
 
-    def known(self, values: Iterable[Any]) -> frozenset:
-        """many(values) without the Unresolved markers: the ids with a known counterpart."""
-        id_map, ai_defined = self.id_map, self.ai_defined
-        found = []
-        for value in values:
-            ident = as_id(value)
-            if ident is None:
-                continue
-            mapped = id_map.get(ident)
-            if mapped is not None:
-                found.append(mapped)
-            elif ident not in ai_defined:
-                found.append(ident)
-        return frozenset(found)
-
 
 _NONE = frozenset([None])
 IDENTITY = IdResolver({})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from .matching import (
@@ -13,6 +14,7 @@ from .matching import (
     match_listed_pair_bonds,
     match_listed_people,
     people_listing,
+    row_score,
 )
 from .normalize import normalize_for_exact_match
 from .payload import as_payload, entity_list
@@ -112,16 +114,19 @@ def _entity_fields(fields: dict[str, Any], entity: str, matching: Matching) -> N
     fields[f1_name] = f1_from_counts(tp, fp, fn)
     # The rows MatchedPair.to_row() gives.
     fields[matches_name] = [
-        {"ai_id": ai_ids[i], "gt_id": gt_ids[j], "score": round(scores[i][j], 6)}
+        {"ai_id": ai_ids[i], "gt_id": gt_ids[j], "score": row_score(scores[i][j])}
         for i, j in matching.pairs
     ]
     fields[fp_ids_name] = [ai_ids[i] for i in matching.unmatched_ai]
     fields[fn_ids_name] = [gt_ids[j] for j in matching.unmatched_gt]
 
 
+# Interned: the fields become keyword arguments of the result's __init__, and CPython
+# matches keywords by identity first (a built string costs a slow comparison per field).
 _FIELD_NAMES = {
     entity: tuple(
-        f"{entity}_{suffix}" for suffix in ("tp", "fp", "fn", "f1", "matches", "fp_ids", "fn_ids")
+        sys.intern(f"{entity}_{suffix}")
+        for suffix in ("tp", "fp", "fn", "f1", "matches", "fp_ids", "fn_ids")
     )
     for entity in ENTITY_TYPES
 }
@@ -142,7 +147,7 @@ def _sarf_fields(fields: dict[str, Any], events: Matching) -> None:
         fields[name] = macro_f1_from_columns(ai_column, gt_column)
 
 
-_MACRO_F1_NAMES = tuple(f"{variable}_macro_f1" for variable in SARF_VARIABLES)
+_MACRO_F1_NAMES = tuple(sys.intern(f"{variable}_macro_f1") for variable in SARF_VARIABLES)
 
 
 def _columns(rows: list[tuple[str, ...]]) -> list[tuple[str, ...]]:

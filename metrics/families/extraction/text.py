@@ -109,8 +109,10 @@ def similar_pairs(
 def pair_similarities(left: Sequence[str], right: Sequence[str]) -> list[float]:
     """similarity(left[k], right[k]) for each k."""
     if len(left) < _PAIRWISE_MIN:
-        ratio = fuzz.ratio
-        return [round_score(ratio(a, b) / 100.0) for a, b in zip(left, right, strict=True)]
+        ratio = fuzz.ratio  # round_score, inline
+        return [
+            round(ratio(a, b) / 100.0 * _SCALE) / _SCALE for a, b in zip(left, right, strict=True)
+        ]
     scores = process.cpdist(left, right, scorer=fuzz.ratio, dtype=np.float64, workers=1)
     return np.round(scores / 100.0, SCORE_DECIMALS).tolist()
 
