@@ -14,7 +14,6 @@ from audit.services.feedback import (
     feedback_submit,
     feedback_unapprove,
     latest_extraction,
-    statements_deleted,
 )
 from audit.services.transfer import (
     ImportSummary,
@@ -41,5 +40,4 @@ __all__ = [
     "feedback_unapprove",
     "ground_truth_export",
     "latest_extraction",
-    "statements_deleted",
 ]

@@ -7,7 +7,6 @@ after the transaction commits, so stored results are marked stale and recomputed
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
@@ -282,11 +281,6 @@ def feedback_restore(
         edited_extraction=copy.deepcopy(revision.after),
         base_version=base_version,
     )
-
-
-def statements_deleted(*, statement_ids: Iterable[int]) -> None:
-    """Tell the metrics app that statements (and their extractions) are gone."""
-    _ground_truth_changed(*statement_ids)
 
 
 @transaction.atomic
