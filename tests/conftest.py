@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -77,3 +78,73 @@ def auditor_client(client, auditor):
 def admin_client(client, admin_user):
     client.force_login(admin_user)
     return client
+
+
+# --- Browser tests: Debian's Chromium driven by Playwright, never a downloaded browser -------
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+TEST_PASSWORD = "pw-test-12345"  # make_user's default
+SCREENSHOTS = Path(__file__).resolve().parent.parent / "screenshots"
+
+
+@pytest.fixture(scope="session")
+def browser():
+    require_service("Chromium", os.path.exists(CHROMIUM), "apt-get install chromium")
+    # Playwright's sync API runs an event loop in this thread; the ORM calls are still sync.
+    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+    if previous is None:
+        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    else:
+        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@pytest.fixture
+def open_as(browser, live_server):
+    """A page logged in through the login form; JavaScript errors on any page fail the test."""
+    from django.urls import reverse
+
+    contexts, errors = [], []
+
+    def login(user):
+        context = browser.new_context(viewport={"width": 1440, "height": 900})
+        contexts.append(context)
+        page = context.new_page()
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(live_server.url + reverse("login"))
+        page.fill("input[name=username]", user.get_username())
+        page.fill("input[name=password]", TEST_PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_url(live_server.url + "/")
+        return page
+
+    yield login
+    for context in contexts:
+        context.close()
+    assert errors == []
+
+
+def screenshot(page, name: str, *, full_page: bool = True) -> Path:
+    """Save a screenshot under screenshots/ (gitignored) for a person to look at."""
+    path = SCREENSHOTS / f"{name}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.wait_for_timeout(150)  # let htmx settle
+    page.screenshot(path=str(path), full_page=full_page)
+    return path

@@ -6,9 +6,7 @@ live_server. Celery runs eagerly in tests, so approval computes the statement F1
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Iterator
 
 import pytest
 from django.urls import reverse
@@ -16,64 +14,8 @@ from django.urls import reverse
 from audit.models import Feedback, FeedbackRevision
 from metrics.models import MetricResult
 from tests.audit.test_views_support import make_scene
-from tests.conftest import require_service
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-PASSWORD = "pw-test-12345"  # tests.conftest.make_user's default
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("transactional_db")]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator:
-    require_service("Chromium", os.path.exists(CHROMIUM), "apt-get install chromium")
-    # Playwright's sync API runs an event loop in this thread; the ORM calls are still sync.
-    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
-        yield browser
-        browser.close()
-    if previous is None:
-        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-    else:
-        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
-
-
-@pytest.fixture
-def open_as(browser, live_server):
-    """A logged-in page for a user; JavaScript errors on the page fail the test."""
-    contexts, errors = [], []
-
-    def login(user):
-        context = browser.new_context(viewport={"width": 1440, "height": 900})
-        contexts.append(context)
-        page = context.new_page()
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(live_server.url + reverse("login"))
-        page.fill("input[name=username]", user.get_username())
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit]")
-        page.wait_for_url(live_server.url + "/")
-        return page
-
-    yield login
-    for context in contexts:
-        context.close()
-    assert errors == []
 
 
 def test_auditor_codes_and_submits_admin_approves_and_f1_appears(

@@ -6,10 +6,7 @@ changing templates or CSS: `pytest tests/audit/test_browser_screenshots.py`.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from django.conf import settings
 from django.urls import reverse
 
 from audit.models import Speaker
@@ -20,7 +17,7 @@ from audit.services import (
     feedback_start,
     feedback_submit,
 )
-from tests.audit.test_browser_audit import browser, open_as  # noqa: F401  (fixtures)
+from tests.conftest import SCREENSHOTS, screenshot
 from tests.factories import (
     DiscussionFactory,
     ExtractionFactory,
@@ -30,7 +27,6 @@ from tests.factories import (
     pdp,
 )
 
-OUT = Path(settings.BASE_DIR) / "screenshots" / "audit"
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("transactional_db")]
 
 CONVERSATION = [
@@ -224,12 +220,10 @@ def seed(auditor, second_auditor, admin_user):
 
 
 def shot(page, name: str, *, full_page: bool = False) -> None:
-    OUT.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(150)  # let htmx settle
-    page.screenshot(path=str(OUT / f"{name}.png"), full_page=full_page)
+    screenshot(page, f"audit/{name}", full_page=full_page)
 
 
-def test_screenshots_of_the_main_pages(open_as, live_server, auditor, second_auditor, admin_user):  # noqa: F811
+def test_screenshots_of_the_main_pages(open_as, live_server, auditor, second_auditor, admin_user):
     discussion, statements = seed(auditor, second_auditor, admin_user)
     first, _, third, _, _, sixth = statements
     url = live_server.url
@@ -267,4 +261,4 @@ def test_screenshots_of_the_main_pages(open_as, live_server, auditor, second_aud
     shot(admin, "09-history")
     admin.goto(url + reverse("audit:discussion", args=[discussion.pk]))
     shot(admin, "10-discussion-admin")
-    assert len(list(OUT.glob("*.png"))) >= 10
+    assert len(list((SCREENSHOTS / "audit").glob("*.png"))) >= 10

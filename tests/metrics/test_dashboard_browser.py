@@ -7,75 +7,15 @@ Drives Debian's /usr/bin/chromium (never a downloaded browser) against live_serv
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
-from django.conf import settings
 from django.urls import reverse
 
 from audit.models import Feedback
 from metrics.management.commands.benchmark_dashboard import dashboard_data_create
-from tests.conftest import require_service
+from tests.conftest import screenshot
 from tests.factories import FeedbackFactory
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-PASSWORD = "pw-test-12345"  # tests.conftest.make_user's default
-SCREENSHOTS = Path(settings.BASE_DIR) / "screenshots"
-
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("transactional_db")]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator:
-    require_service("Chromium", os.path.exists(CHROMIUM), "apt-get install chromium")
-    # Playwright's sync API runs an event loop in this thread; the ORM calls are still sync.
-    previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
-        yield browser
-        browser.close()
-    if previous is None:
-        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-    else:
-        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
-
-
-@pytest.fixture
-def open_as(browser, live_server):
-    """A logged-in page for a user; JavaScript errors on the page fail the test."""
-    contexts, errors = [], []
-
-    def login(user):
-        context = browser.new_context(viewport={"width": 1366, "height": 900})
-        contexts.append(context)
-        page = context.new_page()
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(live_server.url + reverse("login"))
-        page.fill("input[name=username]", user.get_username())
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit]")
-        page.wait_for_load_state()
-        return page
-
-    yield login
-    for context in contexts:
-        context.close()
-    assert errors == []
 
 
 @pytest.fixture
@@ -85,8 +25,7 @@ def data(db):
 
 
 def shot(page, name: str) -> None:
-    SCREENSHOTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    screenshot(page, name)
 
 
 def test_admin_dashboard_and_run_selector(open_as, live_server, admin_user, data) -> None:
