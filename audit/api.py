@@ -13,7 +13,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import permissions
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -317,71 +317,70 @@ class FeedbackDetailApi(ApiView):
         return Response(FeedbackOutputSerializer(feedback).data)
 
 
-class FeedbackSubmitApi(ApiView):
-    permission_classes = [IsAuditor]
+class FeedbackActionApi(ApiView):
+    """A POST that moves one visible feedback through the workflow and returns it."""
 
-    @extend_schema(
+    input_serializer = FeedbackActionInputSerializer
+
+    def post(self, request: Request, pk: int) -> Response:
+        feedback = _visible_feedback(request, pk)
+        serializer = self.input_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        feedback = self.perform(feedback, request.user, serializer.validated_data)
+        return Response(FeedbackOutputSerializer(feedback).data)
+
+    def perform(self, feedback: Feedback, user, data: dict) -> Feedback:
+        raise NotImplementedError
+
+
+@extend_schema_view(
+    post=extend_schema(
         operation_id="feedback_submit",
         request=FeedbackActionInputSerializer,
         responses={200: FeedbackOutputSerializer, 409: CONFLICT},
         description="Submit your draft (or rejected) feedback for review.",
     )
-    def post(self, request: Request, pk: int) -> Response:
-        feedback = _visible_feedback(request, pk)
-        serializer = FeedbackActionInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        feedback = feedback_submit(
-            feedback=feedback,
-            user=request.user,
-            base_version=serializer.validated_data.get("version"),
-        )
-        return Response(FeedbackOutputSerializer(feedback).data)
+)
+class FeedbackSubmitApi(FeedbackActionApi):
+    permission_classes = [IsAuditor]
+
+    def perform(self, feedback: Feedback, user, data: dict) -> Feedback:
+        return feedback_submit(feedback=feedback, user=user, base_version=data.get("version"))
 
 
-class FeedbackApproveApi(ApiView):
-    permission_classes = ADMIN_ONLY
-
-    @extend_schema(
+@extend_schema_view(
+    post=extend_schema(
         operation_id="feedback_approve",
         request=FeedbackActionInputSerializer,
         responses={200: FeedbackOutputSerializer, 409: CONFLICT},
         description="Approve submitted feedback as the statement's ground truth. "
         + ROLE_NOTE.format("admins, never on their own feedback"),
     )
-    def post(self, request: Request, pk: int) -> Response:
-        feedback = _visible_feedback(request, pk)
-        serializer = FeedbackActionInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        feedback = feedback_approve(
-            feedback=feedback,
-            admin=request.user,
-            base_version=serializer.validated_data.get("version"),
-        )
-        return Response(FeedbackOutputSerializer(feedback).data)
-
-
-class FeedbackRejectApi(ApiView):
+)
+class FeedbackApproveApi(FeedbackActionApi):
     permission_classes = ADMIN_ONLY
 
-    @extend_schema(
+    def perform(self, feedback: Feedback, user, data: dict) -> Feedback:
+        return feedback_approve(feedback=feedback, admin=user, base_version=data.get("version"))
+
+
+@extend_schema_view(
+    post=extend_schema(
         operation_id="feedback_reject",
         request=FeedbackRejectInputSerializer,
         responses={200: FeedbackOutputSerializer, 409: CONFLICT},
         description="Send feedback back to its auditor with a reason. "
         + ROLE_NOTE.format("admins"),
     )
-    def post(self, request: Request, pk: int) -> Response:
-        feedback = _visible_feedback(request, pk)
-        serializer = FeedbackRejectInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        feedback = feedback_reject(
-            feedback=feedback,
-            admin=request.user,
-            reason=data["reason"],
-            base_version=data.get("version"),
+)
+class FeedbackRejectApi(FeedbackActionApi):
+    permission_classes = ADMIN_ONLY
+    input_serializer = FeedbackRejectInputSerializer
+
+    def perform(self, feedback: Feedback, user, data: dict) -> Feedback:
+        return feedback_reject(
+            feedback=feedback, admin=user, reason=data["reason"], base_version=data.get("version")
         )
-        return Response(FeedbackOutputSerializer(feedback).data)
 
 
 # --- ground truth ------------------------------------------------------------------------------
