@@ -13,14 +13,30 @@ from metrics.services import run_key
 FRESH, UPDATING, FAILED, EMPTY = "fresh", "updating", "failed", "empty"
 
 
-def _state(row: MetricResult | None) -> str:
+def card_state(row: MetricResult | None, *, has_data: bool) -> str:
+    """Every card's state: empty (no row, or nothing to show), updating (stale), failed, fresh."""
     if row is None:
         return EMPTY
     if row.status == MetricResult.Status.STALE:
         return UPDATING
     if row.status == MetricResult.Status.FAILED:
         return FAILED
-    return FRESH if (row.values or {}).get("n_statements") else EMPTY
+    return FRESH if has_data else EMPTY
+
+
+def card_base(row: MetricResult | None, state: str, url: str) -> dict[str, Any]:
+    """What every card shows besides its figures: state, age, error, whether to poll."""
+    return {
+        "state": state,
+        "computed_at": row.computed_at if row else None,
+        "error": row.error if row and state == FAILED else "",
+        "poll": state == UPDATING,
+        "url": url,
+    }
+
+
+def extraction_state(row: MetricResult | None) -> str:
+    return card_state(row, has_data=bool(((row and row.values) or {}).get("n_statements")))
 
 
 def extraction_card(run: ExtractionRun) -> dict[str, Any]:
@@ -30,16 +46,12 @@ def extraction_card(run: ExtractionRun) -> dict[str, Any]:
     """
     row = MetricResult.objects.filter(key=run_key(run_id=run.pk)).first()
     values = (row.values if row else None) or {}
-    state = _state(row)
+    state = extraction_state(row)
     return {
+        **card_base(row, state, reverse("metrics:extraction_card", args=[run.pk])),
         "run": run,
-        "state": state,
         "system": values.get("system"),
         "cumulative": values.get("cumulative"),
         "n_statements": values.get("n_statements", 0),
         "n_discussions": values.get("n_discussions", 0),
-        "computed_at": row.computed_at if row else None,
-        "error": row.error if row and state == FAILED else "",
-        "poll": state == UPDATING,
-        "url": reverse("metrics:extraction_card", args=[run.pk]),
     }

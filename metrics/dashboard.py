@@ -22,7 +22,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import SafeString, mark_safe
 
 from audit.models import ExtractionRun, Feedback
-from metrics.cards import FAILED, _state, extraction_card
+from metrics.cards import card_base, extraction_card, extraction_state
 from metrics.families.extraction import SARF_VARIABLES, MatchSettings
 from metrics.models import Evaluation, MetricResult
 from metrics.plots import category_line_plot, heatmap
@@ -140,17 +140,15 @@ def f1_card(run: ExtractionRun, *, admin: bool) -> dict[str, Any]:
 def cumulative_card(run: ExtractionRun, row: MetricResult | None, *, admin: bool) -> dict:
     """Per-discussion end state (accumulated PDP, AI vs ground truth), pooled and mean."""
     values = (row.values if row else None) or {}
-    state = _state(row)
-    return {
+    card = {
+        **card_base(row, extraction_state(row), reverse("metrics:cumulative_card", args=[run.pk])),
         "run": run,
-        "state": state,
         "cumulative": values.get("cumulative"),
         "n_discussions": values.get("n_discussions", 0),
-        "computed_at": row.computed_at if row else None,
-        "error": row.error if row and admin and state == FAILED else "",
-        "poll": state == "updating",
-        "url": reverse("metrics:cumulative_card", args=[run.pk]),
     }
+    if not admin:
+        card["error"] = ""
+    return card
 
 
 def f1_details(row: MetricResult | None) -> dict[str, Any]:

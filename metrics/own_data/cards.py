@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.utils.safestring import mark_safe
 
 from audit.models import ExtractionRun
+from metrics.cards import card_base, card_state
 from metrics.models import MetricResult
 from metrics.own_data.common import (
     CALIBRATION,
@@ -21,29 +22,8 @@ from metrics.own_data.common import (
 )
 from metrics.plots import line_plot
 
-FRESH, UPDATING, FAILED, EMPTY = "fresh", "updating", "failed", "empty"
 CURVE_COLUMNS = ("coverage", "selective_risk", "threshold")
 AGGREGATOR_LABELS = {"min": "weakest item", "mean": "mean of items", "product": "product of items"}
-
-
-def card_state(row: MetricResult | None, *, has_data: bool) -> str:
-    if row is None:
-        return EMPTY
-    if row.status == MetricResult.Status.STALE:
-        return UPDATING
-    if row.status == MetricResult.Status.FAILED:
-        return FAILED
-    return FRESH if has_data else EMPTY
-
-
-def _base(row: MetricResult | None, state: str, url: str) -> dict[str, Any]:
-    return {
-        "state": state,
-        "computed_at": row.computed_at if row else None,
-        "error": row.error if row and state == FAILED else "",
-        "poll": state == UPDATING,
-        "url": url,
-    }
 
 
 # --- plots -------------------------------------------------------------------------------------
@@ -111,7 +91,7 @@ def review_savings_card(run: ExtractionRun) -> dict[str, Any]:
     state = card_state(row, has_data=bool(values.get("n_statements")))
     default = (values.get("aggregators") or {}).get(values.get("default_aggregator")) or {}
     return {
-        **_base(row, state, reverse("metrics:review_savings_card", args=[run.pk])),
+        **card_base(row, state, reverse("metrics:review_savings_card", args=[run.pk])),
         "run": run,
         "values": values,
         "default": default,
@@ -133,7 +113,7 @@ def calibration_card(run: ExtractionRun) -> dict[str, Any]:
     state = card_state(row, has_data=bool(values.get("n_items")))
     overall = values.get("all") or {}
     return {
-        **_base(row, state, reverse("metrics:calibration_card", args=[run.pk])),
+        **card_base(row, state, reverse("metrics:calibration_card", args=[run.pk])),
         "run": run,
         "values": values,
         "all": overall,
@@ -153,7 +133,7 @@ def interauditor_card() -> dict[str, Any]:
     )
     state = card_state(row, has_data=has_data)
     return {
-        **_base(row, state, reverse("metrics:interauditor_card")),
+        **card_base(row, state, reverse("metrics:interauditor_card")),
         "values": values,
         "overall": overall,
         "pairs": values.get("pairs") or [],
