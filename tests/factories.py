@@ -24,6 +24,14 @@ def pdp(people=(), events=(), pair_bonds=(), delete=()) -> dict:
     }
 
 
+def person(ident: int, name: str, confidence: float | None = None) -> dict:
+    """A PDP person item; confidence is left out when None (as an AI may leave it out)."""
+    item = {"id": ident, "name": name}
+    if confidence is not None:
+        item["confidence"] = confidence
+    return item
+
+
 SIMPLE_PDP = pdp(
     people=[
         {"id": -1, "name": "John", "last_name": "Smith", "gender": "male", "confidence": 0.9},

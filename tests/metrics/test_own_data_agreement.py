@@ -14,6 +14,7 @@ from tests.factories import (
     FeedbackFactory,
     StatementFactory,
     pdp,
+    person,
 )
 
 S = Feedback.Status
@@ -22,10 +23,6 @@ S = Feedback.Status
 @pytest.fixture(autouse=True)
 def few_resamples(settings):
     settings.OWN_DATA_BOOTSTRAP_RESAMPLES = 200
-
-
-def person(ident: int, name: str) -> dict:
-    return {"id": ident, "name": name}
 
 
 def event(ident: int, kind: str, description: str, **fields) -> dict:

@@ -28,15 +28,8 @@ from tests.factories import (
     FeedbackFactory,
     StatementFactory,
     pdp,
+    person,
 )
-
-
-def person(ident: int, name: str, confidence: float | None = None) -> dict:
-    item = {"id": ident, "name": name}
-    if confidence is not None:
-        item["confidence"] = confidence
-    return item
-
 
 # Three items with a confidence (one per bin): .95 right, .75 wrong, .65 right; one without.
 AI = pdp(

@@ -34,14 +34,8 @@ from tests.factories import (
     FeedbackFactory,
     StatementFactory,
     pdp,
+    person,
 )
-
-
-def person(ident: int, name: str, confidence: float | None = None) -> dict:
-    item = {"id": ident, "name": name}
-    if confidence is not None:
-        item["confidence"] = confidence
-    return item
 
 
 @pytest.fixture(autouse=True)
