@@ -31,11 +31,17 @@ class MetricResultListApi(ApiView):
         operation_id="metric_results_list",
         parameters=[MetricResultFilterSerializer],
         responses=MetricResultOutputSerializer(many=True),
-        description="Stored metric results (never computed on request). Roles: auditors, admins.",
+        description=(
+            "Stored metric results (never computed on request). Roles: auditors, admins. "
+            "Auditors do not see the inter-auditor figures, nor statement or discussion results "
+            "covering a statement they are still coding (a draft, or a blind-review statement "
+            "they have not submitted): those carry the approved ground truth."
+        ),
     )
     def get(self, request: Request) -> Response:
         filters = self.query(MetricResultFilterSerializer)
-        return self.paginated(metric_results_list(filters=filters), MetricResultOutputSerializer)
+        results = metric_results_list(user=request.user, filters=filters)
+        return self.paginated(results, MetricResultOutputSerializer)
 
 
 class MetricResultDetailApi(ApiView):
@@ -43,7 +49,7 @@ class MetricResultDetailApi(ApiView):
 
     @extend_schema(operation_id="metric_results_retrieve", responses=MetricResultOutputSerializer)
     def get(self, request: Request, pk: int) -> Response:
-        result = get_object_or_404(metric_results_list(), pk=pk)
+        result = get_object_or_404(metric_results_list(user=request.user), pk=pk)
         return Response(MetricResultOutputSerializer(result).data)
 
 

@@ -8,8 +8,9 @@ import random
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Q, QuerySet
 
-from audit.models import BlindReview, Discussion, Statement
+from audit.models import BlindReview, Discussion, Feedback, Statement
 from audit.roles import is_admin
 from audit.services.feedback import NotAllowed, WorkflowError
 
@@ -63,3 +64,44 @@ def _agreement_changed() -> None:
     from metrics.own_data.common import interauditor_mark_stale
 
     transaction.on_commit(lambda: interauditor_mark_stale(reason="blind sample"))
+
+
+# --- what a coder may not see yet ----------------------------------------------------------------
+
+SENT = (Feedback.Status.SUBMITTED, Feedback.Status.APPROVED, Feedback.Status.REJECTED)
+
+
+def _submitted_statement_ids(user: AbstractBaseUser) -> QuerySet:
+    """Statements the user has submitted a coding of (at any time: a later edit keeps it so)."""
+    mine = Feedback.objects.filter(auditor=user)
+    return mine.filter(Q(status__in=SENT) | Q(revisions__action="submit")).values("statement_id")
+
+
+def blind_sealed_statement_ids(
+    *, user: AbstractBaseUser, statements: QuerySet | None = None
+) -> set[int]:
+    """Statements of the blind sample whose F1, ground truth and other codings the user may not
+    see yet: marked for blind review and not yet submitted by them. Auditors are sealed from the
+    moment the mark exists; admins only while they code such a statement themselves (an admin
+    reviewing is not a coder)."""
+    marked = BlindReview.objects.all()
+    if statements is not None:
+        marked = marked.filter(statement__in=statements)
+    marked = marked.exclude(statement_id__in=_submitted_statement_ids(user))
+    if is_admin(user):
+        marked = marked.filter(statement__feedback__auditor=user)
+    return set(marked.values_list("statement_id", flat=True))
+
+
+def coding_sealed_statement_ids(*, user: AbstractBaseUser) -> set[int]:
+    """Statements whose ground truth an auditor may not read through stored results: the
+    blind-sealed ones and every statement they are still coding (a draft never submitted).
+    Admins review everything: none."""
+    if is_admin(user):
+        return set()
+    drafts = Feedback.objects.filter(auditor=user, status=Feedback.Status.DRAFT).exclude(
+        statement_id__in=_submitted_statement_ids(user)
+    )
+    return blind_sealed_statement_ids(user=user) | set(
+        drafts.values_list("statement_id", flat=True)
+    )

@@ -18,6 +18,7 @@ from audit.models import (
     empty_pdp,
 )
 from audit.roles import is_admin
+from audit.services.blind import blind_sealed_statement_ids
 from audit.views.display import Labels, PayloadView, f1_rows, f1_tone, present, sarf_scores
 from metrics.models import MetricResult
 
@@ -67,6 +68,7 @@ class StatementRow:
     others: list[Feedback] = field(default_factory=list)  # admins: everyone else's feedback
     has_approved: bool = False
     ai_hidden: bool = False  # blind review: the auditor codes without seeing the AI
+    sealed: bool = False  # blind sample, not yet submitted: no F1, ground truth or other codings
     ai_view: PayloadView | None = None
     mine_view: PayloadView | None = None
     f1: F1View | None = None
@@ -96,6 +98,7 @@ class DiscussionData:
     feedback: list[Feedback]
     approved_ids: set[int]
     blind_ids: set[int]
+    sealed_ids: set[int]
     metrics: dict[int, MetricResult]
 
 
@@ -126,6 +129,7 @@ def load_discussion(
         feedback=list(feedback.select_related("auditor").order_by("statement_id", "auditor_id")),
         approved_ids=set(approved.values_list("statement_id", flat=True)),
         blind_ids=set(blind.values_list("statement_id", flat=True)),
+        sealed_ids=blind_sealed_statement_ids(user=user, statements=statements),
         metrics={m.statement_id: m for m in metrics} if run else {},
     )
 
@@ -164,14 +168,16 @@ def build_rows(
 
 def _row(statement, data: DiscussionData, feedback: list[Feedback], owner, admin) -> StatementRow:
     mine = next((f for f in feedback if f.auditor_id == owner.pk), None)
-    others = [f for f in feedback if f.auditor_id != owner.pk] if admin else []
+    sealed = statement.pk in data.sealed_ids
+    others = [f for f in feedback if f.auditor_id != owner.pk] if admin and not sealed else []
     row = StatementRow(
         statement=statement,
         extraction=data.extractions.get(statement.pk),
         mine=mine,
         others=others,
-        has_approved=statement.pk in data.approved_ids,
+        has_approved=statement.pk in data.approved_ids and not sealed,
         ai_hidden=statement.pk in data.blind_ids and not admin,
+        sealed=sealed,
     )
     pending = row.pending_review
     if admin and len(pending) == 1:

@@ -102,9 +102,11 @@ def cluster_bootstrap_mean_diff(
     E.g. a = agreement with the AI when pre-filled, b = when blind, clustered by item. Each
     replicate draws as many clusters as there are, with replacement (numpy RandomState(seed)),
     and recomputes the difference over the drawn clusters' pairs; a replicate with no pair is
-    invalid. CI = 2.5 / 97.5 percentiles of the valid replicates, or [point, point] when fewer
-    than two are valid. No complete pair at all -> point and ci95 None.
-    Returns {"point", "ci95", "n_clusters", "n_pairs", "n_valid_resamples"}.
+    invalid. CI = 2.5 / 97.5 percentiles of the valid replicates. No interval (ci95 None, with
+    ``no_ci`` saying why) when fewer than two clusters hold a complete pair (every replicate
+    would redraw the same data: a "CI" of [point, point] would claim a certainty there is no
+    evidence for) or fewer than two replicates are valid. No complete pair at all -> point and
+    ci95 None. Returns {"point", "ci95", "no_ci", "n_clusters", "n_pairs", "n_valid_resamples"}.
     """
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
@@ -112,7 +114,7 @@ def cluster_bootstrap_mean_diff(
     n_pairs = int(counts.sum())
     summary: dict[str, Any] = {"n_clusters": len(counts), "n_pairs": n_pairs}
     if n_pairs == 0:
-        return {"point": None, "ci95": None, **summary, "n_valid_resamples": 0}
+        return {"point": None, "ci95": None, "no_ci": "", **summary, "n_valid_resamples": 0}
     # Pairs are complete, so mean(a) - mean(b) equals the mean of the paired differences.
     point = float(differences.sum() / n_pairs)
     rng = np.random.RandomState(seed)
@@ -120,9 +122,18 @@ def cluster_bootstrap_mean_diff(
     drawn_pairs = counts[draws].sum(axis=1)
     valid = drawn_pairs > 0
     replicates = differences[draws].sum(axis=1)[valid] / drawn_pairs[valid]
-    if replicates.size < 2:
-        ci95 = [point, point]
+    ci95, no_ci = None, ""
+    if int((counts > 0).sum()) < 2:
+        no_ci = "too few clusters for an interval"
+    elif replicates.size < 2:
+        no_ci = "too few valid resamples for an interval"
     else:
         low, high = np.percentile(replicates, CI_PERCENTILES)
         ci95 = [float(low), float(high)]
-    return {"point": point, "ci95": ci95, **summary, "n_valid_resamples": int(replicates.size)}
+    return {
+        "point": point,
+        "ci95": ci95,
+        "no_ci": no_ci,
+        **summary,
+        "n_valid_resamples": int(replicates.size),
+    }

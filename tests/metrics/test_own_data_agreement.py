@@ -4,6 +4,7 @@ pre-filled coding, and the per-statement "auditors disagree" marker."""
 from __future__ import annotations
 
 import pytest
+from django.urls import reverse
 
 from audit.models import Feedback
 from metrics.own_data.agreement import interauditor_result_compute, statement_disagreement
@@ -197,3 +198,19 @@ class TestBlindVsPrefilled:
         FeedbackFactory(statement=statement, auditor=auditor, edited_extraction=AI, blind=True)
         blind = interauditor_result_compute().values["blind"]
         assert blind["n_statements"] == 0 and blind["difference"]["point"] is None
+
+
+@pytest.mark.django_db
+def test_one_discussion_gives_no_interval_and_the_card_says_so(
+    auditor, second_auditor, admin_client
+) -> None:
+    """Issue 15 §4: with one discussion the card printed "95% CI 0.333 to 0.333"."""
+    blind_and_prefilled(
+        DiscussionFactory(), auditor, second_auditor, pdp(people=[person(7, "John")])
+    )
+    difference = interauditor_result_compute().values["blind"]["difference"]
+    assert difference["point"] == pytest.approx(1 / 3)
+    assert difference["ci95"] is None and difference["no_ci"]
+    html = admin_client.get(reverse("metrics:interauditor_card")).content.decode()
+    assert 'data-testid="blind-no-ci"' in html and "too few discussions" in html
+    assert "95% CI" not in html.split('data-testid="blind-vs-prefilled"')[1].split("</p>")[0]

@@ -106,15 +106,22 @@ class TestClusterBootstrap:
         assert result["point"] == pytest.approx(1 / 3)
         assert result["ci95"] == pytest.approx([0.0, 1.0])
 
-    def test_single_cluster_gives_a_degenerate_ci(self) -> None:
+    def test_single_cluster_gives_no_interval(self) -> None:
+        # One discussion: every replicate redraws it, so [point, point] would be no CI at all.
         result = cluster_bootstrap_mean_diff({"only": [(0.9, 0.4), (0.7, 0.6)]})
         assert result["point"] == pytest.approx(0.3)
-        assert result["ci95"] == pytest.approx([0.3, 0.3])
+        assert result["ci95"] is None
+        assert result["no_ci"] == "too few clusters for an interval"
 
     def test_fewer_than_two_valid_replicates(self) -> None:
         result = cluster_bootstrap_mean_diff({"a": [(1, 0)], "b": [(0, 0)]}, n_resamples=1)
-        assert result["ci95"] == [result["point"], result["point"]]
+        assert result["ci95"] is None
+        assert result["no_ci"] == "too few valid resamples for an interval"
         assert result["n_valid_resamples"] == 1
+
+    def test_two_clusters_give_an_interval(self) -> None:
+        result = cluster_bootstrap_mean_diff({"a": [(0.9, 0.8)], "b": [(0.5, 0.6)]})
+        assert result["ci95"] is not None and result["no_ci"] == ""
 
     def test_replicates_without_pairs_are_invalid(self) -> None:
         # cluster "empty" has no complete pair: a replicate of only "empty" draws is skipped
@@ -123,7 +130,7 @@ class TestClusterBootstrap:
         )
         assert result["point"] == pytest.approx(1.0)
         assert 0 < result["n_valid_resamples"] < 400  # (empty, empty) has probability 1/4
-        assert result["ci95"] == pytest.approx([1.0, 1.0])
+        assert result["ci95"] is None  # only one cluster holds a pair
 
     def test_incomplete_pairs_are_dropped(self) -> None:
         result = cluster_bootstrap_mean_diff({"c": [(1, None), (0.4, 0.1), (math.nan, 0)]})
