@@ -19,7 +19,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from audit.models import ExtractionRun, Feedback
+from audit.pdp import mark_edited
 from audit.roles import is_admin, is_auditor
+from audit.schemas import validate_pdp
 from audit.serializers import (
     DiscussionCreatedSerializer,
     DiscussionCreateInputSerializer,
@@ -98,6 +100,11 @@ ADMIN_ONLY = [IsAuditor, IsAdmin]
 
 CONFLICT = OpenApiResponse(
     ErrorSerializer, description="Stale version: `current_version` is the one to base a retry on."
+)
+NOT_READY = OpenApiResponse(
+    ErrorSerializer,
+    description="The coding has problems (`errors`: which item, which field, what is expected); "
+    "nothing changed.",
 )
 ROLE_NOTE = "Roles: {}."
 
@@ -299,7 +306,8 @@ class FeedbackDetailApi(ApiView):
             "Save an edit of your feedback (admins: any feedback); `comment` is kept when "
             "left out. `version` is the version "
             "you edited; if the feedback changed since, the answer is 409 with "
-            "`current_version`."
+            "`current_version`. Items whose content changed get confidence 1.0 unless you "
+            "set another confidence; drafts may keep problems, submit refuses them."
         ),
     )
     def put(self, request: Request, pk: int) -> Response:
@@ -310,7 +318,9 @@ class FeedbackDetailApi(ApiView):
         feedback = feedback_save(
             feedback=feedback,
             user=request.user,
-            edited_extraction=data["edited_extraction"],
+            edited_extraction=mark_edited(
+                feedback.edited_extraction, validate_pdp(data["edited_extraction"])
+            ),
             base_version=data["version"],
             comment=data.get("comment"),
         )
@@ -337,8 +347,9 @@ class FeedbackActionApi(ApiView):
     post=extend_schema(
         operation_id="feedback_submit",
         request=FeedbackActionInputSerializer,
-        responses={200: FeedbackOutputSerializer, 409: CONFLICT},
-        description="Submit your draft (or rejected) feedback for review.",
+        responses={200: FeedbackOutputSerializer, 409: CONFLICT, 422: NOT_READY},
+        description="Submit your draft (or rejected) feedback for review; refused (422) while "
+        "the coding has problems (docs/review.md, Validation).",
     )
 )
 class FeedbackSubmitApi(FeedbackActionApi):
@@ -352,9 +363,9 @@ class FeedbackSubmitApi(FeedbackActionApi):
     post=extend_schema(
         operation_id="feedback_approve",
         request=FeedbackActionInputSerializer,
-        responses={200: FeedbackOutputSerializer, 409: CONFLICT},
-        description="Approve submitted feedback as the statement's ground truth. "
-        + ROLE_NOTE.format("admins, never on their own feedback"),
+        responses={200: FeedbackOutputSerializer, 409: CONFLICT, 422: NOT_READY},
+        description="Approve submitted feedback as the statement's ground truth; refused (422) "
+        "while the coding has problems. " + ROLE_NOTE.format("admins, never on their own feedback"),
     )
 )
 class FeedbackApproveApi(FeedbackActionApi):

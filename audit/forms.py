@@ -3,7 +3,8 @@
 The editor posts one field per item attribute, named ``<kind>-<index>-<field>`` (for example
 ``events-2-dateTime``). Reading them back starts from the stored item with the same id, so
 attributes the form does not show (notes, legacy parent_a/parent_b, ...) are kept as they are.
-Values are taken as typed: the schema (``validate_pdp``) decides what is wrong and says so.
+Values are taken as typed: the schema (``validate_pdp``) and the rules of ``audit.pdp``
+decide what is wrong and say so; ``audit.pdp.mark_edited`` keeps untouched items as they were.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from django import forms
 from django.http import QueryDict
 
+from audit.pdp import ENTITY_KINDS
 from audit.schemas import (
     DATE_CERTAINTIES,
     DIRECTIONS,
@@ -25,9 +27,6 @@ from audit.schemas import (
     PayloadError,
     PayloadIssue,
 )
-
-ENTITY_KINDS = ("people", "events", "pair_bonds")
-EDITED_CONFIDENCE = 1.0
 
 # Field name -> how the form posts it: "text", "enum", "id", "ids" (multi-select) or "bool".
 FIELDS: dict[str, dict[str, str]] = {
@@ -162,21 +161,6 @@ def new_item(kind: str, ident: int, data: QueryDict) -> dict:
     }
 
 
-def mark_edited(before: dict, after: dict) -> dict:
-    """Items the auditor added or changed are asserted by a person: confidence 1.0."""
-    for kind in ENTITY_KINDS:
-        old = {item.get("id"): item for item in before.get(kind) or []}
-        for item in after.get(kind) or []:
-            previous = old.get(item.get("id"))
-            if previous is None or _content(previous) != _content(item):
-                item["confidence"] = EDITED_CONFIDENCE
-    return after
-
-
-def _content(item: dict) -> dict:
-    return {key: value for key, value in item.items() if key != "confidence" and value is not None}
-
-
 ISSUE_PATH = re.compile(r"^(people|events|pair_bonds)\[(\d+)\](?:\.(\w+))?")
 
 
@@ -206,6 +190,20 @@ def parse_json_payload(text: str) -> Any:
             "", f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
         )
         raise PayloadError([issue]) from exc
+
+
+COMMENT_MAX_LENGTH = 5000
+
+
+def reviewer_note(data: QueryDict) -> str | None:
+    """The note for the reviewer as typed, or None when the form did not post one."""
+    note = data.get("comment")
+    if note is not None and len(note) > COMMENT_MAX_LENGTH:
+        raise forms.ValidationError(
+            f"comment: the note for the reviewer is too long "
+            f"(at most {COMMENT_MAX_LENGTH} characters, got {len(note)})."
+        )
+    return note
 
 
 def base_version(data: QueryDict) -> int:

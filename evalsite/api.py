@@ -62,7 +62,9 @@ def _flatten(detail: Any, path: str = "") -> list[str]:
 
 def exception_handler(exc, context):
     if isinstance(exc, PayloadError):
-        return Response({"detail": "Invalid payload.", "errors": exc.messages()}, status=400)
+        detail = getattr(exc, "detail", "Invalid payload.")
+        status_code = getattr(exc, "status_code", 400)  # 422: a workflow refused a payload
+        return Response({"detail": detail, "errors": exc.messages()}, status=status_code)
     if isinstance(exc, InputError):
         return Response({"detail": str(exc), "errors": [str(exc)]}, status=400)
     if isinstance(exc, WorkflowError):

@@ -2,10 +2,12 @@
 
 from audit.services.feedback import (
     NotAllowed,
+    NotReady,
     StaleVersion,
     WorkflowError,
     feedback_approve,
     feedback_bulk_approve,
+    feedback_problems,
     feedback_record_conflict,
     feedback_reject,
     feedback_restore,
@@ -25,12 +27,14 @@ from audit.services.transfer import (
 __all__ = [
     "ImportSummary",
     "NotAllowed",
+    "NotReady",
     "StaleVersion",
     "WorkflowError",
     "discussions_import",
     "extractions_import",
     "feedback_approve",
     "feedback_bulk_approve",
+    "feedback_problems",
     "feedback_record_conflict",
     "feedback_reject",
     "feedback_restore",

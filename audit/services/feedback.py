@@ -21,8 +21,9 @@ from audit.models import (
     Statement,
     empty_pdp,
 )
+from audit.pdp import payload_ids, pdp_problems
 from audit.roles import is_admin
-from audit.schemas import validate_pdp
+from audit.schemas import PayloadError, PayloadIssue, validate_pdp
 
 
 class WorkflowError(Exception):
@@ -47,6 +48,40 @@ class StaleVersion(WorkflowError):
             f"This feedback was changed by someone else (you edited version {base_version}, "
             f"the current version is {feedback.version}). Reload to see their changes."
         )
+
+
+class NotReady(PayloadError, WorkflowError):
+    """Coding with problems (see audit.pdp): submit and approve refuse it, naming each one."""
+
+    status_code = 422
+
+    def __init__(self, issues: list[PayloadIssue], *, action: str):
+        super().__init__(issues)
+        self.detail = f"Fix these problems before you {action}."
+
+    def __str__(self) -> str:
+        return f"{self.detail} " + "; ".join(self.messages())
+
+
+def feedback_problems(*, feedback: Feedback, payload: dict | None = None) -> list[PayloadIssue]:
+    """What stops this coding (or `payload`, a version of it) from being ground truth."""
+    payload = feedback.edited_extraction if payload is None else payload
+    return pdp_problems(payload, known=payload_ids(_earlier_payloads(feedback.statement)))
+
+
+def _earlier_payloads(statement: Statement) -> list[dict]:
+    """Every payload of the discussion's earlier statements: a delta may refer to their items."""
+    earlier = {"statement__discussion_id": statement.discussion_id}
+    earlier["statement__order__lt"] = statement.order
+    ai = Extraction.objects.filter(**earlier).values_list("pdp_deltas", flat=True)
+    coded = Feedback.objects.filter(**earlier).values_list("edited_extraction", flat=True)
+    return [*ai, *coded]
+
+
+def _check_ready(feedback: Feedback, *, action: str) -> None:
+    problems = feedback_problems(feedback=feedback)
+    if problems:
+        raise NotReady(problems, action=action)
 
 
 def _ground_truth_changed(*statement_ids: int) -> None:
@@ -159,6 +194,7 @@ def feedback_submit(
     locked = _lock(feedback, base_version)
     if locked.status not in (Feedback.Status.DRAFT, Feedback.Status.REJECTED):
         raise WorkflowError(f"Feedback is already {locked.get_status_display().lower()}.")
+    _check_ready(locked, action="submit")
     locked.status = Feedback.Status.SUBMITTED
     locked.rejection_reason = ""
     locked.version += 1
@@ -183,6 +219,7 @@ def feedback_approve(
     locked = _lock(feedback, base_version)
     if locked.status == Feedback.Status.DRAFT:
         raise WorkflowError("Only submitted feedback can be approved.")
+    _check_ready(locked, action="approve")
     previous = (
         Feedback.objects.select_for_update()
         .filter(statement_id=locked.statement_id, status=Feedback.Status.APPROVED)

@@ -26,6 +26,7 @@ from audit.models import (
     Speaker,
     Statement,
 )
+from audit.pdp import payload_ids, pdp_problems
 from audit.roles import ensure_role_groups
 from audit.schemas import PayloadError, PayloadIssue, pdp_issues
 
@@ -150,9 +151,27 @@ def _discussion_issues(fields_path: str, fields: dict, statements: Any) -> list[
     orders = [s.get("order", i) for i, s in enumerate(statements) if isinstance(s, dict)]
     if len(set(orders)) != len(orders):
         issues.append(PayloadIssue(_join(path, "statements"), "statement orders repeat"))
+    earlier: list[dict] = []
     for index, statement in enumerate(statements):
-        issues += _statement_issues(statement, _join(_join(path, "statements"), index))
+        statement_path = _join(_join(path, "statements"), index)
+        issues += _statement_issues(statement, statement_path)
+        issues += _ground_truth_problems(statement, statement_path, earlier)
     return issues
+
+
+def _ground_truth_problems(statement: Any, path: str, earlier: list[dict]) -> list[PayloadIssue]:
+    """Imported ground truth follows the same rules as approved coding (audit.pdp); the
+    statement's payloads then join ``earlier``, whose items later deltas may refer to."""
+    if not isinstance(statement, dict):
+        return []
+    key, payload = _gt_entry(statement)
+    problems = []
+    if isinstance(payload, dict) and not pdp_issues(payload):  # else the schema said why
+        problems = pdp_problems(payload, known=payload_ids(earlier))
+    for candidate in (statement.get("pdp_deltas"), payload):
+        if isinstance(candidate, dict) and not pdp_issues(candidate):
+            earlier.append(candidate)
+    return _prefixed(problems, _join(path, key))
 
 
 def _date_issues(value: Any, path: str, parser, expected: str) -> list[PayloadIssue]:

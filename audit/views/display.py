@@ -9,6 +9,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from audit.pdp import is_edited, normalize_value
+
 ENTITY_KINDS = ("people", "events", "pair_bonds")
 KIND_TITLES = {"people": "People", "events": "Events", "pair_bonds": "Pair bonds"}
 SARF_ARROWS = {"up": "↑", "down": "↓", "same": "="}
@@ -82,11 +84,6 @@ class Labels:
 def _items(payload: dict | None, kind: str) -> list[dict]:
     value = (payload or {}).get(kind)
     return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
-def content(item: dict) -> dict:
-    """An item without its confidence: what the auditor actually asserts."""
-    return {key: value for key, value in item.items() if key != "confidence"}
 
 
 # --- cards ----------------------------------------------------------------------------------
@@ -244,7 +241,7 @@ def diff_kind(base_items: Iterable[dict], items: Iterable[dict]) -> KindDiff:
         before = base_by_id.get(ident)
         if before is None:
             states[ident] = ("added", [])
-        elif content(before) != content(item):
+        elif is_edited(before, item):
             states[ident] = ("changed", changed_fields(before, item))
     removed = [item for ident, item in base_by_id.items() if ident not in seen]
     return KindDiff(states, removed)
@@ -252,7 +249,9 @@ def diff_kind(base_items: Iterable[dict], items: Iterable[dict]) -> KindDiff:
 
 def changed_fields(before: dict, after: dict) -> list[str]:
     keys = (set(before) | set(after)) - {"confidence", "id"}
-    return sorted(key for key in keys if before.get(key) != after.get(key))
+    return sorted(
+        key for key in keys if normalize_value(before.get(key)) != normalize_value(after.get(key))
+    )
 
 
 def diff_summary(before: dict | None, after: dict | None) -> str:

@@ -15,21 +15,24 @@ from django.views.decorators.http import require_GET, require_POST
 
 from audit.forms import (
     CHOICES,
-    EDITED_CONFIDENCE,
+    COMMENT_MAX_LENGTH,
     apply_op,
     base_version,
     field_name,
     issue_field,
-    mark_edited,
     parse_json_payload,
     payload_from_post,
+    reviewer_note,
 )
 from audit.models import Feedback, Statement
+from audit.pdp import mark_edited
 from audit.roles import is_admin
-from audit.schemas import PayloadError, validate_pdp
+from audit.schemas import PayloadError, PayloadIssue, validate_pdp
 from audit.services import (
+    NotReady,
     StaleVersion,
     WorkflowError,
+    feedback_problems,
     feedback_record_conflict,
     feedback_restore,
     feedback_save,
@@ -38,7 +41,7 @@ from audit.services import (
 )
 from audit.views.access import auditor_required, error_fragment, safe_next, visible_feedback
 from audit.views.discussion import card_context, statement_url
-from audit.views.display import ENTITY_KINDS, Labels, content, diff_summary
+from audit.views.display import ENTITY_KINDS, Labels, diff_summary
 from audit.views.presence import presence_others
 from audit.views.rows import choose_run, coded_payloads, discussion_runs
 from metrics.families.extraction import cumulative
@@ -59,10 +62,12 @@ class Editor:
     is_owner: bool
     choices: dict = field(default_factory=lambda: CHOICES)
     issues: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # drafts may keep them; submit refuses
+    comment_max: int = COMMENT_MAX_LENGTH
 
 
 def _issue_map(issues: list) -> dict[tuple[str, int], dict[str, str]]:
-    """Schema issues by (kind, index) and field, to mark the right input."""
+    """Schema issues and problems by (kind, index) and field, to mark the right input."""
     found: dict[tuple[str, int], dict[str, str]] = {}
     for issue in issues:
         located = issue_field(issue.path)
@@ -78,6 +83,7 @@ def build_editor(
     """Pickers list the people and bonds known so far: the coding of earlier statements
     (the feedback owner's, else the AI's) plus this statement's own items."""
     payload = payload if payload is not None else feedback.edited_extraction
+    problems = feedback_problems(feedback=feedback, payload=payload)
     before = cumulative(coded_payloads(rows)[:-1])
     labels = Labels().feed(before).feed(payload)
     people = _options(before["people"], payload.get("people"), labels.person)
@@ -85,7 +91,7 @@ def build_editor(
     _keep_dangling(people, bonds, payload, labels)
     return Editor(
         feedback=feedback,
-        items=_editor_items(payload, error),
+        items=_editor_items(payload, problems + (error.issues if error else [])),
         people=people,
         bonds=bonds,
         deletable=[(i.get("id"), labels.any(i.get("id"))) for k in ENTITY_KINDS for i in before[k]],
@@ -94,12 +100,13 @@ def build_editor(
         json_text=json.dumps(feedback.edited_extraction, indent=2),
         is_owner=feedback.auditor_id == request.user.pk,
         issues=error.messages() if error else [],
+        problems=[str(problem) for problem in problems],
     )
 
 
-def _editor_items(payload: dict, error: PayloadError | None) -> dict[str, list[dict]]:
-    """Each item with its input-name prefix and the schema issues about it."""
-    issues = _issue_map(error.issues if error else [])
+def _editor_items(payload: dict, issues: list[PayloadIssue]) -> dict[str, list[dict]]:
+    """Each item with its input-name prefix and the issues about it (a later one wins)."""
+    found = _issue_map(issues)
     return {
         kind: [
             {
@@ -107,7 +114,7 @@ def _editor_items(payload: dict, error: PayloadError | None) -> dict[str, list[d
                 "kind": kind,
                 "prefix": f"{kind}-{i}-",
                 "item": item,
-                "errors": issues.get((kind, i), {}),
+                "errors": found.get((kind, i), {}),
             }
             for i, item in enumerate(payload.get(kind) or [])
         ]
@@ -180,9 +187,12 @@ def workflow_error(request: HttpRequest, exc: Exception, feedback: Feedback) -> 
         return response
     if isinstance(exc, PayloadError):
         fields = [field_name(issue.path) for issue in exc.issues if issue.path]
+        extra = {"feedback": feedback, "fields": " ".join(fields)}
+        if isinstance(exc, NotReady):
+            extra["heading"] = f"Saved · v{feedback.version}, not submitted. {exc.detail}"
+            extra["row_errors"] = row_errors(feedback, exc.issues)
         return error_fragment(
-            request, exc.messages(), status=422, target=target,
-            extra={"feedback": feedback, "fields": " ".join(fields)},
+            request, exc.messages(), status=422, target=target, extra=extra
         )  # fmt: skip
     status = getattr(exc, "status_code", 400)
     return error_fragment(
@@ -251,10 +261,16 @@ def save(request: HttpRequest, pk: int) -> HttpResponse:
         context = card_context(request, feedback.statement, owner=feedback.auditor)
         payload = apply_op(payload, op, request.POST, known=coded_payloads(context["rows"]))
     payload = mark_edited(stored, payload)
+    saved = feedback
     try:
         saved = _save_if_changed(request, feedback, payload)
         if op == "submit":
             saved = feedback_submit(feedback=saved, user=request.user, base_version=saved.version)
+    except NotReady as exc:
+        # The edit was saved; only the submit is refused, with each problem at its field.
+        if not request.htmx:
+            return _editor_page_error(request, saved, saved.edited_extraction, exc)
+        return workflow_error(request, exc, saved)
     except (WorkflowError, PayloadError, ValidationError) as exc:
         if isinstance(exc, StaleVersion):
             keep_losing_edit(request, exc, payload)
@@ -273,11 +289,14 @@ def keep_losing_edit(request: HttpRequest, exc: StaleVersion, payload: dict) -> 
 def _save_if_changed(request: HttpRequest, feedback: Feedback, payload: dict) -> Feedback:
     """Unchanged forms (a focus change, a repeated autosave) make no new revision."""
     version = base_version(request.POST)
-    if version == feedback.version and payload == feedback.edited_extraction:
+    comment = reviewer_note(request.POST)
+    unchanged = payload == feedback.edited_extraction and comment in (None, feedback.comment)
+    if version == feedback.version and unchanged:
         return feedback
     return feedback_save(
-        feedback=feedback, user=request.user, edited_extraction=payload, base_version=version
-    )
+        feedback=feedback, user=request.user, edited_extraction=payload, base_version=version,
+        comment=comment,
+    )  # fmt: skip
 
 
 def _saved_reply(request: HttpRequest, saved: Feedback, before: dict, op: str) -> HttpResponse:
@@ -292,12 +311,22 @@ def _saved_reply(request: HttpRequest, saved: Feedback, before: dict, op: str) -
         return render(request, "audit/parts.html#card", card_context(request, saved.statement))
     if op != "save":
         return editor_card(request, saved)
+    problems = feedback_problems(feedback=saved)
     context = {
         "feedback": saved,
         "confidences": _new_confidences(before, saved.edited_extraction),
         "json_text": json.dumps(saved.edited_extraction, indent=2),
+        "problems": problems,
+        "fields": " ".join(field_name(problem.path) for problem in problems),
+        "row_errors": row_errors(saved, problems),
     }
     return render(request, "audit/parts.html#saved", context)
+
+
+def row_errors(feedback: Feedback, issues: list[PayloadIssue]) -> list[dict]:
+    """Every editor row's problems (empty ones too, so fixed problems disappear at once)."""
+    rows = _editor_items(feedback.edited_extraction, issues)
+    return [dict(row, feedback=feedback) for kind in ENTITY_KINDS for row in rows[kind]]
 
 
 def _new_confidences(before: dict, after: dict) -> list[tuple[str, Any, Any]]:
@@ -313,10 +342,11 @@ def _new_confidences(before: dict, after: dict) -> list[tuple[str, Any, Any]]:
 
 def _editor_page_error(request, feedback, payload, exc) -> HttpResponse:
     """Without JavaScript: the editor page again, with the input as typed and the problem."""
-    error = exc if isinstance(exc, PayloadError) else None
+    error = exc if isinstance(exc, PayloadError) and not isinstance(exc, NotReady) else None
     if error is None:
-        messages.error(request, _message(exc))
-    status = 422 if error else getattr(exc, "status_code", 400)
+        # A refused submit: the problems show at their fields (see build_editor).
+        messages.error(request, exc.detail if isinstance(exc, NotReady) else _message(exc))
+    status = 422 if isinstance(exc, PayloadError) else getattr(exc, "status_code", 400)
     return editor_card(
         request, feedback, payload=payload, error=error, status=status,
         template="audit/statement.html",
@@ -331,7 +361,7 @@ def save_json(request: HttpRequest, pk: int) -> HttpResponse:
     target = f"#json-status-{feedback.pk}"
     try:
         data = parse_json_payload(request.POST.get("payload", ""))
-        payload = _confidence_for_json(feedback.edited_extraction, validate_pdp(data))
+        payload = mark_edited(feedback.edited_extraction, validate_pdp(data))
         saved = feedback_save(
             feedback=feedback, user=request.user, edited_extraction=payload,
             base_version=base_version(request.POST),
@@ -351,21 +381,6 @@ def save_json(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect(_edit_url(saved))
 
 
-def _confidence_for_json(before: dict, after: dict) -> dict:
-    """Edited items get confidence 1.0, unless the power user set a confidence themselves."""
-    old = {(kind, i.get("id")): i for kind in ENTITY_KINDS for i in before.get(kind) or []}
-    for kind in ENTITY_KINDS:
-        for item in after.get(kind) or []:
-            previous = old.get((kind, item.get("id")))
-            if previous is None:
-                item.setdefault("confidence", EDITED_CONFIDENCE)
-            elif previous.get("confidence") == item.get("confidence") and content(
-                previous
-            ) != content(item):
-                item["confidence"] = EDITED_CONFIDENCE
-    return after
-
-
 @require_POST
 @auditor_required
 def submit(request: HttpRequest, pk: int) -> HttpResponse:
@@ -377,6 +392,9 @@ def submit(request: HttpRequest, pk: int) -> HttpResponse:
     except (WorkflowError, ValidationError) as exc:
         target = f"#card-msg-{feedback.statement_id}"
         status = getattr(exc, "status_code", 400)
+        if isinstance(exc, NotReady):
+            extra = {"heading": exc.detail}
+            return error_fragment(request, exc.messages(), status=422, target=target, extra=extra)
         return error_fragment(request, [_message(exc)], status=status, target=target)
     if request.htmx:
         return render(request, "audit/parts.html#card", card_context(request, feedback.statement))

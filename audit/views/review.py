@@ -16,7 +16,13 @@ from audit.services import WorkflowError, feedback_approve, feedback_reject
 from audit.views.access import admin_required, error_fragment, safe_next
 from audit.views.discussion import card_context
 from audit.views.display import Labels, present
-from audit.views.rows import choose_run, coded_payloads, discussion_rows, discussion_runs
+from audit.views.rows import (
+    ai_payloads,
+    choose_run,
+    coded_payloads,
+    discussion_rows,
+    discussion_runs,
+)
 
 S = Feedback.Status
 # Submitted first: that is what the admin came for.
@@ -67,11 +73,19 @@ def review_context(request: HttpRequest, statement: Statement) -> dict:
         "row": rows[-1],
         "run": run,
         "runs": runs,
-        "ai_view": present(ai, labels.copy().feed(ai)),
+        "ai_view": present(ai, _ai_labels(rows)),
         "columns": columns,
         "quick_approve": submitted[0]["feedback"] if len(submitted) == 1 else None,
         "next_statement": next_in_queue(statement),
     }
+
+
+def _ai_labels(rows: list) -> Labels:
+    """The AI column names people as the AI did, never with an auditor's corrections."""
+    labels = Labels()
+    for payload in ai_payloads(rows):
+        labels.feed(payload)
+    return labels
 
 
 @require_GET

@@ -152,16 +152,18 @@ def build_rows(
     by_statement: dict[int, list[Feedback]] = {}
     for feedback in data.feedback:
         by_statement.setdefault(feedback.statement_id, []).append(feedback)
-    labels, rows, subjects = Labels(), [], 0
+    # The AI column names people as the AI did; the coding column as the owner coded them.
+    labels, ai_labels, rows, subjects = Labels(), Labels(), [], 0
     for statement in data.statements:
         row = _row(statement, data, by_statement.get(statement.pk, []), owner, admin)
         if statement.is_subject:
             subjects += 1
             row.lazy = full_cards is not None and subjects > full_cards
             labels.feed(row.mine.edited_extraction if row.mine else _visible_ai(row))
+            ai_labels.feed(_visible_ai(row))
             last = statement is data.statements[-1]
             if not row.lazy and (last or not only_last):
-                _present_row(row, labels, user)
+                _present_row(row, labels, ai_labels)
         rows.append(row)
     return rows
 
@@ -189,9 +191,9 @@ def _visible_ai(row: StatementRow) -> dict | None:
     return None if row.ai_hidden else row.ai_payload
 
 
-def _present_row(row: StatementRow, labels: Labels, user) -> None:
+def _present_row(row: StatementRow, labels: Labels, ai_labels: Labels) -> None:
     row.presented = True
-    row.ai_view = None if row.ai_hidden else present(row.ai_payload, labels)
+    row.ai_view = None if row.ai_hidden else present(row.ai_payload, ai_labels)
     if row.mine is not None:
         base = None if row.ai_hidden or row.mine.blind else row.ai_payload
         row.mine_view = present(row.mine.edited_extraction, labels, base=base)
@@ -252,6 +254,11 @@ def discussion_rows(
     rows = build_rows(data, user, owner=owner, full_cards=full_cards, only_last=only_last)
     attach_f1(rows, data, user)
     return rows
+
+
+def ai_payloads(rows: list[StatementRow]) -> list[dict]:
+    """Per subject statement, the AI delta the viewer may see (empty when hidden)."""
+    return [_visible_ai(row) or empty_pdp() for row in rows if row.statement.is_subject]
 
 
 def coded_payloads(rows: list[StatementRow]) -> list[dict]:

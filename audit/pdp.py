@@ -1,0 +1,233 @@
+"""Rules about a PDP-deltas payload's meaning, on top of its JSON Schema (audit.schemas).
+
+Pure Python over plain dicts, so the form editor, the JSON editor, the API and the
+ground-truth import apply the same rules:
+
+- ``pdp_problems``: what stops a payload from being ground truth (dates the F1 library cannot
+  read, nameless people, a pair bond of one person, dangling references, an event kind whose
+  links do not fit). Drafts may keep problems; submit and approve refuse them.
+- ``mark_edited``: the one rule for "edited -> confidence 1.0". An item is edited only when
+  its content differs from its source after the same normalisation on both sides.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from audit.schemas import PayloadIssue
+from metrics.families.extraction.dates import parse_date
+
+ENTITY_KINDS = ("people", "events", "pair_bonds")
+EDITED_CONFIDENCE = 1.0
+PAIR_BOND_EVENT_KINDS = ("bonded", "married", "separated", "divorced")
+BIRTH_EVENT_KINDS = ("birth", "adopted")
+DATE_FIELDS = ("dateTime", "endDateTime")
+DATE_EXAMPLES = "e.g. 1985, March 2003, 2003-03-12"
+
+KnownIds = Mapping[str, Iterable[Any]]
+
+
+# --- content and the edited rule -----------------------------------------------------------
+
+
+def normalize_value(value: Any) -> Any:
+    """Text without surrounding or repeated spaces; "" and [] read as "not given" (None)."""
+    if isinstance(value, str):
+        value = " ".join(value.split())
+        return value or None
+    if isinstance(value, list):
+        return [normalize_value(v) for v in value] or None
+    return value
+
+
+def item_content(item: dict) -> dict:
+    """What an item asserts: every field but its confidence, normalised, unset fields left out."""
+    normalized = {key: normalize_value(value) for key, value in item.items() if key != "confidence"}
+    return {key: value for key, value in normalized.items() if value is not None}
+
+
+def is_edited(source: dict | None, item: dict) -> bool:
+    """An item is edited when it is new or its content differs from its source's."""
+    return source is None or item_content(source) != item_content(item)
+
+
+def mark_edited(before: dict, after: dict) -> dict:
+    """Apply the edited rule to ``after``, a new version of the payload ``before``.
+
+    - Untouched items are kept exactly as they were (``"May "`` stays ``"May "``); only a
+      confidence the caller changed on purpose is taken over.
+    - Edited and new items get confidence 1.0, unless the caller set a confidence of their
+      own (the JSON editor and the API may).
+    """
+    sources = _by_kind_and_id(before)
+    marked: dict[str, Any] = dict(after)
+    for kind in ENTITY_KINDS:
+        marked[kind] = [
+            _marked_item(sources.get((kind, _ident(item))), item)
+            if isinstance(item, dict)
+            else item
+            for item in after.get(kind) or []
+        ]
+    return marked
+
+
+def _marked_item(source: dict | None, item: dict) -> dict:
+    if is_edited(source, item):
+        item = dict(item)
+        if item.get("confidence") == (source or {}).get("confidence"):
+            item["confidence"] = EDITED_CONFIDENCE
+        return item
+    kept = copy.deepcopy(source)
+    if "confidence" in item and item["confidence"] != source.get("confidence"):
+        kept["confidence"] = item["confidence"]
+    return kept
+
+
+def _by_kind_and_id(payload: dict) -> dict[tuple[str, Any], dict]:
+    return {
+        (kind, _ident(item)): item
+        for kind in ENTITY_KINDS
+        for item in payload.get(kind) or []
+        if isinstance(item, dict)
+    }
+
+
+def _ident(item: dict) -> Any:
+    ident = item.get("id")
+    return ident if isinstance(ident, (int, str)) and not isinstance(ident, bool) else None
+
+
+# --- semantic checks -------------------------------------------------------------------------
+
+
+def payload_ids(payloads: Iterable[dict | None]) -> dict[str, set]:
+    """Ids of the people, events and pair bonds in some payloads (earlier statements, say)."""
+    ids: dict[str, set] = {kind: set() for kind in ENTITY_KINDS}
+    for payload in payloads:
+        for kind in ENTITY_KINDS:
+            items = (payload or {}).get(kind)
+            for item in items if isinstance(items, list) else []:
+                if isinstance(item, dict) and _ident(item) is not None:
+                    ids[kind].add(_ident(item))
+    return ids
+
+
+def pdp_problems(payload: dict, *, known: KnownIds | None = None) -> list[PayloadIssue]:
+    """Every reason a schema-valid payload cannot be ground truth; empty when it can.
+
+    ``known`` holds the ids of items coded in earlier statements of the same discussion,
+    which a delta may refer to; positive ids are committed items and always resolve.
+    """
+    refs = _References(payload, known or {})
+    problems: list[PayloadIssue] = []
+    for index, person in _entries(payload, "people"):
+        problems += _person_problems(f"people[{index}]", person, refs)
+    for index, event in _entries(payload, "events"):
+        problems += _event_problems(f"events[{index}]", event, refs)
+    for index, bond in _entries(payload, "pair_bonds"):
+        problems += _bond_problems(f"pair_bonds[{index}]", bond, refs)
+    for index, ident in enumerate(payload.get("delete") or []):
+        if not refs.exists(ident, ENTITY_KINDS):
+            problems.append(PayloadIssue(f"delete[{index}]", refs.missing(ident, "item")))
+    return problems
+
+
+def _entries(payload: dict, kind: str) -> list[tuple[int, dict]]:
+    items = payload.get(kind)
+    items = items if isinstance(items, list) else []
+    return [(index, item) for index, item in enumerate(items) if isinstance(item, dict)]
+
+
+class _References:
+    """Which ids a reference may name: this payload's, earlier statements', committed ones."""
+
+    def __init__(self, payload: dict, known: KnownIds):
+        here = payload_ids([payload])
+        self.ids = {kind: here[kind] | set(known.get(kind) or ()) for kind in ENTITY_KINDS}
+
+    def exists(self, ident: Any, kinds: Iterable[str]) -> bool:
+        if isinstance(ident, int) and not isinstance(ident, bool) and ident > 0:
+            return True  # a committed item of the family diagram
+        return any(ident in self.ids[kind] for kind in kinds)
+
+    def missing(self, ident: Any, what: str) -> str:
+        return (
+            f"{ident!r} is not a {what} in this statement or an earlier one, "
+            "nor a committed (positive) id"
+        )
+
+    def check(self, path: str, ident: Any, kind: str, what: str) -> list[PayloadIssue]:
+        if ident is None or self.exists(ident, (kind,)):
+            return []
+        return [PayloadIssue(path, self.missing(ident, what))]
+
+
+def _blank(value: Any) -> bool:
+    return normalize_value(value) is None
+
+
+def _person_problems(path: str, person: dict, refs: _References) -> list[PayloadIssue]:
+    problems = []
+    if _blank(person.get("name")) and _blank(person.get("last_name")):
+        problems.append(PayloadIssue(f"{path}.name", "a person needs a name or a last name"))
+    problems += refs.check(f"{path}.parents", person.get("parents"), "pair_bonds", "pair bond")
+    for key in ("parent_a", "parent_b"):
+        problems += refs.check(f"{path}.{key}", person.get(key), "people", "person")
+    return problems
+
+
+def _event_problems(path: str, event: dict, refs: _References) -> list[PayloadIssue]:
+    problems = _date_problems(path, event) + _kind_problems(path, event)
+    for key in ("person", "spouse", "child"):
+        problems += refs.check(f"{path}.{key}", event.get(key), "people", "person")
+    for key in ("relationshipTargets", "relationshipTriangles"):
+        targets = event.get(key)
+        for index, ident in enumerate(targets if isinstance(targets, list) else []):
+            problems += refs.check(f"{path}.{key}[{index}]", ident, "people", "person")
+    return problems
+
+
+def _date_problems(path: str, event: dict) -> list[PayloadIssue]:
+    problems = []
+    for key in DATE_FIELDS:
+        value = event.get(key)
+        if isinstance(value, str) and not _blank(value) and parse_date(value) is None:
+            problems.append(
+                PayloadIssue(
+                    f"{path}.{key}",
+                    f"{value!r} is not a date with a year ({DATE_EXAMPLES}); "
+                    "leave it empty if the date is unknown",
+                )
+            )
+    return problems
+
+
+def _kind_problems(path: str, event: dict) -> list[PayloadIssue]:
+    """The links an event's kind needs: see docs/review.md, "Validation"."""
+    kind, person, spouse = event.get("kind"), event.get("person"), event.get("spouse")
+    if kind in PAIR_BOND_EVENT_KINDS:
+        if person is None:
+            return [PayloadIssue(f"{path}.person", f"a {kind} event needs a person")]
+        if spouse is None:
+            return [PayloadIssue(f"{path}.spouse", f"a {kind} event needs a spouse")]
+        if spouse == person:
+            return [PayloadIssue(f"{path}.spouse", "the spouse must be another person")]
+        return []
+    if kind in BIRTH_EVENT_KINDS:
+        if person is None and event.get("child") is None:
+            return [PayloadIssue(f"{path}.child", f"a {kind} event needs a child or a person")]
+        return []
+    if kind is not None and person is None:
+        return [PayloadIssue(f"{path}.person", f"a {kind} event needs a person")]
+    return []
+
+
+def _bond_problems(path: str, bond: dict, refs: _References) -> list[PayloadIssue]:
+    problems = []
+    for key in ("person_a", "person_b"):
+        problems += refs.check(f"{path}.{key}", bond.get(key), "people", "person")
+    if bond.get("person_a") is not None and bond.get("person_a") == bond.get("person_b"):
+        problems.append(PayloadIssue(f"{path}.person_b", "a pair bond needs two different people"))
+    return problems

@@ -1,0 +1,150 @@
+"""The payload rules of audit.pdp: semantic checks and the one "edited" rule (no database)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from audit.pdp import is_edited, item_content, mark_edited, payload_ids, pdp_problems
+from tests.factories import SIMPLE_PDP, pdp
+
+
+def problems(payload: dict, **kwargs) -> list[str]:
+    return [str(problem) for problem in pdp_problems(payload, **kwargs)]
+
+
+def with_event(**fields) -> dict:
+    payload = copy.deepcopy(SIMPLE_PDP)
+    payload["events"][0].update(fields)
+    return payload
+
+
+def test_a_consistent_payload_has_no_problems():
+    assert problems(SIMPLE_PDP) == []
+
+
+@pytest.mark.parametrize("date", ["2024-13-45", "whenever, honestly ???", "May "])
+def test_dates_the_f1_library_cannot_read_are_problems(date):
+    assert problems(with_event(dateTime=date)) == [
+        f"events[0].dateTime: {date!r} is not a date with a year "
+        "(e.g. 1985, March 2003, 2003-03-12); leave it empty if the date is unknown"
+    ]
+
+
+@pytest.mark.parametrize("date", [None, "", "  ", "1985", "March 2003", "2003-03-12"])
+def test_readable_or_empty_dates_are_fine(date):
+    assert problems(with_event(dateTime=date)) == []
+
+
+def test_a_person_needs_a_name_or_a_last_name():
+    payload = copy.deepcopy(SIMPLE_PDP)
+    payload["people"][0].update(name="  ", last_name=None)
+    payload["people"][1].update(name=None)  # the last name is enough
+    assert problems(payload) == ["people[0].name: a person needs a name or a last name"]
+
+
+def test_a_pair_bond_needs_two_different_people():
+    payload = copy.deepcopy(SIMPLE_PDP)
+    payload["pair_bonds"][0]["person_b"] = -1
+    assert problems(payload) == ["pair_bonds[0].person_b: a pair bond needs two different people"]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "path"),
+    [
+        ("person", -9, "events[0].person"),
+        ("spouse", -9, "events[0].spouse"),
+        ("child", -9, "events[0].child"),
+        ("relationshipTargets", [-2, -9], "events[0].relationshipTargets[1]"),
+        ("relationshipTriangles", [-9], "events[0].relationshipTriangles[0]"),
+    ],
+)
+def test_every_event_reference_must_exist(field, value, path):
+    assert problems(with_event(**{field: value})) == [
+        f"{path}: -9 is not a person in this statement or an earlier one, "
+        "nor a committed (positive) id"
+    ]
+
+
+def test_parents_and_deletes_must_exist_too():
+    payload = copy.deepcopy(SIMPLE_PDP)
+    payload["people"][0]["parents"] = -99
+    payload["delete"] = [-98]
+    assert [p.path for p in pdp_problems(payload)] == ["people[0].parents", "delete[0]"]
+
+
+def test_a_reference_to_a_person_must_name_a_person_not_an_event():
+    payload = with_event(relationshipTargets=[-3])  # -3 is the event itself
+    assert [p.path for p in pdp_problems(payload)] == ["events[0].relationshipTargets[0]"]
+
+
+def test_committed_ids_and_items_of_earlier_statements_resolve():
+    payload = pdp(
+        events=[{"id": -20, "kind": "shift", "person": 7, "relationshipTargets": [-1]}],
+        delete=[-3, 12],
+    )
+    assert [p.path for p in pdp_problems(payload)] == [
+        "events[0].relationshipTargets[0]",
+        "delete[0]",
+    ]
+    assert problems(payload, known=payload_ids([SIMPLE_PDP])) == []
+
+
+@pytest.mark.parametrize("kind", ["married", "bonded", "separated", "divorced"])
+def test_pair_bond_events_need_a_spouse_other_than_the_person(kind):
+    assert problems(with_event(kind=kind, spouse=None)) == [
+        f"events[0].spouse: a {kind} event needs a spouse"
+    ]
+    assert problems(with_event(kind=kind, spouse=-1)) == [
+        "events[0].spouse: the spouse must be another person"
+    ]
+
+
+def test_other_events_need_a_person_and_births_a_child_or_a_person():
+    assert problems(with_event(kind="shift", person=None, spouse=None)) == [
+        "events[0].person: a shift event needs a person"
+    ]
+    assert problems(with_event(kind="birth", person=None, spouse=None)) == [
+        "events[0].child: a birth event needs a child or a person"
+    ]
+    assert problems(with_event(kind="birth", person=None, spouse=None, child=-2)) == []
+
+
+# --- the edited rule -------------------------------------------------------------------------
+
+
+def test_content_ignores_confidence_whitespace_and_unset_fields():
+    assert item_content({"id": 1, "dateTime": "May ", "notes": "", "confidence": 0.5}) == {
+        "id": 1,
+        "dateTime": "May",
+    }
+    assert not is_edited({"id": 1, "dateTime": "May "}, {"id": 1, "dateTime": "May", "x": []})
+    assert is_edited({"id": 1, "dateTime": "May"}, {"id": 1, "dateTime": "June"})
+    assert is_edited(None, {"id": 1})
+
+
+def test_an_untouched_item_stays_exactly_as_it_was():
+    before = pdp(
+        events=[{"id": -3, "kind": "shift", "person": -1, "dateTime": "May ", "confidence": 0.54}]
+    )
+    after = pdp(
+        events=[{"id": -3, "kind": "shift", "person": -1, "dateTime": "May", "confidence": 0.54}]
+    )
+    assert mark_edited(before, after)["events"] == before["events"]
+
+
+def test_edited_and_new_items_get_confidence_one():
+    before = pdp(people=[{"id": -1, "name": "John", "confidence": 0.9}])
+    after = pdp(people=[{"id": -1, "name": "Jon", "confidence": 0.9}, {"id": -2, "name": "Ann"}])
+    marked = mark_edited(before, after)["people"]
+    assert [p["confidence"] for p in marked] == [1.0, 1.0]
+    assert after["people"][0]["confidence"] == 0.9  # the input is not changed in place
+
+
+def test_a_confidence_set_on_purpose_is_kept():
+    before = pdp(people=[{"id": -1, "name": "John", "confidence": 0.9}])
+    edited = mark_edited(before, pdp(people=[{"id": -1, "name": "Jon", "confidence": 0.7}]))
+    untouched = mark_edited(before, pdp(people=[{"id": -1, "name": "John", "confidence": 0.3}]))
+    assert edited["people"][0]["confidence"] == 0.7
+    assert untouched["people"][0]["confidence"] == 0.3
