@@ -148,7 +148,9 @@ class _References:
         self.ids = {kind: here[kind] | set(known.get(kind) or ()) for kind in ENTITY_KINDS}
 
     def exists(self, ident: Any, kinds: Iterable[str]) -> bool:
-        if isinstance(ident, int) and not isinstance(ident, bool) and ident > 0:
+        if not isinstance(ident, (int, str)) or isinstance(ident, bool):
+            return False  # not an id at all (the schema says so too)
+        if isinstance(ident, int) and ident > 0:
             return True  # a committed item of the family diagram
         return any(ident in self.ids[kind] for kind in kinds)
 

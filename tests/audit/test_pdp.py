@@ -148,3 +148,11 @@ def test_a_confidence_set_on_purpose_is_kept():
     untouched = mark_edited(before, pdp(people=[{"id": -1, "name": "John", "confidence": 0.3}]))
     assert edited["people"][0]["confidence"] == 0.7
     assert untouched["people"][0]["confidence"] == 0.3
+
+
+def test_references_that_are_not_ids_do_not_resolve_and_do_not_crash():
+    payload = with_event(relationshipTargets=[{"id": -1}], spouse=True)
+    assert [p.path for p in pdp_problems(payload)] == [
+        "events[0].spouse",
+        "events[0].relationshipTargets[0]",
+    ]
