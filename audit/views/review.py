@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from audit.forms import RejectForm
 from audit.models import Feedback, Statement
-from audit.services import WorkflowError, feedback_approve, feedback_reject
+from audit.services import NotReady, WorkflowError, feedback_approve, feedback_reject
 from audit.views.access import admin_required, error_fragment, safe_next
 from audit.views.discussion import card_context
 from audit.views.display import Labels, present
@@ -130,6 +130,11 @@ def approve(request: HttpRequest, pk: int) -> HttpResponse:
             feedback=feedback, admin=request.user, base_version=_version(request)
         )
     except WorkflowError as exc:
+        if isinstance(exc, NotReady):  # each problem on its own line
+            return error_fragment(
+                request, exc.messages(), status=exc.status_code,
+                target=_target(request, feedback), extra={"heading": exc.detail},
+            )  # fmt: skip
         return error_fragment(
             request, [str(exc)], status=exc.status_code, target=_target(request, feedback)
         )
