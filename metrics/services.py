@@ -50,7 +50,7 @@ log = logging.getLogger(__name__)
 
 EXTRACTION = "extraction"
 # Bump when the engine's output for the same inputs changes; then run `recompute_metrics`.
-CODE_VERSION = "extraction-f1/1"
+CODE_VERSION = "extraction-f1/2"  # 2: one parent rule on both sides, bonds to committed people
 # Database errors worth retrying: lock timeouts, deadlocks, a restarted server.
 TRANSIENT_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError)
 

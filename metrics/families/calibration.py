@@ -72,13 +72,24 @@ def compute_ece(p: Any, y: Any, *, n_bins: int = 10) -> float:
         raise ValueError(f"n_bins must be positive, got {n_bins}")
     p, y = np.clip(np.asarray(p, dtype=float), 0.0, 1.0), np.asarray(y, dtype=float)
     _check_pair(p, y)
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    bins = ece_bins(p, n_bins)
     ece = 0.0
-    for lo, hi in pairwise(edges):
-        in_bin = (p >= lo) & ((p < hi) if hi < 1.0 else (p <= hi))
+    for index in range(n_bins):
+        in_bin = bins == index
         if in_bin.any():
             ece += in_bin.mean() * abs(y[in_bin].mean() - p[in_bin].mean())
     return float(ece)
+
+
+def ece_bins(p: np.ndarray, n_bins: int) -> np.ndarray:
+    """The bin of each confidence: k where k/n_bins <= p < (k+1)/n_bins, p = 1.0 in the last.
+
+    Each edge k/n_bins is one correctly rounded division, so it is exactly the float a
+    literal such as 0.3 reads as: p = 0.3 lands in [0.3, 0.4). (np.linspace builds
+    edges as k * step, and 3 * 0.1 > 0.3 put 0.3 in the bin below.)
+    """
+    edges = np.arange(n_bins + 1) / n_bins
+    return np.minimum(np.searchsorted(edges, p, side="right") - 1, n_bins - 1)
 
 
 # --------------------------------------------------------------------------- temperature scaling

@@ -20,7 +20,6 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -31,6 +30,7 @@ from metrics.families.calibration import (
     TemperatureScalingCalibrator,
     compute_binary_nll,
     compute_ece,
+    ece_bins,
     fit_isotonic_calibrator,
 )
 from metrics.families.extraction import StatementF1Metrics
@@ -115,14 +115,15 @@ def reliability_bins(p: Sequence[float], y: Sequence[float], *, n_bins: int = N_
     """The reliability diagram: per non-empty equal-width bin (as in compute_ece), its count,
     mean confidence and accuracy."""
     p_arr, y_arr = np.clip(np.asarray(p, dtype=float), 0.0, 1.0), np.asarray(y, dtype=float)
+    bin_of = ece_bins(p_arr, n_bins)
     bins = []
-    for lo, hi in pairwise(np.linspace(0.0, 1.0, n_bins + 1)):
-        inside = (p_arr >= lo) & ((p_arr < hi) if hi < 1.0 else (p_arr <= hi))
+    for index in range(n_bins):
+        inside = bin_of == index
         if inside.any():
             bins.append(
                 {
-                    "lo": float(lo),
-                    "hi": float(hi),
+                    "lo": index / n_bins,
+                    "hi": (index + 1) / n_bins,
                     "count": int(inside.sum()),
                     "mean_confidence": float(p_arr[inside].mean()),
                     "accuracy": float(y_arr[inside].mean()),

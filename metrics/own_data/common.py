@@ -43,7 +43,7 @@ FAMILIES = (*RUN_FAMILIES, INTERAUDITOR)
 # Bump a family's version when its output for the same inputs changes.
 CODE_VERSIONS = {
     REVIEW_SAVINGS: "review-savings/1",
-    CALIBRATION: "calibration/1",
+    CALIBRATION: "calibration/2",  # 2: ECE bins [k/n, (k+1)/n) exactly
     INTERAUDITOR: "interauditor/1",
 }
 SEED = 0

@@ -80,6 +80,10 @@ class TestItems:
         ece = sum(b["count"] * abs(b["accuracy"] - b["mean_confidence"]) for b in bins) / 4
         assert ece == pytest.approx(compute_ece([0.95, 0.75, 0.65, 0.95], [1, 0, 1, 1]))
 
+    def test_reliability_bins_share_the_ece_edges(self) -> None:
+        bins = reliability_bins([0.3, 0.3, 0.39, 0.7], [1, 1, 0, 1])
+        assert [(b["lo"], b["hi"], b["count"]) for b in bins] == [(0.3, 0.4, 3), (0.7, 0.8, 1)]
+
 
 class TestHeldoutSplit:
     def test_deterministic_and_order_free(self) -> None:

@@ -15,8 +15,10 @@ Item = dict[str, Any]
 
 def cumulative(deltas_list: Iterable[dict[str, Any] | None]) -> dict[str, list[Item]]:
     """Apply statement deltas in order: upsert by id (a later item replaces the
-    earlier one whole), then the delta's `delete` ids. Pair bonds whose partners
-    are not both present are dropped, as are duplicates of the same two people.
+    earlier one whole), then the delta's `delete` ids. A pair bond is dropped when
+    a partner is missing or is an uncommitted person (not a positive id) that no
+    delta lists, and when it repeats an earlier bond's two people. A partner that is
+    a committed person (positive id) stays: it is stored outside the deltas.
     Items without an id cannot be upserted and are simply kept."""
     state: dict[str, dict[Any, Item]] = {key: {} for key in ENTITY_LISTS}
     anonymous: dict[str, list[Item]] = {key: [] for key in ENTITY_LISTS}
@@ -57,14 +59,14 @@ def _upsert(table: dict[Any, Item], anonymous: list[Item], items: Any) -> None:
 
 
 def _valid_pair_bonds(bonds: list[Item], people: list[Item]) -> tuple[list[Item], dict]:
-    """Bonds between present people, first of each couple kept; returns the
-    kept bonds and {dropped duplicate id: kept id}."""
+    """Bonds between present or committed people, first of each couple kept;
+    returns the kept bonds and {dropped duplicate id: kept id}."""
     present = {item_id(person) for person in people} - {None}
     kept: dict[frozenset, Item] = {}
     replaced: dict[Any, Any] = {}
     for bond in bonds:
         partners = (as_id(bond.get("person_a")), as_id(bond.get("person_b")))
-        if not all(partner in present for partner in partners):
+        if not all(partner in present or is_committed(partner) for partner in partners):
             continue
         couple = frozenset(partners)
         if couple in kept:
@@ -72,6 +74,12 @@ def _valid_pair_bonds(bonds: list[Item], people: list[Item]) -> tuple[list[Item]
         else:
             kept[couple] = bond
     return list(kept.values()), replaced
+
+
+def is_committed(ident: Any) -> bool:
+    """A committed person: a positive integer id. Negative ids are uncommitted
+    people that exist only in some delta."""
+    return ident.__class__ is int and ident > 0
 
 
 def _repoint_parents(people: list[Item], replaced: dict[Any, Any]) -> list[Item]:

@@ -227,7 +227,9 @@ def match_listed_people(
     if any(ai_parents):
         gt_parents = _parent_refs(gt.items, gt_bonds)
         if any(gt_parents):
-            pairs = _rematch_by_parents(pairs, named, solve, ai_parents, gt_parents, ai, gt)
+            pairs = _rematch_by_parents(
+                pairs, named, solve, ai_parents, gt_parents, ai, gt, ai_bonds
+            )
     return Matching(ai, gt, pairs, named)
 
 
@@ -236,17 +238,21 @@ def _parent_refs(people: list[Item], bonds: list[Item]) -> list:
     return [parent_person_ids(person, lookup) for person in people]
 
 
-def _rematch_by_parents(pairs, named, solve, ai_parents, gt_parents, ai, gt) -> list[Pair]:
+def _rematch_by_parents(
+    pairs, named, solve, ai_parents, gt_parents, ai, gt, ai_bonds
+) -> list[Pair]:
     """Re-assign with the parent gate the current map implies, until it stops changing."""
     ai_ids, gt_ids = ai.ids, gt.ids
     ai_defined = set(ai_ids)
+    # Ids the AI refers to without listing them stand for the same person on both sides.
+    ai_unlisted = _referenced_ids(ai_parents, ai_bonds) - ai_defined
     used = named
     for _ in range(_PARENT_ROUNDS):
         id_map = _id_map(pairs, ai_ids, gt_ids)
         ai_known = [_known_ai_parents(ref, id_map, ai_defined) for ref in ai_parents]
         gt_known = gt_parents
         if len(pairs) < len(gt_ids):  # else every GT parent has a counterpart
-            gt_unmatched = set(gt_ids) - {gt_ids[j] for _, j in pairs}
+            gt_unmatched = set(gt_ids) - {gt_ids[j] for _, j in pairs} - ai_unlisted
             gt_known = [
                 ref - gt_unmatched if isinstance(ref, frozenset) else ref for ref in gt_parents
             ]
@@ -255,6 +261,16 @@ def _rematch_by_parents(pairs, named, solve, ai_parents, gt_parents, ai, gt) -> 
             break  # the same gates would give the same assignment: settled
         pairs, used = solve(allowed), allowed
     return pairs
+
+
+def _referenced_ids(parent_refs: list, bonds: list[Item]) -> set[Any]:
+    """Every person id named as a parent or as a pair-bond partner."""
+    ids = {ident for ref in parent_refs if isinstance(ref, frozenset) for ident in ref}
+    for bond in bonds:
+        ids.add(as_id(bond.get("person_a")))
+        ids.add(as_id(bond.get("person_b")))
+    ids.discard(None)
+    return ids
 
 
 def _people_key(people: Listing) -> KeyFunction:

@@ -21,6 +21,7 @@ from metrics.families.calibration import (
     compute_binary_nll,
     compute_ece,
     dumps_calibration_artifact,
+    ece_bins,
     fit_isotonic_calibrator,
     fit_linear_calibrator,
     fit_logistic_calibrator,
@@ -295,3 +296,21 @@ def test_artifact_text_is_json_with_sorted_keys() -> None:
     data = json.loads(text)
     assert list(data) == sorted(data)
     assert data["model"] == {"x_thresholds": [0.0, 1.0], "y_thresholds": [0.3, 0.9]}
+
+
+def test_ece_bins_by_exact_edges_on_a_tenth_grid() -> None:
+    # Each k/10 opens its own bin [k/10, (k+1)/10); 1.0 closes the last one.
+    grid = [float(f"0.{k}") for k in range(10)] + [1.0]
+    assert ece_bins(np.array(grid), 10).tolist() == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 9]
+    for k in range(10):  # a lone correct prediction at p = k/10 is off by 1 - k/10
+        assert compute_ece([grid[k]], [1]) == pytest.approx(1 - grid[k])
+    twentieths = np.array([k / 20 for k in range(21)])
+    assert ece_bins(twentieths, 20).tolist() == [*range(20), 19]
+
+
+def test_ece_puts_a_confidence_of_exactly_a_bin_edge_in_the_upper_bin() -> None:
+    # 0.3, 0.3 and 0.39 share [0.3, 0.4): confidence 0.33, accuracy 2/3.
+    assert compute_ece([0.3, 0.3, 0.39], [1, 1, 0]) == pytest.approx(0.33666, abs=1e-5)
+    assert round(compute_ece([0.3, 0.3, 0.39], [1, 1, 0]), 3) == 0.337
+    # 0.6 and 0.7 each open their bin: two bins of one, errors 0.4 and 0.7.
+    assert compute_ece([0.6, 0.7], [1, 0]) == pytest.approx((0.4 + 0.7) / 2)
