@@ -244,5 +244,33 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }
 
-# The extraction-F1 matching constants in force; recorded with every stored result.
-EXTRACTION_MATCH_SETTINGS: dict = {}
+# The extraction-F1 matching settings in force (metrics.families.extraction.MatchSettings),
+# recorded with every stored result. Each variable overrides one field; unset ones keep the
+# library default. Ranges are checked when the apps load (metrics.apps). Results computed with
+# other settings are marked stale and recomputed (docs/metrics.md, "Settings in force").
+EXTRACTION_MATCH_ENV: dict[str, tuple[str, type]] = {
+    "EXTRACTION_MATCH_STRATEGY": ("strategy", str),
+    "EXTRACTION_NAME_THRESHOLD": ("name_similarity_threshold", float),
+    "EXTRACTION_DESCRIPTION_THRESHOLD": ("description_similarity_threshold", float),
+    "EXTRACTION_DATE_TOLERANCE_DAYS": ("date_tolerance_days", int),
+    "EXTRACTION_APPROXIMATE_DATE_TOLERANCE_DAYS": ("approximate_date_tolerance_days", int),
+    "EXTRACTION_DESCRIPTION_WEIGHT": ("description_weight", float),
+    "EXTRACTION_DATE_WEIGHT": ("date_weight", float),
+}
+
+
+def env_match_settings() -> dict:
+    settings: dict = {}
+    for variable, (field, kind) in EXTRACTION_MATCH_ENV.items():
+        raw = os.environ.get(variable, "").strip()
+        if not raw:
+            continue
+        try:
+            settings[field] = kind(raw)
+        except ValueError:
+            expected = {int: "a whole number", float: "a number"}.get(kind, kind.__name__)
+            raise ImproperlyConfigured(f"{variable} must be {expected}, not {raw!r}.") from None
+    return settings
+
+
+EXTRACTION_MATCH_SETTINGS: dict = env_match_settings()

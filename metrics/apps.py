@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.core.exceptions import ImproperlyConfigured
 
 
 class MetricsConfig(AppConfig):
@@ -9,3 +10,22 @@ class MetricsConfig(AppConfig):
         # Deletions of statements/extractions/feedback/runs invalidate stored results.
         from metrics import signals  # noqa: F401
         from metrics.own_data import signals as own_data_signals  # noqa: F401
+
+        check_match_settings()
+
+
+def check_match_settings() -> None:
+    """Refuse to start (web, worker or command) with out-of-range match settings, naming the
+    environment variable at fault."""
+    from django.conf import settings
+
+    from metrics.families.extraction import MatchSettings
+
+    overrides = settings.EXTRACTION_MATCH_SETTINGS or {}
+    for variable, (field, _kind) in settings.EXTRACTION_MATCH_ENV.items():
+        if field not in overrides:
+            continue
+        try:
+            MatchSettings.from_dict({field: overrides[field]})
+        except (TypeError, ValueError) as exc:
+            raise ImproperlyConfigured(f"{variable}={overrides[field]!r}: {exc}") from None

@@ -7,6 +7,7 @@ from typing import Any
 from django.urls import reverse
 
 from audit.models import ExtractionRun
+from metrics.families.extraction import SARF_VARIABLES
 from metrics.models import MetricResult
 from metrics.services import run_key
 
@@ -51,7 +52,21 @@ def extraction_card(run: ExtractionRun) -> dict[str, Any]:
         **card_base(row, state, reverse("metrics:extraction_card", args=[run.pk])),
         "run": run,
         "system": values.get("system"),
+        "sarf": sarf_rows(values.get("system")),
         "cumulative": values.get("cumulative"),
         "n_statements": values.get("n_statements", 0),
         "n_discussions": values.get("n_discussions", 0),
     }
+
+
+def sarf_rows(system: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """Per SARF variable: the pooled macro-F1 (primary) and the mean of per-statement values."""
+    system = system or {}
+    return [
+        {
+            "variable": variable,
+            "pooled": system.get(f"{variable}_macro_f1"),
+            "mean": system.get(f"mean_statement_{variable}_macro_f1"),
+        }
+        for variable in SARF_VARIABLES
+    ]

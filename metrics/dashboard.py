@@ -13,6 +13,7 @@ import logging
 from collections import Counter
 from typing import Any
 
+from django.conf import settings as django_settings
 from django.core.cache import cache
 from django.db.models import Count, F, FloatField, IntegerField, Max, QuerySet
 from django.db.models.fields.json import KT
@@ -26,7 +27,14 @@ from metrics.cards import card_base, extraction_card, extraction_state
 from metrics.families.extraction import SARF_VARIABLES, MatchSettings
 from metrics.models import Evaluation, MetricResult
 from metrics.plots import category_line_plot, heatmap
-from metrics.services import EXTRACTION, SYSTEM_KEY, run_key
+from metrics.services import (
+    CODE_VERSION,
+    EXTRACTION,
+    SYSTEM_KEY,
+    match_settings,
+    results_outdated,
+    run_key,
+)
 
 log = logging.getLogger(__name__)
 CACHE_SECONDS = 24 * 3600
@@ -160,6 +168,42 @@ def f1_details(row: MetricResult | None) -> dict[str, Any]:
         "n_discussions": values.get("n_discussions", 0),
         "rules": match_rules(stored) if stored else [],
         "code_version": row.code_version if row else "",
+        # Computed with other settings than those in force: being recomputed.
+        "outdated": bool(stored) and MatchSettings.from_dict(stored) != match_settings(),
+    }
+
+
+SETTING_LABELS = {
+    "strategy": "Assignment strategy",
+    "name_similarity_threshold": "Name similarity above",
+    "description_similarity_threshold": "Description similarity at least",
+    "date_tolerance_days": "Date tolerance (days)",
+    "approximate_date_tolerance_days": "Approximate date tolerance (days)",
+    "description_weight": "Event score: description weight",
+    "date_weight": "Event score: date weight",
+}
+
+
+def settings_in_force() -> dict[str, Any]:
+    """The match settings this deployment computes with (admins' dashboard): each value, the
+    environment variable that sets it, and how many stored results still await recomputing."""
+    current = match_settings()
+    overrides = django_settings.EXTRACTION_MATCH_SETTINGS or {}
+    rows = [
+        {
+            "label": SETTING_LABELS.get(field, field),
+            "value": getattr(current, field),
+            "variable": variable,
+            "overridden": field in overrides,
+        }
+        for variable, (field, _kind) in django_settings.EXTRACTION_MATCH_ENV.items()
+    ]
+    results = MetricResult.objects.filter(family=EXTRACTION)
+    return {
+        "rows": rows,
+        "code_version": CODE_VERSION,
+        "outdated": results_outdated().count(),
+        "recomputing": results.filter(status=MetricResult.Status.STALE).count(),
     }
 
 

@@ -36,12 +36,12 @@ from django.utils import timezone
 from audit.models import Extraction, ExtractionRun, Feedback, Speaker, Statement
 from metrics.families.extraction import (
     MatchSettings,
-    SystemCumulativeF1Metrics,
     add_contributions,
     calculate_cumulative_f1,
     calculate_statement_f1,
     empty_totals,
     statement_contribution,
+    system_cumulative_f1_from_totals,
     system_f1_from_totals,
 )
 from metrics.models import ComputeJob, MetricResult
@@ -49,8 +49,10 @@ from metrics.models import ComputeJob, MetricResult
 log = logging.getLogger(__name__)
 
 EXTRACTION = "extraction"
-# Bump when the engine's output for the same inputs changes; then run `recompute_metrics`.
-CODE_VERSION = "extraction-f1/2"  # 2: one parent rule on both sides, bonds to committed people
+# Bump when the engine's output for the same inputs changes: stored results computed by another
+# version are then recomputed by themselves (results_mark_outdated).
+# 2: one parent rule on both sides, bonds to committed people. 3: SARF mean of per-statement values.
+CODE_VERSION = "extraction-f1/3"
 # Database errors worth retrying: lock timeouts, deadlocks, a restarted server.
 TRANSIENT_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError)
 
@@ -143,20 +145,10 @@ def _run_totals_rebuild(run_id: int) -> dict[str, Any]:
 # --- run and system summaries ----------------------------------------------------------------
 
 
-def _system_cumulative_from_totals(totals: dict[str, Any]) -> dict[str, Any]:
-    """SystemCumulativeF1Metrics from discussion totals: same pooled figures, discussion counts."""
-    data = system_f1_from_totals(totals).to_dict()
-    data["total_discussions"] = data.pop("total_statements")
-    data["trivial_discussions"] = data.pop("trivial_statements")
-    data["mean_discussion_f1"] = data.pop("mean_statement_f1")
-    data["mean_discussion_f1_nontrivial"] = data.pop("mean_statement_f1_nontrivial")
-    return SystemCumulativeF1Metrics.from_dict(data).to_dict()
-
-
 def _run_values(totals: dict[str, Any]) -> dict[str, Any]:
     return {
         "system": system_f1_from_totals(totals["statements"]).to_dict(),
-        "cumulative": _system_cumulative_from_totals(totals["discussions"]),
+        "cumulative": system_cumulative_f1_from_totals(totals["discussions"]).to_dict(),
         "n_statements": int(totals["statements"].get("count", 0)),
         "n_discussions": int(totals["discussions"].get("count", 0)),
     }
@@ -240,6 +232,7 @@ def system_result_compute() -> MetricResult:
         row.status = next((s for s in (Status.STALE, Status.FAILED) if s in statuses), Status.FRESH)
         row.input_hash = _hash([[r.run_id, r.input_hash, r.status] for r in runs])
         row.code_version, row.error = CODE_VERSION, ""
+        row.match_settings = match_settings().to_dict()
         stale = row.status == Status.STALE
         row.stale_since = (row.stale_since or timezone.now()) if stale else None
         row.computed_at = timezone.now()
@@ -346,8 +339,11 @@ def _row_confirm(row: MetricResult, batch: bool) -> bool:
     """Unchanged inputs: the stored figures stand; only the status needs to become fresh."""
     if row.status == Status.FRESH:
         return False
+    # Same hash means same settings and code; recording them again keeps equal-but-differently
+    # written settings from being found outdated again (results_mark_outdated).
     row.status, row.stale_since = Status.FRESH, None
-    row.save(update_fields=["status", "stale_since"])
+    row.match_settings, row.code_version = match_settings().to_dict(), CODE_VERSION
+    row.save(update_fields=["status", "stale_since", "match_settings", "code_version"])
     return False if batch else _run_row_settle(_run_row_locked(row.run_id))
 
 
@@ -508,7 +504,9 @@ def result_record_failure(
             key, scope=scope, run_id=run_id, discussion_id=discussion_id, statement_id=statement_id
         )
         row.status, row.error = Status.FAILED, error[-8000:]
-        row.save(update_fields=["status", "error"])
+        # What it failed with: a change of settings or code retries it (results_mark_outdated).
+        row.match_settings, row.code_version = match_settings().to_dict(), CODE_VERSION
+        row.save(update_fields=["status", "error", "match_settings", "code_version"])
         summary = f"{scope} result {key} failed; see that row for the error."
         if run_id is not None and scope != Scope.RUN:
             _results().filter(key=run_key(run_id=run_id)).update(
@@ -651,6 +649,46 @@ def results_forget_deleted(*, discussion_ids: Iterable[int], run_ids: Iterable[i
 def results_run_deleted() -> None:
     """A run and all its rows are gone: only the system trend changes."""
     _enqueue_system()
+
+
+# --- settings or code changed --------------------------------------------------------------------
+
+
+def results_outdated() -> Any:
+    """Extraction rows (not already stale) computed with other match settings or code than
+    those in force now."""
+    return (
+        _results()
+        .exclude(status=Status.STALE)
+        .exclude(match_settings=match_settings().to_dict(), code_version=CODE_VERSION)
+    )
+
+
+def results_mark_outdated() -> int:
+    """Mark every result computed with other settings or code stale, and queue one stale-only
+    recompute job for them (the own-data families follow). Returns how many rows changed.
+
+    Called at worker start and by every periodic sweep: cheap when nothing is outdated (one
+    query), safe to run from several processes at once (rows are marked under their locks,
+    so only the first caller finds them not yet stale and queues the job).
+    """
+    from metrics.own_data.common import own_results_mark_stale, own_results_outdated
+
+    with transaction.atomic():
+        pks = list(results_outdated().values_list("pk", flat=True))
+        marked = _mark(Q(pk__in=pks))[1] if pks else 0
+        if marked:
+            _mark(Q(scope=Scope.SYSTEM))
+            metrics_recompute_all(stale_only=True)
+    if own_results_outdated().exists():
+        own_results_mark_stale(reason="match settings or code changed")
+    if marked:
+        log.warning(
+            "%s extraction results were computed with other match settings or code: "
+            "marked stale, recompute queued",
+            marked,
+        )
+    return marked
 
 
 # --- queueing ----------------------------------------------------------------------------------

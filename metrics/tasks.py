@@ -7,9 +7,11 @@ Tasks are idempotent: the services skip work whose input hash matches the stored
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 
 from celery import shared_task
+from celery.signals import worker_ready
 
 from metrics.models import MetricResult
 from metrics.services import (
@@ -17,12 +19,14 @@ from metrics.services import (
     compute_job_run,
     discussion_result_compute,
     failure_recorded,
+    results_mark_outdated,
     results_recompute_stale,
     run_result_compute,
     statement_result_compute,
     system_result_compute,
 )
 
+log = logging.getLogger(__name__)
 Scope = MetricResult.Scope
 RETRYING = {
     "autoretry_for": TRANSIENT_ERRORS,
@@ -61,12 +65,25 @@ def compute_system() -> None:
 
 @shared_task(**RETRYING)
 def recompute_stale() -> dict:
-    """The periodic sweep (CELERY_BEAT_SCHEDULE): picks up results whose task was lost."""
+    """The periodic sweep (CELERY_BEAT_SCHEDULE): picks up results whose task was lost, and
+    results computed with other match settings or code than those in force."""
+    outdated = results_mark_outdated()
     counts = dict(results_recompute_stale(older_than=SWEEP_GRACE))
+    counts["outdated"] = outdated
     from metrics.own_data.common import own_results_recompute_stale
 
     counts["own_data"] = own_results_recompute_stale(older_than=SWEEP_GRACE)
     return counts
+
+
+@worker_ready.connect
+def outdated_results_on_worker_start(**_kwargs) -> None:
+    """A worker starts after a deploy or a settings change: results computed with other
+    settings or code become stale and are recomputed now rather than at the first sweep."""
+    try:
+        results_mark_outdated()
+    except Exception:  # a worker must start even if the database is briefly unreachable
+        log.exception("checking for outdated results at worker start failed; the sweep retries")
 
 
 @shared_task(**RETRYING)

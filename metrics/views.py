@@ -76,6 +76,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "details": dash.f1_details(row),
         "progress": dash.my_progress(request.user),
         "family_cards": dash.family_cards(),
+        "settings_in_force": dash.settings_in_force() if admin else None,
     }
     if request.htmx and request.htmx.target == "dashboard-cards":
         return render(request, "metrics/dashboard.html#cards", context)

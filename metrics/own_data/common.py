@@ -270,7 +270,9 @@ def result_record_failure(*, family: str, run_id: int | None, error: str) -> Non
     with transaction.atomic():
         row = _locked_or_created(key=key, family=family, scope=scope, run_id=run_id)
         row.status, row.error = Status.FAILED, error[-8000:]
-        row.save(update_fields=["status", "error"])
+        # What it failed with: a change of settings or code retries it (own_results_outdated).
+        row.match_settings, row.code_version = match_settings().to_dict(), CODE_VERSIONS[family]
+        row.save(update_fields=["status", "error", "match_settings", "code_version"])
 
 
 @contextmanager
@@ -344,6 +346,16 @@ def own_results_mark_stale(*, reason: str = "") -> int:
         transaction.on_commit(lambda: _queue(queued))
     log.info("marked %s own-data results stale (%s)", len(queued), reason)
     return len(queued)
+
+
+def own_results_outdated() -> Any:
+    """Own-data rows (not already stale) computed with other match settings or code."""
+    current = match_settings().to_dict()
+    outdated = MetricResult.objects.none()
+    for family in FAMILIES:
+        rows = MetricResult.objects.filter(family=family).exclude(status=Status.STALE)
+        outdated |= rows.exclude(match_settings=current, code_version=CODE_VERSIONS[family])
+    return outdated
 
 
 def interauditor_mark_stale(*, reason: str = "") -> int:

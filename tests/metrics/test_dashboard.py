@@ -116,8 +116,9 @@ def test_fresh_card_shows_the_pooled_figures(admin_client, results) -> None:
     assert "gpt-b · v2" in html  # default: the latest run with results, not v3
     for figure in ("0.727", "0.857", "0.500", "1.000", "33%"):
         assert figure in html, figure
-    assert "symptom 0.33" in html
-    assert "anxiety n/a" in html and "functioning n/a" in html
+    assert '<th scope="row">symptom</th><td class="num">0.33</td>' in html  # pooled
+    assert '<th scope="row">anxiety</th><td class="num">n/a</td>' in html
+    assert '<th scope="row">functioning</th><td class="num">n/a</td>' in html
     assert "Comparing AI extractions to <strong>3</strong> approved statements" in html
     assert "across <strong>2</strong> discussions" in html
 

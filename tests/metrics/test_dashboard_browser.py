@@ -89,3 +89,27 @@ def test_runs_comparison_discussions_and_errors(open_as, live_server, admin_user
     page.goto(f"{live_server.url}{reverse('metrics:errors')}?run={data.runs[-1].pk}")
     expect(page.locator("figure.confusion svg").first).to_be_visible()
     shot(page, "dashboard_errors")
+
+
+def test_admin_sees_sarf_readings_and_the_settings_in_force(
+    open_as, live_server, admin_user, data, settings
+) -> None:
+    from playwright.sync_api import expect
+
+    settings.EXTRACTION_MATCH_SETTINGS = {"strategy": "greedy"}
+    page = open_as(admin_user)
+    page.goto(live_server.url + reverse("metrics:dashboard"))
+    sarf = page.get_by_test_id("sarf-f1").first
+    expect(sarf).to_contain_text("pooled")
+    expect(sarf).to_contain_text("mean per statement")
+    panel = page.get_by_test_id("match-settings")
+    expect(panel).to_contain_text("EXTRACTION_MATCH_STRATEGY")
+    expect(panel).to_contain_text("greedy")
+    expect(panel).to_contain_text("computed with other settings or code")  # stored: optimal
+    shot(page, "dashboard_admin_settings_1440")
+    page.set_viewport_size({"width": 390, "height": 844})
+    expect(panel).to_be_visible()
+    for part in (panel, sarf):
+        box = part.bounding_box()
+        assert box and box["x"] + box["width"] <= 390, "the card is wider than the screen"
+    shot(page, "dashboard_admin_settings_390")

@@ -78,3 +78,31 @@ def test_card_partial_needs_a_role(client, outsider, f1_world):
     assert client.get(url).status_code == 302
     client.force_login(outsider)
     assert client.get(url).status_code == 403
+
+
+def test_card_shows_sarf_pooled_and_mean_per_statement(f1_world, admin_user, run_committed):
+    for statement in f1_world.statements[:2]:
+        approve(run_committed, f1_world, statement, admin_user)
+    card = extraction_card(f1_world.run)
+    system = card["system"]
+    rows = {row["variable"]: row for row in card["sarf"]}
+    assert list(rows) == ["symptom", "anxiety", "relationship", "functioning"]
+    assert rows["symptom"]["pooled"] == system["symptom_macro_f1"] is not None
+    assert rows["symptom"]["mean"] == system["mean_statement_symptom_macro_f1"] is not None
+    html = render(card)
+    assert "pooled" in html and "mean per statement" in html
+
+
+def test_card_of_a_result_stored_before_the_mean_existed_reads_n_a(f1_world):
+    values = {"system": {"aggregate_micro_f1": 0.5, "symptom_macro_f1": 0.75}, "n_statements": 1}
+    MetricResult.objects.create(
+        key=f"extraction:run:r{f1_world.run.pk}:d-:s-",
+        family="extraction",
+        scope="run",
+        run=f1_world.run,
+        status="fresh",
+        values=values,
+    )
+    card = extraction_card(f1_world.run)
+    assert card["sarf"][0] == {"variable": "symptom", "pooled": 0.75, "mean": None}
+    assert "n/a" in render(card)

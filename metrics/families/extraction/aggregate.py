@@ -1,8 +1,14 @@
 """System-wide figures from additive totals.
 
 A statement's contribution is a dict of sums (counts, F1 sum, SARF confusion
-counts, discussion ids), so a stored system total can be updated by adding or
-subtracting one statement, and the system figures are a pure function of it.
+counts, per-variable SARF macro-F1 sum and count, discussion ids), so a stored
+system total can be updated by adding or subtracting one statement, and the
+system figures are a pure function of it.
+
+SARF macro-F1 is reported two ways: pooled (one macro-F1 over every matched
+event pair of every statement: the primary figure) and the mean of the
+per-statement values (the reference implementation's reading), over statements
+that have matched events.
 """
 
 from __future__ import annotations
@@ -36,7 +42,9 @@ SCALAR_TOTALS: tuple[str, ...] = (
 
 def empty_totals() -> dict[str, Any]:
     totals: dict[str, Any] = {name: 0 for name in SCALAR_TOTALS}
-    totals.update(sum_f1=0.0, sum_f1_nontrivial=0.0, sarf={}, discussions={})
+    totals.update(
+        sum_f1=0.0, sum_f1_nontrivial=0.0, sarf={}, sarf_f1_sum={}, sarf_f1_count={}, discussions={}
+    )
     return totals
 
 
@@ -54,6 +62,10 @@ def statement_contribution(metrics: ComparisonMetrics) -> dict[str, Any]:
     }
     sarf = {var: confusion_from_pairs(metrics.sarf_pairs.get(var, [])) for var in SARF_VARIABLES}
     contribution["sarf"] = {var: table for var, table in sarf.items() if table}
+    scored = {var: getattr(metrics, f"{var}_macro_f1") for var in SARF_VARIABLES}
+    scored = {var: value for var, value in scored.items() if value is not None}
+    contribution["sarf_f1_sum"] = scored
+    contribution["sarf_f1_count"] = {var: 1 for var in scored}
     discussion_id = getattr(metrics, "discussion_id", None)
     contribution["discussions"] = {} if discussion_id is None else {str(discussion_id): 1}
     return contribution
@@ -120,10 +132,34 @@ def _add_directly(totals: dict[str, Any], metrics: ComparisonMetrics) -> None:
             for ai_value, gt_value in pairs:
                 row = table.setdefault(ai_value, {})
                 row[gt_value] = row.get(gt_value, 0) + 1
+    _add_sarf_f1(totals, metrics)
     discussion_id = getattr(metrics, "discussion_id", None)
     if discussion_id is not None:
         discussions = totals["discussions"]
         discussions[str(discussion_id)] = discussions.get(str(discussion_id), 0) + 1
+
+
+def _add_sarf_f1(totals: dict[str, Any], metrics: ComparisonMetrics) -> None:
+    """The per-statement SARF macro-F1 values into their sum and count (None is not counted)."""
+    sums, counts = totals["sarf_f1_sum"], totals["sarf_f1_count"]
+    for variable in SARF_VARIABLES:
+        value = getattr(metrics, f"{variable}_macro_f1")
+        if value is not None:
+            sums[variable] = sums.get(variable, 0) + value
+            counts[variable] = counts.get(variable, 0) + 1
+
+
+def _mean_sarf_fields(totals: Mapping[str, Any], prefix: str) -> dict[str, float | None]:
+    """Mean of the per-item SARF macro-F1 values, per variable; None where no item has one.
+
+    Totals stored before these sums existed simply have none: every mean reads None.
+    """
+    sums, counts = totals.get("sarf_f1_sum") or {}, totals.get("sarf_f1_count") or {}
+    fields: dict[str, float | None] = {}
+    for variable in SARF_VARIABLES:
+        count = counts.get(variable, 0)
+        fields[f"{prefix}_{variable}_macro_f1"] = sums.get(variable, 0) / count if count else None
+    return fields
 
 
 def _pooled_fields(totals: Mapping[str, Any]) -> dict[str, Any]:
@@ -163,6 +199,7 @@ def system_f1_from_totals(totals: Mapping[str, Any]) -> SystemF1Metrics:
         **_pooled_fields(totals),
         mean_statement_f1=mean,
         mean_statement_f1_nontrivial=mean_nontrivial,
+        **_mean_sarf_fields(totals, "mean_statement"),
         total_statements=int(totals.get("count", 0)),
         trivial_statements=int(totals.get("trivial", 0)),
         total_discussions=len(totals.get("discussions", {})),
@@ -188,6 +225,7 @@ def system_cumulative_f1_from_totals(totals: Mapping[str, Any]) -> SystemCumulat
         **_pooled_fields(totals),
         mean_discussion_f1=mean,
         mean_discussion_f1_nontrivial=mean_nontrivial,
+        **_mean_sarf_fields(totals, "mean_discussion"),
         total_discussions=int(totals.get("count", 0)),
         trivial_discussions=int(totals.get("trivial", 0)),
     )

@@ -138,6 +138,12 @@ class _PooledMetrics(_Serializable):
 class SystemF1Metrics(_PooledMetrics):
     mean_statement_f1: float | None = None  # unweighted mean of per-statement F1
     mean_statement_f1_nontrivial: float | None = None
+    # Beside the pooled SARF macro-F1 above: the unweighted mean of per-statement values, over
+    # statements with matched events (the reference implementation's reading).
+    mean_statement_symptom_macro_f1: float | None = None
+    mean_statement_anxiety_macro_f1: float | None = None
+    mean_statement_relationship_macro_f1: float | None = None
+    mean_statement_functioning_macro_f1: float | None = None
     total_statements: int = 0
     trivial_statements: int = 0
     total_discussions: int = 0
@@ -147,5 +153,10 @@ class SystemF1Metrics(_PooledMetrics):
 class SystemCumulativeF1Metrics(_PooledMetrics):
     mean_discussion_f1: float | None = None  # unweighted mean of per-discussion F1
     mean_discussion_f1_nontrivial: float | None = None
+    # Mean of per-discussion SARF macro-F1, over discussions with matched events.
+    mean_discussion_symptom_macro_f1: float | None = None
+    mean_discussion_anxiety_macro_f1: float | None = None
+    mean_discussion_relationship_macro_f1: float | None = None
+    mean_discussion_functioning_macro_f1: float | None = None
     total_discussions: int = 0
     trivial_discussions: int = 0

@@ -31,6 +31,9 @@ class MatchSettings:
         for name in ("name_similarity_threshold", "description_similarity_threshold"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1")
+        for name in ("description_weight", "date_weight"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must not be negative")
         # Date similarity divides by the tolerance, so zero would be meaningless.
         if self.date_tolerance_days <= 0 or self.approximate_date_tolerance_days <= 0:
             raise ValueError("date tolerances must be positive numbers of days")

@@ -74,6 +74,24 @@ class TestWeightedCcc:
             [0, 1, 2, 5], [1, 1, 3, 2], [0.001, 0.002, 0.003, 0.004]
         ) == pytest.approx(base)
 
+    def test_the_seeds_literal_formula_would_depend_on_the_sum_of_the_weights(self) -> None:
+        x, y = [0.0, 1.0, 2.0, 5.0], [1.0, 1.0, 3.0, 2.0]
+
+        def literal_ccc(w: list[float]) -> float:
+            # The seed read literally: weighted means, but unnormalised sums for var and cov.
+            mx = sum(wi * xi for wi, xi in zip(w, x, strict=True)) / sum(w)
+            my = sum(wi * yi for wi, yi in zip(w, y, strict=True)) / sum(w)
+            vx = sum(wi * (xi - mx) ** 2 for wi, xi in zip(w, x, strict=True))
+            vy = sum(wi * (yi - my) ** 2 for wi, yi in zip(w, y, strict=True))
+            cov = sum(wi * (xi - mx) * (yi - my) for wi, xi, yi in zip(w, x, y, strict=True))
+            return 2 * cov / (vx + vy + (mx - my) ** 2)
+
+        unit = [0.1, 0.2, 0.3, 0.4]  # sums to 1: both readings agree
+        assert weighted_ccc(x, y, unit) == pytest.approx(literal_ccc(unit))
+        tenfold = [10 * wi for wi in unit]
+        assert literal_ccc(tenfold) != pytest.approx(literal_ccc(unit), abs=1e-3)
+        assert weighted_ccc(x, y, tenfold) == pytest.approx(weighted_ccc(x, y, unit))
+
     @pytest.mark.parametrize("bad_weight", [0, -1])
     def test_non_positive_weights_drop_the_point(self, bad_weight: float) -> None:
         assert weighted_ccc([1, 2, 3, 100], [1, 2, 3, -50], [1, 1, 1, bad_weight]) == pytest.approx(

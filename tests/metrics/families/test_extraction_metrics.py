@@ -375,6 +375,51 @@ def test_system_sarf_pools_pairs_over_statements():
     assert one("up").symptom_macro_f1 == 1.0 and one("down").symptom_macro_f1 == 0.0
 
 
+def test_system_sarf_mean_of_statements_sits_beside_the_pooled_figure():
+    def one(*ai_values):
+        events = [(f"Ann got sick {i}", value) for i, value in enumerate(ai_values)]
+        return calculate_statement_f1(
+            {"events": [event(i, text, symptom=value) for i, (text, value) in enumerate(events)]},
+            {"events": [event(i, text, symptom="up") for i, (text, _) in enumerate(events)]},
+        )
+
+    # Statement A: 3 pairs (up, up) -> 1.0. Statement B: 1 pair (down, up) -> 0.0.
+    a, b, no_events = one("up", "up", "up"), one("down"), calculate_statement_f1({}, {})
+    system = calculate_system_f1([a, b, no_events])
+    # Pooled: (up,up)x3 + (down,up): up 2*3/(3+4) = 6/7, down 0 -> 3/7.
+    assert system.symptom_macro_f1 == pytest.approx(3 / 7)
+    # Mean of per-statement values, the statement without matched events left out: (1 + 0) / 2.
+    assert system.mean_statement_symptom_macro_f1 == pytest.approx(0.5)
+    assert system.mean_statement_anxiety_macro_f1 == 1.0  # "none" vs "none" everywhere
+    only_empty = calculate_system_f1([no_events])
+    assert only_empty.mean_statement_symptom_macro_f1 is None
+    assert only_empty.symptom_macro_f1 is None
+
+
+def test_system_sarf_mean_is_additive_and_reads_none_from_older_totals():
+    def one(ai_value):
+        return calculate_statement_f1(
+            {"events": [event(1, "Ann got sick", symptom=ai_value)]},
+            {"events": [event(2, "Ann got sick", symptom="up")]},
+        )
+
+    statements = [one("up"), one("down"), one("up")]
+    totals = sum_contributions(statements)
+    assert set(totals) == set(empty_totals())
+    one_by_one = empty_totals()
+    for metrics in statements:
+        one_by_one = add_contributions(one_by_one, statement_contribution(metrics))
+    assert one_by_one == totals
+    assert system_f1_from_totals(totals).mean_statement_symptom_macro_f1 == pytest.approx(2 / 3)
+    removed = add_contributions(totals, statement_contribution(statements[1]), sign=-1)
+    assert system_f1_from_totals(removed).mean_statement_symptom_macro_f1 == 1.0
+    older = {k: v for k, v in totals.items() if not k.startswith("sarf_f1")}
+    assert system_f1_from_totals(older).mean_statement_symptom_macro_f1 is None
+    assert system_f1_from_totals(older).symptom_macro_f1 == pytest.approx(
+        system_f1_from_totals(totals).symptom_macro_f1
+    )
+
+
 def test_system_over_nothing_reports_no_figures():
     system = calculate_system_f1([])
     assert system.aggregate_micro_f1 is None and system.mean_statement_f1 is None
@@ -409,3 +454,22 @@ def test_removing_a_contribution_leaves_the_totals_without_it():
 def test_system_metrics_round_trip_through_json():
     system = calculate_system_f1(_three_statements())
     assert SystemF1Metrics.from_dict(json.loads(json.dumps(system.to_dict()))) == system
+
+
+def test_system_cumulative_sarf_mean_of_discussions():
+    from metrics.families.extraction import calculate_cumulative_f1, calculate_system_cumulative_f1
+
+    def discussion(ident, *ai_values):
+        ai = [
+            {"events": [event(i, f"Ann got sick {i}", symptom=v)]} for i, v in enumerate(ai_values)
+        ]
+        gt = [
+            {"events": [event(i, f"Ann got sick {i}", symptom="up")]} for i in range(len(ai_values))
+        ]
+        return calculate_cumulative_f1(ai, gt, discussion_id=ident)
+
+    first, second = discussion(1, "up", "up", "up"), discussion(2, "down")
+    system = calculate_system_cumulative_f1([first, second])
+    assert system.symptom_macro_f1 == pytest.approx(3 / 7)  # pooled over the four pairs
+    assert (first.symptom_macro_f1, second.symptom_macro_f1) == (1.0, 0.0)
+    assert system.mean_discussion_symptom_macro_f1 == pytest.approx(0.5)
