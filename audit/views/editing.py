@@ -362,10 +362,7 @@ def save_json(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         data = parse_json_payload(request.POST.get("payload", ""))
         payload = mark_edited(feedback.edited_extraction, validate_pdp(data))
-        saved = feedback_save(
-            feedback=feedback, user=request.user, edited_extraction=payload,
-            base_version=base_version(request.POST),
-        )  # fmt: skip
+        saved = _save_if_changed(request, feedback, payload)
     except PayloadError as exc:
         return error_fragment(request, exc.messages(), status=422, target=target)
     except (WorkflowError, ValidationError) as exc:

@@ -4,6 +4,7 @@ no phantom edits, the AI column in the AI's own words, and the note for the revi
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
 from django.urls import reverse
@@ -138,7 +139,7 @@ def test_the_json_editor_saves_a_draft_with_problems_and_shows_them(auditor_clie
     response = hx_post(
         auditor_client,
         reverse("audit:feedback_json", args=[feedback.pk]),
-        {"payload": __import__("json").dumps(payload), "version": feedback.version},
+        {"payload": json.dumps(payload), "version": feedback.version},
     )
     assert response.status_code == 200
     html = response.content.decode()
@@ -282,6 +283,22 @@ def test_editing_one_item_leaves_the_untouched_ones_as_they_were(auditor_client,
     feedback.refresh_from_db()
     event = feedback.edited_extraction["events"][0]
     assert (event["dateTime"], event["confidence"]) == ("May ", 0.54)
+    assert feedback.edited_extraction["people"][0]["confidence"] == 1.0
+
+
+def test_the_json_editor_applies_the_same_edited_rule(auditor_client, ai_may_feedback):
+    feedback = ai_may_feedback
+    payload = copy.deepcopy(feedback.edited_extraction)
+    payload["events"][0]["dateTime"] = "May"  # whitespace only: not an edit
+    url = reverse("audit:feedback_json", args=[feedback.pk])
+    hx_post(auditor_client, url, {"payload": json.dumps(payload), "version": 1})
+    feedback.refresh_from_db()
+    assert (feedback.version, feedback.revisions.count()) == (1, 1)  # nothing to save
+    payload["people"][0]["name"] = "Jon"
+    hx_post(auditor_client, url, {"payload": json.dumps(payload), "version": 1})
+    feedback.refresh_from_db()
+    assert feedback.version == 2
+    assert feedback.edited_extraction["events"][0] == payload["events"][0] | {"dateTime": "May "}
     assert feedback.edited_extraction["people"][0]["confidence"] == 1.0
 
 
