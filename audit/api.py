@@ -7,6 +7,7 @@ group 403. Every unsafe request is one transaction (see ``evalsite.api.ApiView``
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -18,11 +19,13 @@ from rest_framework import permissions
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from audit.models import ExtractionRun, Feedback
+from audit.models import Discussion, ExtractionRun, Feedback
 from audit.pdp import mark_edited
 from audit.roles import is_admin, is_auditor
 from audit.schemas import validate_pdp
 from audit.serializers import (
+    AuditLogEntryOutputSerializer,
+    AuditLogFilterSerializer,
     DiscussionCreatedSerializer,
     DiscussionCreateInputSerializer,
     DiscussionDetailOutputSerializer,
@@ -36,6 +39,8 @@ from audit.serializers import (
     ExtractionRunInputSerializer,
     ExtractionRunOutputSerializer,
     FeedbackActionInputSerializer,
+    FeedbackApproveInputSerializer,
+    FeedbackBulkApproveInputSerializer,
     FeedbackFilterSerializer,
     FeedbackOutputSerializer,
     FeedbackRejectInputSerializer,
@@ -64,7 +69,9 @@ from audit.services.api_support import (
     feedback_list,
     ground_truth_import,
 )
+from audit.services.audit_log import audit_log_list
 from audit.services.export_jobs import ground_truth_export_start
+from audit.services.feedback import feedback_bulk_approve
 from evalsite.api import ApiView, ErrorSerializer
 
 # --- permissions -------------------------------------------------------------------------------
@@ -139,7 +146,9 @@ class DiscussionListApi(ApiView):
         serializer = DiscussionCreateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         discussion, created = discussion_create(
-            data=serializer.import_payload(), run=serializer.validated_data.get("run")
+            data=serializer.import_payload(),
+            by=request.user,
+            run=serializer.validated_data.get("run"),
         )
         discussion = discussions_list().get(pk=discussion.pk)
         body = DiscussionCreatedSerializer(discussion, context={"created": created}).data
@@ -362,17 +371,58 @@ class FeedbackSubmitApi(FeedbackActionApi):
 @extend_schema_view(
     post=extend_schema(
         operation_id="feedback_approve",
-        request=FeedbackActionInputSerializer,
+        request=FeedbackApproveInputSerializer,
         responses={200: FeedbackOutputSerializer, 409: CONFLICT, 422: NOT_READY},
-        description="Approve submitted feedback as the statement's ground truth; refused (422) "
-        "while the coding has problems. " + ROLE_NOTE.format("admins, never on their own feedback"),
+        description=(
+            "Approve exactly `version` of a submitted feedback (or of a pending change to "
+            "approved ground truth) as the statement's ground truth; refused (422) while the "
+            "coding has problems. A stale version is 409. "
+            "If another feedback on the statement is approved, send `replace: true` to replace "
+            "it, else 409. Four eyes: never a feedback you coded or edited, except as the only "
+            "admin with `self_approval_reason` (logged). See docs/review.md. "
+            + ROLE_NOTE.format("admins")
+        ),
     )
 )
 class FeedbackApproveApi(FeedbackActionApi):
     permission_classes = ADMIN_ONLY
+    input_serializer = FeedbackApproveInputSerializer
 
     def perform(self, feedback: Feedback, user, data: dict) -> Feedback:
-        return feedback_approve(feedback=feedback, admin=user, base_version=data.get("version"))
+        return feedback_approve(
+            feedback=feedback,
+            admin=user,
+            base_version=data["version"],
+            replace=data["replace"],
+            self_approval_reason=data["self_approval_reason"],
+        )
+
+
+class FeedbackBulkApproveApi(ApiView):
+    permission_classes = ADMIN_ONLY
+
+    @extend_schema(
+        operation_id="feedback_bulk_approve",
+        request=FeedbackBulkApproveInputSerializer,
+        responses={200: FeedbackOutputSerializer(many=True), 409: CONFLICT},
+        description=(
+            "Approve the named versions of one auditor's submitted feedback in one discussion, "
+            "all or nothing: any stale version (or approved ground truth without `replace`) "
+            "is 409 naming each statement, and nothing is approved. " + ROLE_NOTE.format("admins")
+        ),
+    )
+    def post(self, request: Request) -> Response:
+        serializer = FeedbackBulkApproveInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        approved = feedback_bulk_approve(
+            discussion=get_object_or_404(Discussion, pk=data["discussion"]),
+            auditor=get_object_or_404(get_user_model(), pk=data["auditor"]),
+            admin=request.user,
+            versions={item["id"]: item["version"] for item in data["items"]},
+            replace=data["replace"],
+        )
+        return Response(FeedbackOutputSerializer(approved, many=True).data)
 
 
 @extend_schema_view(
@@ -456,12 +506,35 @@ class GroundTruthImportApi(ApiView):
         responses={200: ImportSummarySerializer},
         description=(
             "Import a ground-truth export file (what `GET ground-truth/export` produces): "
-            "idempotent by discussion external id, all or nothing. " + ROLE_NOTE.format("admins")
+            "idempotent by discussion external id, all or nothing. Imported ground truth "
+            "becomes its own feedback approved by you, marked `imported`; it never replaces "
+            "anyone's feedback or approved ground truth. " + ROLE_NOTE.format("admins")
         ),
     )
     def post(self, request: Request) -> Response:
-        summary = ground_truth_import(data=request.data)
+        summary = ground_truth_import(data=request.data, by=request.user)
         return Response(ImportSummarySerializer(summary).data)
+
+
+# --- audit log ---------------------------------------------------------------------------------
+
+
+class AuditLogApi(ApiView):
+    permission_classes = ADMIN_ONLY
+
+    @extend_schema(
+        operation_id="audit_log_list",
+        parameters=[AuditLogFilterSerializer],
+        responses=AuditLogEntryOutputSerializer(many=True),
+        description=(
+            "Blind marks, approvals (self-approvals with their reason), rejections, imports and "
+            "evaluation run uploads, newest first; filter by who, what, when and which object. "
+            + ROLE_NOTE.format("admins")
+        ),
+    )
+    def get(self, request: Request) -> Response:
+        filters = self.query(AuditLogFilterSerializer)
+        return self.paginated(audit_log_list(filters=filters), AuditLogEntryOutputSerializer)
 
 
 # --- tokens (an HTML page, not part of the OpenAPI schema) ---------------------------------------

@@ -21,6 +21,12 @@ urlpatterns = [
     path(
         "feedback/<int:pk>/approve/", api.FeedbackApproveApi.as_view(), name="api-feedback-approve"
     ),
+    path(
+        "feedback/bulk-approve/",
+        api.FeedbackBulkApproveApi.as_view(),
+        name="api-feedback-bulk-approve",
+    ),
+    path("audit-log/", api.AuditLogApi.as_view(), name="api-audit-log"),
     path("feedback/<int:pk>/reject/", api.FeedbackRejectApi.as_view(), name="api-feedback-reject"),
     path(
         "ground-truth/export",

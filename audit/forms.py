@@ -231,3 +231,34 @@ class RejectForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2, "placeholder": "What should the auditor change?"}),
         max_length=5000,
     )
+
+
+class AuditLogFilterForm(forms.Form):
+    """Who, what, when and which object, for the admins' audit log page."""
+
+    actor = forms.ModelChoiceField(queryset=None, required=False, label="Who", empty_label="anyone")
+    action = forms.ChoiceField(required=False, label="What")
+    since = forms.DateField(
+        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    until = forms.DateField(
+        required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    object_type = forms.ChoiceField(required=False, label="Object")
+    object_id = forms.CharField(required=False, max_length=64, label="Id")
+
+    def __init__(self, *args, object_types: list[str], **kwargs):
+        from django.contrib.auth import get_user_model
+
+        from audit.models import AuditLogEntry
+
+        super().__init__(*args, **kwargs)
+        self.fields["actor"].queryset = get_user_model().objects.order_by("username")
+        self.fields["action"].choices = [("", "anything"), *AuditLogEntry.Action.choices]
+        self.fields["object_type"].choices = [("", "any")] + [(t, t) for t in object_types]
+
+    def clean(self):
+        data = super().clean()
+        if data.get("since") and data.get("until") and data["since"] > data["until"]:
+            self.add_error("until", "The end date is before the start date.")
+        return data

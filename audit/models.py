@@ -181,6 +181,27 @@ class Feedback(models.Model):
         related_name="approved_feedback",
     )
     approved_at = models.DateTimeField(null=True, blank=True)
+    approval = models.CharField(
+        max_length=10,
+        blank=True,
+        choices=[
+            ("reviewed", "Reviewed by another admin"),
+            ("self", "Self-approved"),
+            ("imported", "Imported"),
+        ],
+        help_text="How the approval came about; self-approvals carry approval_reason.",
+    )
+    approval_reason = models.TextField(blank=True)
+    # A change to approved ground truth waits here for another admin; until then the approved
+    # edited_extraction stays the ground truth (see docs/review.md).
+    proposed_extraction = models.JSONField(null=True, blank=True)
+    proposed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
     rejection_reason = models.TextField(blank=True)
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -207,6 +228,24 @@ class Feedback(models.Model):
     @property
     def is_approved(self) -> bool:
         return self.status == self.Status.APPROVED
+
+    @property
+    def has_proposal(self) -> bool:
+        return self.proposed_extraction is not None
+
+    @property
+    def working_extraction(self) -> dict:
+        """What an editor works on: a pending change to approved ground truth, else the coding."""
+        return self.proposed_extraction if self.has_proposal else self.edited_extraction
+
+    def as_working_copy(self) -> Feedback:
+        """This instance with the pending change in edited_extraction, for editors to display.
+
+        Display only: every workflow service reloads the row under a lock before writing.
+        """
+        if self.has_proposal:
+            self.edited_extraction = self.proposed_extraction
+        return self
 
     @property
     def is_editable(self) -> bool:
@@ -246,3 +285,37 @@ class BlindReview(models.Model):
 
     def __str__(self) -> str:
         return f"Blind review of statement {self.statement_id}"
+
+
+class AuditLogEntry(models.Model):
+    """One named act on ground truth or its inputs, for admins to look back on."""
+
+    class Action(models.TextChoices):
+        BLIND_MARK = "blind_mark", "Blind review marked"
+        BLIND_UNMARK = "blind_unmark", "Blind review unmarked"
+        APPROVE = "approve", "Approved"
+        SELF_APPROVE = "self_approve", "Self-approved"
+        UNAPPROVE = "unapprove", "Unapproved"
+        REJECT = "reject", "Rejected"
+        PROPOSE = "propose", "Change to approved ground truth proposed"
+        IMPORT = "import", "Imported"
+        RUN_UPLOAD = "run_upload", "Evaluation run uploaded"
+
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Kept as text too, so the log still says who after a user is deleted.
+    actor_name = models.CharField(max_length=150, blank=True)
+    action = models.CharField(max_length=20, choices=Action.choices)
+    object_type = models.CharField(max_length=40)
+    object_id = models.CharField(max_length=64, blank=True)
+    message = models.TextField()
+    details = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["object_type", "object_id"])]
+
+    def __str__(self) -> str:
+        return f"{self.created_at:%Y-%m-%d %H:%M} {self.action} {self.object_type} {self.object_id}"

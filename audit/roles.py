@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
+from django.db.models import Q, QuerySet
 
 AUDITOR = "auditor"
 ADMIN = "admin"
@@ -14,6 +16,11 @@ def is_admin(user: AbstractBaseUser | AnonymousUser) -> bool:
     if user.is_superuser:
         return True
     return _group_names(user) & {ADMIN} != set()
+
+
+def admins() -> QuerySet:
+    """Every user with the admin role (superusers included)."""
+    return get_user_model().objects.filter(Q(is_superuser=True) | Q(groups__name=ADMIN)).distinct()
 
 
 def is_auditor(user: AbstractBaseUser | AnonymousUser) -> bool:

@@ -242,6 +242,12 @@ APPROVED_FEEDBACK_SCHEMA = {
         "approved": {"const": True},
         "approved_by": {"type": ["string", "null"]},
         "approved_at": {"type": ["string", "null"]},
+        "approval": {
+            "enum": ["reviewed", "self", "imported"],
+            "description": "reviewed by another admin, self-approved (one-admin deployment, "
+            "with approval_reason) or imported (approved_by is the importing admin)",
+        },
+        "approval_reason": {"type": "string"},
     },
 }
 

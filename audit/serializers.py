@@ -10,7 +10,7 @@ from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from audit.models import Discussion, ExtractionRun, Feedback, Speaker, Statement
+from audit.models import AuditLogEntry, Discussion, ExtractionRun, Feedback, Speaker, Statement
 from audit.schemas import GROUND_TRUTH_EXPORT_SCHEMA, PDP_SCHEMA
 from audit.services.api_support import (
     MAX_EXTERNAL_ID,
@@ -22,6 +22,7 @@ from audit.services.api_support import (
 )
 from evalsite.api import (
     IdField,
+    StrictBooleanField,
     StrictCharField,
     StrictIntegerField,
     to_openapi30,
@@ -263,6 +264,10 @@ class FeedbackOutputSerializer(serializers.ModelSerializer):
             "approved_by",
             "approved_by_username",
             "approved_at",
+            "approval",
+            "approval_reason",
+            "proposed_extraction",
+            "proposed_by",
             "created_at",
             "updated_at",
         ]
@@ -297,6 +302,36 @@ class FeedbackActionInputSerializer(serializers.Serializer):
     version = StrictIntegerField(
         required=False, help_text="refuse (409) if the feedback changed since this version"
     )
+
+
+class FeedbackApproveInputSerializer(serializers.Serializer):
+    version = StrictIntegerField(
+        min_value=1, help_text="the version you reviewed; 409 if the feedback changed since"
+    )
+    replace = StrictBooleanField(
+        required=False,
+        default=False,
+        help_text="replace the statement's approved ground truth (otherwise 409 if there is one)",
+    )
+    self_approval_reason = StrictCharField(
+        required=False,
+        default="",
+        allow_blank=True,
+        max_length=MAX_TEXT,
+        help_text="only admin of the deployment approving their own change: why (logged)",
+    )
+
+
+class FeedbackBulkApproveItemSerializer(serializers.Serializer):
+    id = StrictIntegerField(min_value=1)
+    version = StrictIntegerField(min_value=1)
+
+
+class FeedbackBulkApproveInputSerializer(serializers.Serializer):
+    discussion = StrictIntegerField(min_value=1)
+    auditor = StrictIntegerField(min_value=1)
+    items = FeedbackBulkApproveItemSerializer(many=True, allow_empty=False, max_length=5000)
+    replace = StrictBooleanField(required=False, default=False)
 
 
 class FeedbackRejectInputSerializer(FeedbackActionInputSerializer):
@@ -353,4 +388,40 @@ class ImportSummarySerializer(serializers.Serializer):
     statements_created = serializers.IntegerField()
     extractions_created = serializers.IntegerField()
     approved_created = serializers.IntegerField()
+    approved_kept = serializers.IntegerField(
+        help_text="statements whose approved ground truth was kept (never overwritten)"
+    )
     message = serializers.CharField(source="line")
+
+
+# --- audit log ---------------------------------------------------------------------------------
+
+
+class AuditLogFilterSerializer(serializers.Serializer):
+    actor = IdField(help_text="user id: who")
+    action = serializers.ChoiceField(required=False, choices=AuditLogEntry.Action.choices)
+    object_type = StrictCharField(required=False, max_length=40, help_text="e.g. feedback")
+    object_id = StrictCharField(required=False, max_length=64)
+    since = serializers.DateField(required=False, help_text="from this day (inclusive)")
+    until = serializers.DateField(required=False, help_text="to this day (inclusive)")
+
+    def validate(self, attrs):
+        if attrs.get("since") and attrs.get("until") and attrs["since"] > attrs["until"]:
+            raise serializers.ValidationError({"until": "must not be before since"})
+        return attrs
+
+
+class AuditLogEntryOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = AuditLogEntry
+        fields = [
+            "id",
+            "created_at",
+            "actor",
+            "actor_name",
+            "action",
+            "object_type",
+            "object_id",
+            "message",
+            "details",
+        ]

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from audit.views import blind, discussion, editing, queue, review
+from audit.views import audit_log, blind, discussion, editing, queue, review
 
 app_name = "audit"
 
@@ -28,5 +28,6 @@ urlpatterns = [
     path("feedback/<int:pk>/reject/", review.reject, name="feedback_reject"),
     path("review/", queue.review_queue, name="review_queue"),
     path("blind/", blind.blind_reviews, name="blind_reviews"),
+    path("log/", audit_log.audit_log, name="audit_log"),
     path("blind/<int:pk>/unmark/", blind.blind_unmark, name="blind_unmark"),
 ]

@@ -111,7 +111,7 @@ def _import_issues(fields: dict, statements: list, path: str) -> list[PayloadIss
 
 @transaction.atomic
 def discussion_create(
-    *, data: dict[str, Any], run: ExtractionRun | None = None
+    *, data: dict[str, Any], by: AbstractBaseUser, run: ExtractionRun | None = None
 ) -> tuple[Discussion, bool]:
     """Create one discussion with its statements (and AI extractions) through the import.
 
@@ -137,7 +137,7 @@ def discussion_create(
                     "model_name": run.model_name,
                     "prompt_version": run.prompt_version,
                 }
-    summary = discussions_import(data=payload)
+    summary = discussions_import(data=payload, by=by)
     discussion = Discussion.objects.get(external_id=fields["external_id"])
     return discussion, summary.discussions_created == 1
 
@@ -149,7 +149,7 @@ def discussion_statements(*, discussion: Discussion) -> QuerySet[Statement]:
 # --- ground-truth import (the export format) ----------------------------------------------------
 
 
-def ground_truth_import(*, data: Any) -> ImportSummary:
+def ground_truth_import(*, data: Any, by: AbstractBaseUser) -> ImportSummary:
     """Import a ground-truth export file (schema v1), validated against the published schema."""
     errors = [leaf for e in _EXPORT_VALIDATOR.iter_errors(data) for leaf in _leaves(e)]
     errors.sort(key=lambda e: list(map(str, e.absolute_path)))
@@ -159,7 +159,7 @@ def ground_truth_import(*, data: Any) -> ImportSummary:
             issues += _import_issues(item, item.get("statements", []), f"discussions[{index}]")
     if issues:
         raise PayloadError(issues)
-    return discussions_import(data=data)
+    return discussions_import(data=data, by=by)
 
 
 def _leaves(error: SchemaError) -> list[SchemaError]:

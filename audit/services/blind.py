@@ -12,6 +12,7 @@ from django.db.models import Q, QuerySet
 
 from audit.models import BlindReview, Discussion, Feedback, Statement
 from audit.roles import is_admin
+from audit.services.audit_log import Action, audit_log_record
 from audit.services.feedback import NotAllowed, WorkflowError
 
 MAX_SAMPLE = 10_000
@@ -44,6 +45,14 @@ def blind_review_sample(
     chosen = sorted(random.Random(seed).sample(candidates, min(size, len(candidates))))
     marks = [BlindReview(statement_id=pk, marked_by=admin) for pk in chosen]
     BlindReview.objects.bulk_create(marks, ignore_conflicts=True)
+    audit_log_record(
+        actor=admin,
+        action=Action.BLIND_MARK,
+        object_type="discussion" if discussion else "statements",
+        object_id=discussion.pk if discussion else "",
+        message=f"Marked {len(chosen)} statement(s) for blind review (asked {size}, seed {seed}).",
+        details={"statements": chosen, "size": size, "seed": seed},
+    )
     _agreement_changed()
     return list(
         BlindReview.objects.filter(statement_id__in=chosen, marked_by=admin)
@@ -57,7 +66,14 @@ def blind_review_unmark(*, statement: Statement, admin: AbstractBaseUser) -> Non
     """Take a statement out of blind review (coding already started keeps its blind flag)."""
     if not is_admin(admin):
         raise NotAllowed("Only admins mark statements for blind review.")
-    BlindReview.objects.filter(statement=statement).delete()
+    deleted, _ = BlindReview.objects.filter(statement=statement).delete()
+    if deleted:
+        audit_log_record(
+            actor=admin,
+            action=Action.BLIND_UNMARK,
+            target=statement,
+            message=f"Took statement {statement.pk} out of blind review.",
+        )
 
 
 def _agreement_changed() -> None:

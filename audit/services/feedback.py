@@ -22,8 +22,9 @@ from audit.models import (
     empty_pdp,
 )
 from audit.pdp import payload_ids, pdp_problems
-from audit.roles import is_admin
+from audit.roles import admins, is_admin
 from audit.schemas import PayloadError, PayloadIssue, validate_pdp
+from audit.services.audit_log import Action, audit_log_record
 
 
 class WorkflowError(Exception):
@@ -82,6 +83,36 @@ def _check_ready(feedback: Feedback, *, action: str) -> None:
     problems = feedback_problems(feedback=feedback)
     if problems:
         raise NotReady(problems, action=action)
+
+
+class AlreadyApproved(WorkflowError):
+    """Approving would replace another feedback's approved ground truth without saying so."""
+
+    status_code = 409
+
+    def __init__(self, current: Feedback):
+        self.current = current
+        by = current.approved_by.get_username() if current.approved_by else "an import"
+        super().__init__(
+            f"Another feedback on this statement is approved as ground truth: "
+            f"{current.auditor.get_username()}'s coding (v{current.version}, approved by {by}). "
+            f"Nothing was approved. Review it, then confirm that you replace it "
+            f'(API: send "replace": true).'
+        )
+
+
+class BulkRefused(WorkflowError):
+    """A bulk approval refused as a whole, naming every statement that stopped it."""
+
+    def __init__(self, problems: list[tuple[Feedback, WorkflowError]]):
+        self.problems = problems
+        self.status_code = max(exc.status_code for _, exc in problems)
+        lines = [f"statement #{f.statement.order} (feedback {f.pk}): {exc}" for f, exc in problems]
+        super().__init__("Nothing was approved. " + " ".join(lines))
+
+
+# Revisions that change a feedback's content; their authors are its co-authors.
+CONTENT_ACTIONS = ("edit", "autosave", "restore", "propose")
 
 
 def _ground_truth_changed(*statement_ids: int) -> None:
@@ -171,18 +202,46 @@ def feedback_save(
     _check_can_edit(feedback, user)
     payload = validate_pdp(edited_extraction)
     locked = _lock(feedback, base_version)
-    before = copy.deepcopy(locked.edited_extraction)
-    locked.edited_extraction = payload
     if comment is not None:
         locked.comment = comment
-    if locked.status == Feedback.Status.REJECTED:
+    if locked.is_approved:
+        return _propose(locked, user=user, payload=payload)
+    before = copy.deepcopy(locked.edited_extraction)
+    locked.edited_extraction = payload
+    # What was submitted or sent back is no longer what the reviewer will see: submit again.
+    if locked.status in (Feedback.Status.SUBMITTED, Feedback.Status.REJECTED):
         locked.status = Feedback.Status.DRAFT
     locked.version += 1
     locked.save()
     _record_revision(locked, author=user, action="edit", before=before)
-    if locked.is_approved:
-        _ground_truth_changed(locked.statement_id)
     return locked
+
+
+def _propose(locked: Feedback, *, user, payload: dict) -> Feedback:
+    """An edit of approved ground truth waits for another admin; the approved content stays."""
+    before = copy.deepcopy(locked.working_extraction)
+    locked.proposed_extraction = payload
+    locked.proposed_by = user
+    locked.version += 1
+    locked.save()
+    FeedbackRevision.objects.create(
+        feedback=locked,
+        author=user,
+        version=locked.version,
+        action="propose",
+        status=locked.status,
+        before=before,
+        after=copy.deepcopy(payload),
+    )
+    audit_log_record(
+        actor=user,
+        action=Action.PROPOSE,
+        target=locked,
+        message=f"Proposed v{locked.version} of approved ground truth on statement "
+        f"{locked.statement_id}; it needs another admin's approval.",
+        details={"statement": locked.statement_id, "version": locked.version},
+    )
+    return locked.as_working_copy()
 
 
 @transaction.atomic
@@ -210,45 +269,160 @@ def _check_admin(user) -> None:
 
 @transaction.atomic
 def feedback_approve(
-    *, feedback: Feedback, admin: AbstractBaseUser, base_version: int | None = None
+    *,
+    feedback: Feedback,
+    admin: AbstractBaseUser,
+    base_version: int | None = None,
+    replace: bool = False,
+    self_approval_reason: str = "",
 ) -> Feedback:
-    """Approve one feedback as the statement's ground truth, unapproving any other."""
+    """Approve exactly the reviewed version as the statement's ground truth.
+
+    Replacing another approved feedback needs ``replace``; a pending change to approved ground
+    truth is approved in place. Four eyes: its authors cannot approve it, except the only
+    admin of a deployment, with a written reason (``self_approval_reason``).
+    """
     _check_admin(admin)
-    if feedback.auditor_id == admin.pk:
-        raise NotAllowed("You cannot approve your own feedback.")
+    # One approval per statement at a time: a concurrent one waits here, then sees the winner.
+    Statement.objects.select_for_update().filter(pk=feedback.statement_id).first()
     locked = _lock(feedback, base_version)
-    if locked.status == Feedback.Status.DRAFT:
-        raise WorkflowError("Only submitted feedback can be approved.")
+    if locked.has_proposal:
+        return _approve_proposal(locked, admin=admin, reason=self_approval_reason)
+    if locked.status != Feedback.Status.SUBMITTED:
+        raise WorkflowError(_not_approvable(locked))
+    kind = _approval_kind(locked, admin, self_approval_reason, authors=_authors(locked))
     _check_ready(locked, action="approve")
     previous = (
-        Feedback.objects.select_for_update()
+        Feedback.objects.select_for_update(of=("self",))
         .filter(statement_id=locked.statement_id, status=Feedback.Status.APPROVED)
         .exclude(pk=locked.pk)
+        .select_related("auditor", "approved_by")
     )
     for other in previous:
-        _set_unapproved(other, admin=admin)
-    locked.status = Feedback.Status.APPROVED
-    locked.approved_by = admin
-    locked.approved_at = timezone.now()
-    locked.rejection_reason = ""
-    locked.version += 1
+        if not replace:
+            raise AlreadyApproved(other)
+        _set_unapproved(other, admin=admin, replaced_by=locked)
+    _set_approved(locked, admin=admin, kind=kind, reason=self_approval_reason)
     try:
         with transaction.atomic():
             locked.save()
     except IntegrityError as exc:
-        raise StaleVersion(locked, base_version) from exc
+        winner = Feedback.objects.approved().filter(statement_id=locked.statement_id).first()
+        raise AlreadyApproved(winner) if winner else StaleVersion(locked, base_version) from exc
     _record_revision(locked, author=admin, action="approve", before=None)
+    _log_approval(locked, admin=admin, kind=kind)
     _ground_truth_changed(locked.statement_id)
     return locked
 
 
-def _set_unapproved(feedback: Feedback, *, admin) -> None:
+def _not_approvable(feedback: Feedback) -> str:
+    if feedback.status == Feedback.Status.REJECTED:
+        return "Rejected feedback cannot be approved until its auditor resubmits it."
+    if feedback.status == Feedback.Status.APPROVED:
+        return "This feedback is already approved."
+    return "Only submitted feedback can be approved."
+
+
+def feedback_authors(*, feedback: Feedback) -> set[int]:
+    """User ids who may not approve the version in force (or the pending change) alone."""
+    if feedback.has_proposal:
+        authors = _authors(feedback, since=feedback.approved_at) | {feedback.proposed_by_id}
+        return authors - {feedback.auditor_id}
+    return _authors(feedback)
+
+
+def _authors(feedback: Feedback, *, since=None) -> set[int]:
+    """The auditor and everyone who changed the content (admins who edited become co-authors)."""
+    revisions = feedback.revisions.filter(action__in=CONTENT_ACTIONS)
+    if since is not None:
+        revisions = revisions.filter(created_at__gt=since)
+    return {feedback.auditor_id, *revisions.values_list("author_id", flat=True)}
+
+
+def _approval_kind(feedback: Feedback, admin, reason: str, *, authors: set[int]) -> str:
+    """'reviewed' when the approver is not an author; 'self' only as the one admin, with a reason."""
+    if admin.pk not in authors:
+        return "reviewed"
+    what = "your own feedback" if admin.pk == feedback.auditor_id else "a feedback you edited"
+    others = admins().filter(is_active=True).exclude(pk=admin.pk).count()
+    if others:
+        raise NotAllowed(f"Four eyes: you cannot approve {what}; another admin must approve it.")
+    if not (reason or "").strip():
+        raise NotAllowed(
+            f"You cannot approve {what} without a written reason: as the only admin you may "
+            "approve your own change, and the reason is logged."
+        )
+    return "self"
+
+
+def _set_approved(feedback: Feedback, *, admin, kind: str, reason: str) -> None:
+    feedback.status = Feedback.Status.APPROVED
+    feedback.approved_by = admin
+    feedback.approved_at = timezone.now()
+    feedback.approval = kind
+    feedback.approval_reason = (reason or "").strip() if kind == "self" else ""
+    feedback.rejection_reason = ""
+    feedback.version += 1
+
+
+def _approve_proposal(locked: Feedback, *, admin, reason: str) -> Feedback:
+    """The pending change becomes the ground truth, approved by someone who did not write it."""
+    kind = _approval_kind(locked, admin, reason, authors=feedback_authors(feedback=locked))
+    problems = feedback_problems(feedback=locked, payload=locked.proposed_extraction)
+    if problems:
+        raise NotReady(problems, action="approve")
+    before = copy.deepcopy(locked.edited_extraction)
+    locked.edited_extraction = locked.proposed_extraction
+    locked.proposed_extraction = None
+    locked.proposed_by = None
+    _set_approved(locked, admin=admin, kind=kind, reason=reason)
+    locked.save()
+    _record_revision(locked, author=admin, action="approve", before=before)
+    _log_approval(locked, admin=admin, kind=kind)
+    _ground_truth_changed(locked.statement_id)
+    return locked
+
+
+def _log_approval(feedback: Feedback, *, admin, kind: str) -> None:
+    who = feedback.auditor.get_username()
+    message = f"Approved v{feedback.version} of {who}'s coding of statement {feedback.statement_id}"
+    if kind == "self":
+        message += f", approving their own change: {feedback.approval_reason}"
+    audit_log_record(
+        actor=admin,
+        action=Action.SELF_APPROVE if kind == "self" else Action.APPROVE,
+        target=feedback,
+        message=message + ".",
+        details={
+            "statement": feedback.statement_id,
+            "version": feedback.version,
+            "approval": kind,
+            "reason": feedback.approval_reason,
+        },
+    )
+
+
+def _set_unapproved(feedback: Feedback, *, admin, replaced_by: Feedback | None = None) -> None:
+    """Back to submitted; a pending change is dropped (its "propose" revision keeps it)."""
     feedback.status = Feedback.Status.SUBMITTED
     feedback.approved_by = None
     feedback.approved_at = None
+    feedback.approval = ""
+    feedback.approval_reason = ""
+    feedback.proposed_extraction = None
+    feedback.proposed_by = None
     feedback.version += 1
     feedback.save()
     _record_revision(feedback, author=admin, action="unapprove", before=None)
+    why = f", replaced by feedback {replaced_by.pk}" if replaced_by else ""
+    audit_log_record(
+        actor=admin,
+        action=Action.UNAPPROVE,
+        target=feedback,
+        message=f"Unapproved {feedback.auditor.get_username()}'s coding of statement "
+        f"{feedback.statement_id}{why}.",
+        details={"statement": feedback.statement_id, "version": feedback.version},
+    )
 
 
 @transaction.atomic
@@ -274,31 +448,92 @@ def feedback_reject(
     if not reason:
         raise WorkflowError("A rejection needs a reason for the auditor.")
     locked = _lock(feedback, base_version)
+    if locked.has_proposal:
+        return _reject_proposal(locked, admin=admin, reason=reason)
+    if locked.status not in (Feedback.Status.SUBMITTED, Feedback.Status.APPROVED):
+        raise WorkflowError(
+            f"Only submitted or approved feedback can be rejected; this one is "
+            f"{locked.get_status_display().lower()}."
+        )
     was_approved = locked.is_approved
     locked.status = Feedback.Status.REJECTED
     locked.rejection_reason = reason
     locked.approved_by = None
     locked.approved_at = None
+    locked.approval = ""
+    locked.approval_reason = ""
     locked.version += 1
     locked.save()
     _record_revision(locked, author=admin, action="reject", before=None)
+    _log_rejection(locked, admin=admin, reason=reason, what="coding")
     if was_approved:
         _ground_truth_changed(locked.statement_id)
     return locked
 
 
+def _reject_proposal(locked: Feedback, *, admin, reason: str) -> Feedback:
+    """Drop a pending change to approved ground truth; the approved content stays in force."""
+    before = copy.deepcopy(locked.proposed_extraction)
+    locked.proposed_extraction = None
+    locked.proposed_by = None
+    locked.version += 1
+    locked.save()
+    _record_revision(locked, author=admin, action="reject", before=before)
+    _log_rejection(locked, admin=admin, reason=reason, what="proposed change to")
+    return locked
+
+
+def _log_rejection(feedback: Feedback, *, admin, reason: str, what: str) -> None:
+    audit_log_record(
+        actor=admin,
+        action=Action.REJECT,
+        target=feedback,
+        message=f"Rejected {what} {feedback.auditor.get_username()}'s coding of statement "
+        f"{feedback.statement_id}: {reason}",
+        details={"statement": feedback.statement_id, "version": feedback.version, "reason": reason},
+    )
+
+
 @transaction.atomic
 def feedback_bulk_approve(
-    *, discussion: Discussion, auditor: AbstractBaseUser, admin: AbstractBaseUser
+    *,
+    discussion: Discussion,
+    auditor: AbstractBaseUser,
+    admin: AbstractBaseUser,
+    versions: dict[int, int],
+    replace: bool = False,
 ) -> list[Feedback]:
-    """Approve every submitted feedback of one auditor in a discussion."""
+    """Approve the named versions ({feedback id: version}) of one auditor's submitted feedback
+    in a discussion: all or nothing, naming every statement that stops it."""
     _check_admin(admin)
-    if auditor.pk == admin.pk:
-        raise NotAllowed("You cannot approve your own feedback.")
-    submitted = Feedback.objects.filter(
-        statement__discussion=discussion, auditor=auditor, status=Feedback.Status.SUBMITTED
-    ).order_by("statement__order")
-    return [feedback_approve(feedback=f, admin=admin) for f in submitted]
+    if not versions:
+        raise WorkflowError("Name the feedback and the versions you reviewed.")
+    named = Feedback.objects.filter(
+        pk__in=versions, statement__discussion=discussion, auditor=auditor
+    ).select_related("statement", "auditor")
+    named = sorted(named, key=lambda f: f.statement.order)
+    unknown = set(versions) - {f.pk for f in named}
+    if unknown:
+        raise WorkflowError(
+            f"Not {auditor.get_username()}'s feedback in discussion {discussion.pk}: "
+            + ", ".join(map(str, sorted(unknown)))
+        )
+    approved, problems = [], []
+    for feedback in named:
+        try:
+            approved.append(
+                feedback_approve(
+                    feedback=feedback,
+                    admin=admin,
+                    base_version=versions[feedback.pk],
+                    replace=replace,
+                )
+            )
+        except WorkflowError as exc:
+            problems.append((feedback, exc))
+    if problems:
+        raise BulkRefused(problems)
+    return approved
 
 
 @transaction.atomic

@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.validators import UnicodeUsernameValidator
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
@@ -23,12 +26,15 @@ from audit.models import (
     Extraction,
     ExtractionRun,
     Feedback,
+    FeedbackRevision,
     Speaker,
     Statement,
 )
 from audit.pdp import payload_ids, pdp_problems
-from audit.roles import ensure_role_groups
+from audit.roles import ensure_role_groups, is_admin
 from audit.schemas import PayloadError, PayloadIssue, pdp_issues
+from audit.services.audit_log import Action, audit_log_record
+from audit.services.feedback import NotAllowed
 
 SCHEMA_VERSION = "1"
 DEFAULT_IMPORT_RUN = ("imported", "unknown")
@@ -43,14 +49,21 @@ class ImportSummary:
     statements_created: int = 0
     extractions_created: int = 0
     approved_created: int = 0
+    approved_kept: int = 0
     touched_statement_ids: list[int] = field(default_factory=list)
+    imported_feedback_ids: list[int] = field(default_factory=list)
 
     def line(self) -> str:
+        kept = (
+            f", {self.approved_kept} statements kept their approved ground truth"
+            if self.approved_kept
+            else ""
+        )
         return (
             f"{self.discussions_created} discussions created, "
             f"{self.discussions_existing} already present, "
             f"{self.statements_created} statements, {self.extractions_created} extractions, "
-            f"{self.approved_created} approved ground truths imported"
+            f"{self.approved_created} approved ground truths imported{kept}"
         )
 
 
@@ -116,6 +129,7 @@ def _statement_issues(statement: Any, path: str) -> list[PayloadIssue]:
         issues.append(PayloadIssue(_join(path, "order"), "expected an integer"))
     approved = statement.get("approved_feedback")
     if isinstance(approved, dict):
+        issues += _username_issues(approved, _join(path, "approved_feedback"))
         issues += _date_issues(
             approved.get("approved_at"),
             _join(path, "approved_feedback.approved_at"),
@@ -126,6 +140,28 @@ def _statement_issues(statement: Any, path: str) -> list[PayloadIssue]:
         if payload is not None:
             issues += _prefixed(pdp_issues(payload), _join(path, key))
     return issues
+
+
+USERNAME = UnicodeUsernameValidator()
+
+
+def _username_issues(approved: dict, path: str) -> list[PayloadIssue]:
+    """An auditor name the import would create as a user must be a valid Django username."""
+    name = approved.get("auditor") or approved.get("auditor_id")
+    if name is None:
+        return []
+    if not isinstance(name, str) or not name.strip() or len(name.strip()) > 150:
+        return [PayloadIssue(_join(path, "auditor"), "expected a username of 1-150 characters")]
+    try:
+        USERNAME(name.strip())
+    except ValidationError:
+        return [
+            PayloadIssue(
+                _join(path, "auditor"),
+                f"{name!r} is not a valid username (letters, digits and @/./+/-/_ only)",
+            )
+        ]
+    return []
 
 
 def _gt_entry(statement: dict) -> tuple[str, Any]:
@@ -262,24 +298,55 @@ def _import_extraction(statement: Statement, data: dict, run: ExtractionRun, sum
     summary.extractions_created += int(created)
 
 
-def _import_ground_truth(statement: Statement, data: dict, summary) -> None:
+IMPORT_USER = "imported"
+
+
+def _import_ground_truth(statement: Statement, data: dict, summary, by) -> None:
+    """Imported ground truth becomes its own feedback, approved by the importing admin.
+
+    It never touches anyone's feedback: approved ground truth already in place is kept, and
+    when the file's auditor already codes this statement the import is owned by "imported".
+    """
     payload, meta = _ground_truth_of(data)
-    if payload is None or statement.feedback.filter(status=Feedback.Status.APPROVED).exists():
+    if payload is None:
         return
-    auditor = _user(meta.get("auditor") or meta.get("auditor_id"))
-    approved_at = parse_datetime(meta["approved_at"]) if meta.get("approved_at") else None
-    Feedback.objects.update_or_create(
+    if statement.feedback.filter(status=Feedback.Status.APPROVED).exists():
+        summary.approved_kept += 1
+        return
+    owner = _user(meta.get("auditor") or meta.get("auditor_id"))
+    if statement.feedback.filter(auditor=owner).exists():
+        owner = _user(IMPORT_USER)
+        if statement.feedback.filter(auditor=owner).exists():
+            summary.approved_kept += 1
+            return
+    feedback = Feedback.objects.create(
         statement=statement,
-        auditor=auditor,
-        defaults={
-            "edited_extraction": _normalized(payload),
-            "status": Feedback.Status.APPROVED,
-            "approved_by": _user(meta["approved_by"]) if meta.get("approved_by") else None,
-            "approved_at": approved_at or timezone.now(),
-        },
+        auditor=owner,
+        edited_extraction=_normalized(payload),
+        status=Feedback.Status.APPROVED,
+        approved_by=by,
+        approved_at=timezone.now(),
+        approval="imported",
+        comment=_provenance(meta),
+    )
+    FeedbackRevision.objects.create(
+        feedback=feedback,
+        author=by,
+        version=feedback.version,
+        action="import",
+        status=feedback.status,
+        before=None,
+        after=copy.deepcopy(feedback.edited_extraction),
     )
     summary.approved_created += 1
+    summary.imported_feedback_ids.append(feedback.pk)
     summary.touched_statement_ids.append(statement.pk)
+
+
+def _provenance(meta: dict) -> str:
+    """What the file said about the original approval; kept beside the import's own."""
+    parts = [f"{key} {meta[key]}" for key in ("approved_by", "approved_at") if meta.get(key)]
+    return f"Imported ({', '.join(parts)} in the file)." if parts else "Imported."
 
 
 def _normalized(payload: dict) -> dict:
@@ -291,10 +358,16 @@ def _normalized(payload: dict) -> dict:
 def discussions_import(
     *,
     data: Any,
+    by: AbstractBaseUser,
     default_run: tuple[str, str] = DEFAULT_IMPORT_RUN,
     progress: Progress | None = None,
 ) -> ImportSummary:
-    """Import every discussion of a file, all or nothing; raises PayloadError naming each problem."""
+    """Import every discussion of a file, all or nothing; raises PayloadError naming each problem.
+
+    ``by`` is the importing admin: imported ground truth is approved by them, marked "imported".
+    """
+    if not is_admin(by):
+        raise NotAllowed("Only admins import discussions and ground truth.")
     items = _discussion_items(data)
     issues = [issue for item in items for issue in _discussion_issues(*item)]
     if issues:
@@ -305,14 +378,32 @@ def discussions_import(
             model_name=default_run[0], prompt_version=default_run[1]
         )
         for done, (_path, fields, statements) in enumerate(items, start=1):
-            _import_discussion(fields, statements, run, summary)
+            _import_discussion(fields, statements, run, summary, by)
             if progress:
                 progress(done, len(items))
+        _log_import(summary, by, items)
         _notify_metrics(summary)
     return summary
 
 
-def _import_discussion(fields: dict, statements: list, run: ExtractionRun, summary) -> None:
+def _log_import(summary: ImportSummary, by, items: list) -> None:
+    audit_log_record(
+        actor=by,
+        action=Action.IMPORT,
+        object_type="import",
+        message=f"Imported: {summary.line()}.",
+        details={
+            "external_ids": [_external_id(fields) for _path, fields, _s in items][:1000],
+            "imported_feedback": summary.imported_feedback_ids[:10_000],
+            "statements_created": summary.statements_created,
+            "extractions_created": summary.extractions_created,
+            "approved_created": summary.approved_created,
+            "approved_kept": summary.approved_kept,
+        },
+    )
+
+
+def _import_discussion(fields: dict, statements: list, run: ExtractionRun, summary, by) -> None:
     discussion = _get_discussion(fields, summary)
     for index, data in enumerate(statements):
         statement = _get_statement(discussion, data, data.get("order", index), summary)
@@ -320,7 +411,7 @@ def _import_discussion(fields: dict, statements: list, run: ExtractionRun, summa
         _import_extraction(statement, data, _run_for(data, run), summary)
         if summary.extractions_created != before:
             summary.touched_statement_ids.append(statement.pk)
-        _import_ground_truth(statement, data, summary)
+        _import_ground_truth(statement, data, summary, by)
 
 
 def _notify_metrics(summary: ImportSummary) -> None:
@@ -471,4 +562,6 @@ def _export_feedback(feedback: Feedback) -> dict:
         "approved": True,
         "approved_by": feedback.approved_by.get_username() if feedback.approved_by else None,
         "approved_at": feedback.approved_at.isoformat() if feedback.approved_at else None,
+        "approval": feedback.approval or "reviewed",
+        "approval_reason": feedback.approval_reason,
     }

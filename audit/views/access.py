@@ -36,11 +36,14 @@ admin_required = role_required(is_admin)
 
 
 def visible_feedback(request: HttpRequest, pk: int) -> Feedback:
-    """Feedback the user may see: their own, or anyone's for admins. Others' ids give 404."""
+    """Feedback the user may see: their own, or anyone's for admins. Others' ids give 404.
+
+    A pending change to approved ground truth is what editors show and continue from.
+    """
     queryset = Feedback.objects.visible_to(request.user).select_related(
         "statement__discussion", "statement__speaker", "auditor"
     )
-    return get_object_or_404(queryset, pk=pk)
+    return get_object_or_404(queryset, pk=pk).as_working_copy()
 
 
 def safe_next(request: HttpRequest, default: str) -> str:

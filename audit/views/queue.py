@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.paginator import Paginator
@@ -17,6 +19,7 @@ from audit.services import WorkflowError, feedback_bulk_approve
 from audit.views.access import admin_required, auditor_required, error_fragment
 
 S = Feedback.Status
+ITEM = re.compile(r"(\d{1,12}):(\d{1,9})", re.ASCII)
 SENT = (S.SUBMITTED, S.APPROVED)
 PAGE_SIZE = 50
 
@@ -96,8 +99,17 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def review_groups(auditor_id: str) -> tuple[list[dict], list[Feedback]]:
-    """Submitted feedback grouped per discussion and auditor (bulk approval works on groups)."""
-    submitted = Feedback.objects.filter(status=S.SUBMITTED)
+    """Submitted feedback grouped per discussion and auditor (bulk approval works on groups).
+
+    Each item knows whether its statement already has approved ground truth (``replaces``),
+    which approving it would replace.
+    """
+    approved_elsewhere = Feedback.objects.filter(
+        statement_id=OuterRef("statement_id"), status=S.APPROVED
+    ).exclude(pk=OuterRef("pk"))
+    submitted = Feedback.objects.filter(status=S.SUBMITTED).annotate(
+        replaces=Subquery(approved_elsewhere.values("auditor__username")[:1])
+    )
     if auditor_id.isdigit():
         submitted = submitted.filter(auditor_id=int(auditor_id))
     items = list(
@@ -109,10 +121,26 @@ def review_groups(auditor_id: str) -> tuple[list[dict], list[Feedback]]:
     for f in items:
         key = (f.statement.discussion_id, f.auditor_id)
         group = groups.setdefault(
-            key, {"discussion": f.statement.discussion, "auditor": f.auditor, "items": []}
+            key,
+            {
+                "discussion": f.statement.discussion,
+                "auditor": f.auditor,
+                "items": [],
+                "n_replace": 0,
+            },
         )
         group["items"].append(f)
+        group["n_replace"] += bool(f.replaces)
     return list(groups.values()), items
+
+
+def proposals() -> QuerySet[Feedback]:
+    """Changes to approved ground truth waiting for another admin."""
+    return (
+        Feedback.objects.filter(status=S.APPROVED, proposed_extraction__isnull=False)
+        .select_related("statement__discussion", "auditor", "proposed_by")
+        .order_by("statement__discussion_id", "statement__order")
+    )
 
 
 @require_GET
@@ -124,6 +152,7 @@ def review_queue(request: HttpRequest) -> HttpResponse:
     context = {
         "groups": groups,
         "submitted_count": len(items),
+        "proposals": proposals(),
         "auditors": auditors.order_by("username"),
         "auditor_id": auditor_id,
     }
@@ -136,9 +165,15 @@ def review_queue(request: HttpRequest) -> HttpResponse:
 def bulk_approve(request: HttpRequest, pk: int) -> HttpResponse:
     """Approve every submitted feedback of one auditor in one discussion."""
     discussion = get_object_or_404(Discussion, pk=pk)
-    auditor = get_object_or_404(get_user_model(), pk=request.POST.get("auditor") or 0)
+    auditor = get_object_or_404(get_user_model(), pk=_id(request.POST.get("auditor", "")) or 0)
     try:
-        approved = feedback_bulk_approve(discussion=discussion, auditor=auditor, admin=request.user)
+        approved = feedback_bulk_approve(
+            discussion=discussion,
+            auditor=auditor,
+            admin=request.user,
+            versions=reviewed_versions(request.POST.getlist("item")),
+            replace=request.POST.get("replace") == "1",
+        )
     except WorkflowError as exc:
         return error_fragment(
             request, [str(exc)], status=exc.status_code, target="#review-messages"
@@ -148,6 +183,21 @@ def bulk_approve(request: HttpRequest, pk: int) -> HttpResponse:
     )
     if request.htmx:
         groups, items = review_groups(request.POST.get("filter_auditor", ""))
-        context = {"groups": groups, "submitted_count": len(items)}
+        context = {"groups": groups, "submitted_count": len(items), "proposals": proposals()}
         return render(request, "audit/review_queue.html#queue", context)
     return redirect(reverse("audit:review_queue"))
+
+
+def _id(raw: str) -> int | None:
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 12 else None
+
+
+def reviewed_versions(items: list[str]) -> dict[int, int]:
+    """The bulk form's "feedback id:version" pairs; anything else is a 400."""
+    versions = {}
+    for raw in items:
+        match = ITEM.fullmatch(raw)
+        if match is None:
+            raise WorkflowError(f"Expected item=FEEDBACK_ID:VERSION, got {raw[:40]!r}.")
+        versions[int(match[1])] = int(match[2])
+    return versions

@@ -12,7 +12,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from audit.forms import RejectForm
 from audit.models import Feedback, Statement
+from audit.roles import admins
 from audit.services import NotReady, WorkflowError, feedback_approve, feedback_reject
+from audit.services.feedback import feedback_authors
 from audit.views.access import admin_required, error_fragment, safe_next
 from audit.views.discussion import card_context
 from audit.views.display import Labels, present
@@ -56,7 +58,7 @@ def review_context(request: HttpRequest, statement: Statement) -> dict:
     for payload in coded_payloads(rows)[:-1]:
         labels.feed(payload)
     ai = rows[-1].ai_payload
-    feedback = statement.feedback.select_related("auditor", "approved_by").order_by(
+    feedback = statement.feedback.select_related("auditor", "approved_by", "proposed_by").order_by(
         STATUS_ORDER, "auditor__username"
     )
     columns = [
@@ -67,6 +69,18 @@ def review_context(request: HttpRequest, statement: Statement) -> dict:
         for f in feedback
     ]
     submitted = [c for c in columns if c["feedback"].status == S.SUBMITTED]
+    approved = next((c["feedback"] for c in columns if c["feedback"].status == S.APPROVED), None)
+    alone = not admins().filter(is_active=True).exclude(pk=request.user.pk).exists()
+    for c in columns:
+        f = c["feedback"]
+        c["replaces"] = approved if approved and approved.pk != f.pk else None
+        c["is_author"] = request.user.pk in feedback_authors(feedback=f)
+        c["self_approval"] = c["is_author"] and alone
+        if f.has_proposal:
+            proposal = f.proposed_extraction
+            c["proposal_view"] = present(
+                proposal, labels.copy().feed(proposal), base=f.edited_extraction
+            )
     return {
         "statement": statement,
         "discussion": statement.discussion,
@@ -76,6 +90,7 @@ def review_context(request: HttpRequest, statement: Statement) -> dict:
         "ai_view": present(ai, _ai_labels(rows)),
         "columns": columns,
         "quick_approve": submitted[0]["feedback"] if len(submitted) == 1 else None,
+        "approved": approved,
         "next_statement": next_in_queue(statement),
     }
 
@@ -118,16 +133,24 @@ def _target(request: HttpRequest, feedback: Feedback) -> str:
 
 def _version(request: HttpRequest) -> int | None:
     raw = request.POST.get("version", "")
-    return int(raw) if raw.isdigit() else None
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 10 else None
 
 
 @require_POST
 @admin_required
 def approve(request: HttpRequest, pk: int) -> HttpResponse:
+    """Approve the version the admin reviewed; replacing approved ground truth is confirmed."""
     feedback = get_object_or_404(Feedback.objects.select_related("statement", "auditor"), pk=pk)
+    version = _version(request)
     try:
+        if version is None:
+            raise WorkflowError("Name the version you reviewed (version=N): nothing was approved.")
         feedback = feedback_approve(
-            feedback=feedback, admin=request.user, base_version=_version(request)
+            feedback=feedback,
+            admin=request.user,
+            base_version=version,
+            replace=request.POST.get("replace") == "1",
+            self_approval_reason=request.POST.get("self_approval_reason", ""),
         )
     except WorkflowError as exc:
         if isinstance(exc, NotReady):  # each problem on its own line

@@ -182,7 +182,8 @@ def _row(statement, data: DiscussionData, feedback: list[Feedback], owner, admin
         sealed=sealed,
     )
     pending = row.pending_review
-    if admin and len(pending) == 1:
+    # Replacing approved ground truth is confirmed on the review page, never by one key.
+    if admin and len(pending) == 1 and not row.has_approved:
         row.quick_approve = pending[0]
     return row
 

@@ -179,10 +179,26 @@ def evaluation_create(
             paired_right=paired[1] if paired else None,
         )
         _store_files(evaluation, checked)
+        _log_upload(evaluation, user, checked)
         if queue:
             transaction.on_commit(lambda: _enqueue(evaluation.pk))
     log.info("evaluation %s (%s) created by %s", evaluation.pk, entry.name, user)
     return evaluation
+
+
+def _log_upload(
+    evaluation: Evaluation, user: Any, files: Mapping[str, Sequence[InputFile]]
+) -> None:
+    from audit.services.audit_log import Action, audit_log_record
+
+    names = {role: [f.name for f in items] for role, items in files.items()}
+    audit_log_record(
+        actor=evaluation.uploaded_by,
+        action=Action.RUN_UPLOAD,
+        target=evaluation,
+        message=f"Uploaded evaluation run {evaluation.name!r} ({evaluation.family}).",
+        details={"family": evaluation.family, "files": names, "by": str(user or "")},
+    )
 
 
 def _enqueue(evaluation_id: int) -> None:

@@ -190,7 +190,8 @@ def test_approve_stale_version_is_409(api, admin_user, world):
 
 
 def test_approving_a_draft_is_400(api, admin_user, world):
-    response = api(admin_user).post(url(world.theirs, "approve"), {}, format="json")
+    body = {"version": world.theirs.version}
+    response = api(admin_user).post(url(world.theirs, "approve"), body, format="json")
     assert response.status_code == 400
     assert "Only submitted feedback" in response.json()["detail"]
 
@@ -205,8 +206,9 @@ def test_auditor_cannot_approve_or_reject(api, auditor, world):
 
 def test_admin_cannot_approve_own_feedback(api, admin_user, world):
     own = api(admin_user).post(FEEDBACK, {"statement": world.subject2.pk}, format="json").json()
-    api(admin_user).post(f"{FEEDBACK}{own['id']}/submit/", {}, format="json")
-    response = api(admin_user).post(f"{FEEDBACK}{own['id']}/approve/", {}, format="json")
+    submitted = api(admin_user).post(f"{FEEDBACK}{own['id']}/submit/", {}, format="json").json()
+    body = {"version": submitted["version"]}
+    response = api(admin_user).post(f"{FEEDBACK}{own['id']}/approve/", body, format="json")
     assert response.status_code == 403
     assert "your own feedback" in response.json()["detail"]
 

@@ -44,8 +44,8 @@ def discussion_file(external_id="ext-1", *, gt_key="approved_feedback") -> dict:
     }
 
 
-def test_import_creates_discussion_statements_extractions_and_ground_truth():
-    summary = discussions_import(data=discussion_file())
+def test_import_creates_discussion_statements_extractions_and_ground_truth(admin_user):
+    summary = discussions_import(by=admin_user, data=discussion_file())
     assert summary.discussions_created == 1
     assert summary.statements_created == 3
     assert summary.extractions_created == 2  # only subject statements carry extractions
@@ -56,15 +56,15 @@ def test_import_creates_discussion_statements_extractions_and_ground_truth():
     assert feedback.auditor.username == "pat@example.com"
 
 
-def test_import_twice_changes_nothing():
-    discussions_import(data=discussion_file())
+def test_import_twice_changes_nothing(admin_user):
+    discussions_import(by=admin_user, data=discussion_file())
     counts = (
         Discussion.objects.count(),
         Statement.objects.count(),
         Extraction.objects.count(),
         Feedback.objects.count(),
     )
-    summary = discussions_import(data=discussion_file())
+    summary = discussions_import(by=admin_user, data=discussion_file())
     assert summary.discussions_existing == 1 and summary.discussions_created == 0
     assert (
         Discussion.objects.count(),
@@ -74,23 +74,23 @@ def test_import_twice_changes_nothing():
     ) == counts
 
 
-def test_legacy_ground_truth_key_is_accepted():
-    discussions_import(data=discussion_file(gt_key="ground_truth"))
+def test_legacy_ground_truth_key_is_accepted(admin_user):
+    discussions_import(by=admin_user, data=discussion_file(gt_key="ground_truth"))
     assert Feedback.objects.approved().count() == 1
 
 
-def test_list_of_discussions_is_accepted():
+def test_list_of_discussions_is_accepted(admin_user):
     data = {"discussions": [discussion_file("a"), discussion_file("b")]}
-    assert discussions_import(data=data).discussions_created == 2
+    assert discussions_import(by=admin_user, data=data).discussions_created == 2
 
 
-def test_bad_file_stores_nothing_and_names_each_problem():
+def test_bad_file_stores_nothing_and_names_each_problem(admin_user):
     good = discussion_file("good")
     bad = discussion_file("bad")
     bad["statements"][1]["pdp_deltas"] = {"events": [{"id": 1, "kind": "party"}]}
     bad["statements"][2]["speaker_type"] = "Robot"
     with pytest.raises(PayloadError) as info:
-        discussions_import(data={"discussions": [good, bad]})
+        discussions_import(by=admin_user, data={"discussions": [good, bad]})
     messages = info.value.messages()
     assert (
         "discussions[1].statements[1].pdp_deltas.events[0].kind: 'party' is not one of"
@@ -101,13 +101,13 @@ def test_bad_file_stores_nothing_and_names_each_problem():
 
 
 def test_export_round_trips_through_import(admin_user):
-    discussions_import(data=discussion_file())
+    discussions_import(by=admin_user, data=discussion_file())
     exported = ground_truth_export(all_discussions=True)
     jsonschema.validate(exported, GROUND_TRUTH_EXPORT_SCHEMA)
     # Into an empty database, the export rebuilds the same ground truth.
     Discussion.objects.all().delete()
     Feedback.objects.all().delete()
-    discussions_import(data=copy.deepcopy(exported))
+    discussions_import(by=admin_user, data=copy.deepcopy(exported))
     again = ground_truth_export(all_discussions=True)
     strip = lambda d: [  # noqa: E731 - ids and timestamps differ between databases
         [
@@ -123,11 +123,11 @@ def test_export_round_trips_through_import(admin_user):
     ]
     assert strip(again) == strip(exported)
     # ... and re-importing into the same database is a no-op.
-    assert discussions_import(data=again).discussions_created == 0
+    assert discussions_import(by=admin_user, data=again).discussions_created == 0
 
 
-def test_export_contains_only_approved_ground_truth():
-    discussions_import(data=discussion_file())
+def test_export_contains_only_approved_ground_truth(admin_user):
+    discussions_import(by=admin_user, data=discussion_file())
     Feedback.objects.update(status=Feedback.Status.SUBMITTED)
     with pytest.raises(NothingToExport):
         ground_truth_export(all_discussions=True)
@@ -138,12 +138,12 @@ def test_export_requires_a_choice():
         ground_truth_export()
 
 
-def test_commands_round_trip(tmp_path):
+def test_commands_round_trip(tmp_path, admin_user):
     source = tmp_path / "in.json"
     import json
 
     source.write_text(json.dumps(discussion_file()))
-    call_command("import_discussions", str(source))
+    call_command("import_discussions", str(source), "--by", admin_user.username)
     out = tmp_path / "out.json"
     call_command("export_ground_truth", "--all", "-o", str(out))
     data = json.loads(out.read_text())
@@ -151,11 +151,11 @@ def test_commands_round_trip(tmp_path):
     assert data["discussions"][0]["statements"][1]["approved_feedback"]["edited_extraction"] == GT
 
 
-def test_import_command_reports_bad_json(tmp_path):
+def test_import_command_reports_bad_json(tmp_path, admin_user):
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
     with pytest.raises(CommandError, match="not valid JSON"):
-        call_command("import_discussions", str(bad))
+        call_command("import_discussions", str(bad), "--by", admin_user.username)
 
 
 def test_export_command_needs_a_choice():
@@ -174,13 +174,13 @@ def test_export_command_needs_a_choice():
         ),
     ],
 )
-def test_impossible_dates_are_refused_with_their_location(where, value, expected):
+def test_impossible_dates_are_refused_with_their_location(where, value, expected, admin_user):
     data = discussion_file()
     if where == "discussion":
         data["discussion"]["date"] = value
     else:
         data["statements"][1]["approved_feedback"]["approved_at"] = value
     with pytest.raises(PayloadError) as info:
-        discussions_import(data=data)
+        discussions_import(by=admin_user, data=data)
     assert any(expected in m for m in info.value.messages()), info.value.messages()
     assert Discussion.objects.count() == 0

@@ -106,8 +106,9 @@ def test_state_changes_need_a_csrf_token(auditor, scene):
 
 def test_admin_cannot_approve_their_own_feedback(admin_client, admin_user, scene):
     own = feedback_start(statement=scene.second, auditor=admin_user)
-    feedback_submit(feedback=own, user=admin_user)
-    response = admin_client.post(reverse("audit:feedback_approve", args=[own.pk]), **HX)
+    own = feedback_submit(feedback=own, user=admin_user)
+    url = reverse("audit:feedback_approve", args=[own.pk])
+    response = admin_client.post(url, {"version": own.version}, **HX)
     assert response.status_code == 403
     assert b"your own feedback" in response.content
     own.refresh_from_db()

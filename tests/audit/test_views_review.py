@@ -77,7 +77,12 @@ def test_approving_one_unapproves_the_other(
     feedback_approve(feedback=first, admin=admin_user)
     second = submitted(scene.first, second_auditor)
     url = reverse("audit:feedback_approve", args=[second.pk])
-    response = hx_post(admin_client, url, {"version": second.version})
+    # Without an explicit replace, approved ground truth is never replaced.
+    refused = hx_post(admin_client, url, {"version": second.version})
+    assert refused.status_code == 409
+    assert "Another feedback on this statement is approved" in refused.content.decode()
+    assert Feedback.objects.get(pk=first.pk).status == S.APPROVED
+    response = hx_post(admin_client, url, {"version": second.version, "replace": "1"})
     assert response.status_code == 200
     html = response.content.decode()
     assert "Approved bob&#x27;s coding as ground truth." in html
@@ -88,14 +93,16 @@ def test_approving_one_unapproves_the_other(
 
 def test_approve_without_javascript_redirects_back_to_the_review(admin_client, scene, auditor):
     feedback = submitted(scene.first, auditor)
-    response = admin_client.post(reverse("audit:feedback_approve", args=[feedback.pk]))
+    url = reverse("audit:feedback_approve", args=[feedback.pk])
+    response = admin_client.post(url, {"version": feedback.version})
     assert response.status_code == 302
     assert response.url == reverse("audit:statement_review", args=[scene.first.pk])
 
 
 def test_drafts_cannot_be_approved(admin_client, scene, auditor):
     draft = feedback_start(statement=scene.first, auditor=auditor)
-    response = hx_post(admin_client, reverse("audit:feedback_approve", args=[draft.pk]))
+    url = reverse("audit:feedback_approve", args=[draft.pk])
+    response = hx_post(admin_client, url, {"version": draft.version})
     assert response.status_code == 400
     assert response["HX-Retarget"] == f"#review-msg-{scene.first.pk}"
     assert "Only submitted feedback can be approved" in response.content.decode()
@@ -130,11 +137,11 @@ def test_rejected_feedback_goes_back_to_the_auditor_as_needs_changes(
 def test_bulk_approve_one_auditors_submissions_in_a_discussion(
     admin_client, scene, auditor, second_auditor
 ):
-    submitted(scene.first, auditor)
-    submitted(scene.second, auditor)
+    items = [submitted(scene.first, auditor), submitted(scene.second, auditor)]
     submitted(scene.first, second_auditor)
     url = reverse("audit:bulk_approve", args=[scene.discussion.pk])
-    response = hx_post(admin_client, url, {"auditor": auditor.pk})
+    versions = [f"{f.pk}:{f.version}" for f in items]
+    response = hx_post(admin_client, url, {"auditor": auditor.pk, "item": versions})
     assert response.status_code == 200
     html = response.content.decode()
     assert "Approved 2 statements coded by alice." in html
@@ -146,9 +153,10 @@ def test_bulk_approve_one_auditors_submissions_in_a_discussion(
 
 
 def test_bulk_approve_of_my_own_submissions_is_refused(admin_client, scene, admin_user):
-    submitted(scene.first, admin_user)
+    own = submitted(scene.first, admin_user)
     url = reverse("audit:bulk_approve", args=[scene.discussion.pk])
-    response = hx_post(admin_client, url, {"auditor": admin_user.pk})
+    item = f"{own.pk}:{own.version}"
+    response = hx_post(admin_client, url, {"auditor": admin_user.pk, "item": item})
     assert response.status_code == 403
     assert Feedback.objects.get().status == S.SUBMITTED
 

@@ -108,7 +108,7 @@ class TestMarkStale:
         assert status(INTERAUDITOR_KEY) == STALE
 
     def test_approval_recomputes_review_savings(
-        self, auditor, second_auditor, admin_user, django_capture_on_commit_callbacks
+        self, auditor, second_auditor, admin_user, make_user, django_capture_on_commit_callbacks
     ) -> None:
         run = ExtractionRunFactory()
         extraction = ExtractionFactory(run=run)
@@ -119,14 +119,15 @@ class TestMarkStale:
         row = MetricResult.objects.get(key=run_key(REVIEW_SAVINGS, run.pk))
         assert row.is_fresh and row.values["n_statements"] == 1
         assert row.values["mean_loss"] == 0.0  # the auditor kept the AI's extraction
-        # An admin edits the ground truth: the figures follow.
+        # An admin edits the ground truth and another approves it: the figures follow.
         with django_capture_on_commit_callbacks(execute=True):
-            feedback_save(
+            proposed = feedback_save(
                 feedback=Feedback.objects.get(pk=feedback.pk),
                 user=admin_user,
                 edited_extraction={"people": [{"id": 1, "name": "Somebody Else"}]},
                 base_version=None,
             )
+            feedback_approve(feedback=proposed, admin=make_user("admin2", role="admin"))
         row.refresh_from_db()
         assert row.is_fresh and row.values["mean_loss"] == 1.0
 

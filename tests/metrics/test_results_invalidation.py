@@ -10,6 +10,7 @@ from audit.models import Extraction, Feedback
 from audit.services import (
     discussions_import,
     extractions_import,
+    feedback_approve,
     feedback_bulk_approve,
     feedback_reject,
     feedback_save,
@@ -87,20 +88,26 @@ def test_rejecting_approved_feedback_removes_its_result(f1_world, admin_user, ru
     assert_matches_full_recompute(f1_world.run)
 
 
-def test_editing_approved_ground_truth_recomputes_it(f1_world, admin_user, run_committed):
+def test_editing_approved_ground_truth_recomputes_it_once_approved(
+    f1_world, admin_user, make_user, run_committed
+):
     statement = f1_world.statements[0]  # GT equal to the AI: F1 1.0
     approve(run_committed, f1_world, statement, admin_user)
     before = statement_row(statement, f1_world.run)
     assert before.values["aggregate_micro_f1"] == 1.0
 
     feedback = f1_world.fb(statement)
-    run_committed(
+    proposed = run_committed(
         feedback_save,
         feedback=feedback,
         user=admin_user,
         edited_extraction=pdp(),
         base_version=feedback.version,
     )
+    # The change waits for another admin: the approved version stays the ground truth.
+    assert statement_row(statement, f1_world.run).input_hash == before.input_hash
+    second = make_user("admin2", role="admin")
+    run_committed(feedback_approve, feedback=proposed, admin=second, base_version=proposed.version)
 
     after = statement_row(statement, f1_world.run)
     assert after.input_hash != before.input_hash
@@ -112,7 +119,18 @@ def test_bulk_approval_computes_every_statement_of_the_discussion(
     f1_world, auditor, admin_user, run_committed
 ):
     discussion = f1_world.discussions[0]
-    run_committed(feedback_bulk_approve, discussion=discussion, auditor=auditor, admin=admin_user)
+    versions = dict(
+        Feedback.objects.filter(statement__discussion=discussion, auditor=auditor).values_list(
+            "pk", "version"
+        )
+    )
+    run_committed(
+        feedback_bulk_approve,
+        discussion=discussion,
+        auditor=auditor,
+        admin=admin_user,
+        versions=versions,
+    )
     rows = MetricResult.objects.filter(scope="statement", discussion=discussion)
     assert rows.count() == 3 and all(r.status == Status.FRESH for r in rows)
     assert_matches_full_recompute(f1_world.run)
@@ -161,7 +179,7 @@ def test_statement_without_extraction_in_a_run_is_not_counted(f1_world, admin_us
     assert len(system_row().values["runs"]) == 2
 
 
-def test_importing_discussions_with_ground_truth_computes_results(run_committed):
+def test_importing_discussions_with_ground_truth_computes_results(run_committed, admin_user):
     subject = {
         "text": "My father John married Mary.",
         "speaker_type": "Subject",
@@ -169,7 +187,7 @@ def test_importing_discussions_with_ground_truth_computes_results(run_committed)
         "approved_feedback": {"auditor_id": "pat", "edited_extraction": GT_VARIANTS[1]},
     }
     data = {"discussion": {"external_id": "x1", "summary": "s"}, "statements": [subject]}
-    run_committed(discussions_import, data=data)
+    run_committed(discussions_import, data=data, by=admin_user)
     run = Extraction.objects.get().run
     assert run_row(run).values["n_statements"] == 1
     assert_matches_full_recompute(run)

@@ -39,7 +39,10 @@ def apply(operation: str, feedback: Feedback, payload: dict, admin, auditor) -> 
         feedback_approve(feedback=feedback, admin=admin)
     elif operation == "unapprove" and feedback.is_approved:
         feedback_unapprove(feedback=feedback, admin=admin)
-    elif operation == "reject" and feedback.status != Feedback.Status.DRAFT:
+    elif operation == "reject" and feedback.status in (
+        Feedback.Status.SUBMITTED,
+        Feedback.Status.APPROVED,
+    ):
         feedback_reject(feedback=feedback, admin=admin, reason="recheck")
     elif operation == "edit":
         # Admins edit approved ground truth; a rejected feedback goes back to its auditor.
