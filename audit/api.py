@@ -333,6 +333,7 @@ class FeedbackDetailApi(ApiView):
             base_version=data["version"],
             comment=data.get("comment"),
         )
+        feedback.refresh_from_db()  # edited_extraction: the ground truth, not a pending change
         return Response(FeedbackOutputSerializer(feedback).data)
 
 

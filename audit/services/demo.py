@@ -139,6 +139,7 @@ def _store_feedback(index: int, position: int, statement, gt_delta: dict, source
         status=status,
         approved_by=users["admin"] if status == Feedback.Status.APPROVED else None,
         approved_at=now if status == Feedback.Status.APPROVED else None,
+        approval="reviewed" if status == Feedback.Status.APPROVED else "",
         rejection_reason="Missing the father's remarriage."
         if status == Feedback.Status.REJECTED
         else "",

@@ -309,7 +309,7 @@ def feedback_approve(
     except IntegrityError as exc:
         winner = Feedback.objects.approved().filter(statement_id=locked.statement_id).first()
         raise AlreadyApproved(winner) if winner else StaleVersion(locked, base_version) from exc
-    _record_revision(locked, author=admin, action="approve", before=None)
+    _record_revision(locked, author=admin, action=_approve_action(kind), before=None)
     _log_approval(locked, admin=admin, kind=kind)
     _ground_truth_changed(locked.statement_id)
     return locked
@@ -377,10 +377,15 @@ def _approve_proposal(locked: Feedback, *, admin, reason: str) -> Feedback:
     locked.proposed_by = None
     _set_approved(locked, admin=admin, kind=kind, reason=reason)
     locked.save()
-    _record_revision(locked, author=admin, action="approve", before=before)
+    _record_revision(locked, author=admin, action=_approve_action(kind), before=before)
     _log_approval(locked, admin=admin, kind=kind)
     _ground_truth_changed(locked.statement_id)
     return locked
+
+
+def _approve_action(kind: str) -> str:
+    """Self-approvals stand out in the history."""
+    return "self-approve" if kind == "self" else "approve"
 
 
 def _log_approval(feedback: Feedback, *, admin, kind: str) -> None:

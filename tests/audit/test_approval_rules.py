@@ -269,7 +269,7 @@ def test_only_admin_self_approves_with_a_reason_shown_in_history_and_export(admi
         self_approval_reason="sole admin of this pilot",
     )
     assert (done.approval, done.approval_reason) == ("self", "sole admin of this pilot")
-    assert FeedbackRevision.objects.filter(feedback=done, action="approve").exists()
+    assert FeedbackRevision.objects.filter(feedback=done, action="self-approve").exists()
     entry = AuditLogEntry.objects.get(action="self_approve")
     assert "sole admin of this pilot" in entry.message and entry.actor == admin_user
     exported = ground_truth_export(all_discussions=True)
@@ -318,3 +318,16 @@ def test_the_editor_edits_approved_ground_truth_as_a_proposal(client, auditor, a
     review = client.get(reverse("audit:statement_review", args=[scene.first.pk])).content
     assert b"Proposed change by carol" in review
     assert b"Approve my own change" in review  # carol is the only admin, and its author
+
+
+def test_history_shows_a_self_approval_with_its_reason(client, admin_user):
+    from django.urls import reverse
+
+    own = submitted(statement(), admin_user)
+    feedback_approve(
+        feedback=own, admin=admin_user, base_version=own.version, self_approval_reason="pilot"
+    )
+    client.force_login(admin_user)
+    html = client.get(reverse("audit:feedback_history", args=[own.pk])).content.decode()
+    assert "Self-approved by carol (only admin): pilot" in html
+    assert "self-approve" in html
