@@ -220,7 +220,7 @@ def test_api_drafts_may_keep_problems(api, auditor, feedback):
     assert response.json()["edited_extraction"]["events"][0]["dateTime"] == BAD_DATE
 
 
-def test_import_of_ground_truth_applies_the_checks():
+def test_import_of_ground_truth_applies_the_checks(admin_user):
     gt = pdp(
         people=[{"id": -1, "name": "", "last_name": None}],
         events=[{"id": -2, "kind": "shift", "person": -1, "dateTime": BAD_DATE}],
@@ -230,7 +230,7 @@ def test_import_of_ground_truth_applies_the_checks():
         "statements": [{"text": "x", "speaker_type": "Subject", "ground_truth": gt}],
     }
     with pytest.raises(PayloadError) as refused:
-        discussions_import(data=data)
+        discussions_import(data=data, by=admin_user)
     assert [str(issue).split(":")[0] for issue in refused.value.issues] == [
         "statements[0].ground_truth.people[0].name",
         "statements[0].ground_truth.events[0].dateTime",
@@ -238,7 +238,7 @@ def test_import_of_ground_truth_applies_the_checks():
     assert not Feedback.objects.exists()
 
 
-def test_imported_ground_truth_may_refer_to_earlier_statements():
+def test_imported_ground_truth_may_refer_to_earlier_statements(admin_user):
     later = pdp(events=[{"id": -9, "kind": "shift", "person": -1, "dateTime": "1990"}])
     data = {
         "discussion": {"external_id": "good-gt", "summary": "Good ground truth"},
@@ -247,7 +247,7 @@ def test_imported_ground_truth_may_refer_to_earlier_statements():
             {"text": "b", "speaker_type": "Subject", "ground_truth": later},
         ],
     }
-    assert discussions_import(data=data).discussions_created == 1
+    assert discussions_import(data=data, by=admin_user).discussions_created == 1
 
 
 # --- §2 no phantom edits -----------------------------------------------------------------------
