@@ -52,7 +52,8 @@ EXTRACTION = "extraction"
 # Bump when the engine's output for the same inputs changes: stored results computed by another
 # version are then recomputed by themselves (results_mark_outdated).
 # 2: one parent rule on both sides, bonds to committed people. 3: SARF mean of per-statement values.
-CODE_VERSION = "extraction-f1/3"
+# 4: joint people assignment (people + events + pair bonds).
+CODE_VERSION = "extraction-f1/4"
 # Database errors worth retrying: lock timeouts, deadlocks, a restarted server.
 TRANSIENT_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError)
 

@@ -62,14 +62,14 @@ def assign_candidates(
     rows_used = sum(map(bool, candidates))
     if len(pairs) == rows_used == len(set(chain.from_iterable(candidates))):
         return pairs  # no item has two candidates: nothing to choose (the usual case)
-    pairs, contested = _uncontested(candidates)
+    pairs, contested = uncontested(candidates)
     if not contested:
         return pairs
     pairs += _solve_contested(candidates, contested, strategy, ai_keys, gt_keys, ai_ids, gt_ids)
     return sorted(pairs)
 
 
-def _uncontested(candidates: Candidates) -> tuple[list[Pair], list[int]]:
+def uncontested(candidates: Candidates) -> tuple[list[Pair], list[int]]:
     """The pairs with no rival on either side, and the rows that have rivals.
 
     An uncontested pair is in every maximal assignment, greedy or optimal; taking

@@ -212,24 +212,59 @@ def match_people(
     ).result()
 
 
+class PeopleSearch:
+    """How match_listed_people picks among candidate pairs: the people-only objective
+    (most people matched, then total name score, then equal ids). The joint search in
+    joint.py swaps in the objective of the whole statement."""
+
+    def __init__(self, ai: Listing, gt: Listing, settings: MatchSettings):
+        self.ai, self.gt, self.settings = ai, gt, settings
+        self.keys = _people_key(ai), _people_key(gt)
+
+    def solve(self, allowed: Candidates) -> list[Pair]:
+        return _assign(allowed, self.ai, self.gt, self.keys, self.settings)
+
+    def use_parent_gate(self, gate: ParentGate) -> None:
+        """The people-only search leaves parents to the re-matching rounds."""
+
+    def rank(self, pairs: list[Pair], scores: Candidates) -> tuple:
+        """Larger is better: (people matched, name score, pairs with equal ids)."""
+        return (len(pairs), *name_score_and_same_ids(pairs, scores, self.ai.ids, self.gt.ids))
+
+
+def name_score_and_same_ids(
+    pairs: list[Pair], scores: Candidates, ai_ids: list[Any], gt_ids: list[Any]
+) -> tuple[int, int]:
+    """The total score of pairs in millionths (as the assignment compares scores), and
+    how many pairs join items with the same id."""
+    units = sum(round(min(max(scores[i][j], 0.0), 1.0) * 1_000_000) for i, j in pairs)
+    same = sum(1 for i, j in pairs if ai_ids[i] is not None and ai_ids[i] == gt_ids[j])
+    return units, same
+
+
 def match_listed_people(
-    ai: Listing, gt: Listing, ai_bonds: list[Item], gt_bonds: list[Item], settings: MatchSettings
+    ai: Listing,
+    gt: Listing,
+    ai_bonds: list[Item],
+    gt_bonds: list[Item],
+    settings: MatchSettings,
+    search: PeopleSearch | None = None,
 ) -> Matching:
-    """match_people on listings (and dict-only pair bond lists)."""
+    """match_people on listings (and dict-only pair bond lists); `search` decides
+    among the candidates (PeopleSearch by default)."""
     named = similar_pairs(ai.texts, gt.texts, settings.name_similarity_threshold)
-    keys = _people_key(ai), _people_key(gt)
-
-    def solve(allowed: Candidates) -> list[Pair]:
-        return _assign(allowed, ai, gt, keys, settings)
-
-    pairs = solve(named)
+    if search is None:
+        search = PeopleSearch(ai, gt, settings)
+    gate = None
     ai_parents = _parent_refs(ai.items, ai_bonds)
     if any(ai_parents):
         gt_parents = _parent_refs(gt.items, gt_bonds)
         if any(gt_parents):
-            pairs = _rematch_by_parents(
-                pairs, named, solve, ai_parents, gt_parents, ai, gt, ai_bonds
-            )
+            gate = ParentGate(named, ai_parents, gt_parents, ai, gt, ai_bonds)
+            search.use_parent_gate(gate)
+    pairs = search.solve(named)
+    if gate is not None:
+        pairs = _rematch_by_parents(pairs, named, search, gate)
     return Matching(ai, gt, pairs, named)
 
 
@@ -238,29 +273,58 @@ def _parent_refs(people: list[Item], bonds: list[Item]) -> list:
     return [parent_person_ids(person, lookup) for person in people]
 
 
-def _rematch_by_parents(
-    pairs, named, solve, ai_parents, gt_parents, ai, gt, ai_bonds
-) -> list[Pair]:
-    """Re-assign with the parent gate the current map implies, until it stops changing."""
-    ai_ids, gt_ids = ai.ids, gt.ids
-    ai_defined = set(ai_ids)
-    # Ids the AI refers to without listing them stand for the same person on both sides.
-    ai_unlisted = _referenced_ids(ai_parents, ai_bonds) - ai_defined
-    used = named
-    for _ in range(_PARENT_ROUNDS):
+class ParentGate:
+    """The named candidates whose parents agree under the people map of some pairs."""
+
+    def __init__(self, named, ai_parents, gt_parents, ai: Listing, gt: Listing, ai_bonds):
+        self.named, self.ai_parents, self.gt_parents = named, ai_parents, gt_parents
+        self.ai_ids, self.gt_ids = ai.ids, gt.ids
+        self.ai_defined = set(ai.ids)
+        # Ids the AI refers to without listing them stand for the same person on both sides.
+        self.ai_unlisted = _referenced_ids(ai_parents, ai_bonds) - self.ai_defined
+
+    def __call__(self, pairs: list[Pair]) -> list[dict[int, float]]:
+        ai_ids, gt_ids = self.ai_ids, self.gt_ids
         id_map = _id_map(pairs, ai_ids, gt_ids)
-        ai_known = [_known_ai_parents(ref, id_map, ai_defined) for ref in ai_parents]
-        gt_known = gt_parents
+        ai_known = [_known_ai_parents(ref, id_map, self.ai_defined) for ref in self.ai_parents]
+        gt_known = self.gt_parents
         if len(pairs) < len(gt_ids):  # else every GT parent has a counterpart
-            gt_unmatched = set(gt_ids) - {gt_ids[j] for _, j in pairs} - ai_unlisted
+            gt_unmatched = set(gt_ids) - {gt_ids[j] for _, j in pairs} - self.ai_unlisted
             gt_known = [
-                ref - gt_unmatched if isinstance(ref, frozenset) else ref for ref in gt_parents
+                ref - gt_unmatched if isinstance(ref, frozenset) else ref for ref in self.gt_parents
             ]
-        allowed = _parents_agree(named, ai_known, gt_known)
-        if allowed == used:
+        return _parents_agree(self.named, ai_known, gt_known)
+
+    def consistent(self, pairs: list[Pair]) -> list[Pair]:
+        """pairs without those whose parents disagree under the map of the rest,
+        repeated until every pair left passes."""
+        while True:
+            allowed = self(pairs)
+            kept = [(i, j) for i, j in pairs if j in allowed[i]]
+            if len(kept) == len(pairs):
+                return pairs
+            pairs = kept
+
+
+def _rematch_by_parents(pairs, named, search, gate: ParentGate) -> list[Pair]:
+    """Re-assign with the parent gate the current map implies, until it stops changing.
+
+    Each round's assignment is a candidate; the best by the search's rank wins, among
+    those whose pairs all pass the gate their own map implies (consistent ones) if
+    any. A later round wins a tie: it has seen more of the parents.
+    """
+    used = named
+    best: tuple = ()
+    for round_number in range(_PARENT_ROUNDS + 1):
+        allowed = gate(pairs)
+        consistent = all(j in allowed[i] for i, j in pairs)
+        candidate = (consistent, search.rank(pairs, named), round_number, pairs)
+        if not best or candidate[:3] > best[:3]:
+            best = candidate
+        if allowed == used or round_number == _PARENT_ROUNDS:
             break  # the same gates would give the same assignment: settled
-        pairs, used = solve(allowed), allowed
-    return pairs
+        pairs, used = search.solve(allowed), allowed
+    return best[3]
 
 
 def _referenced_ids(parent_refs: list, bonds: list[Item]) -> set[Any]:
@@ -337,14 +401,31 @@ def match_events(
 
 
 def match_listed_events(
-    ai: Listing, gt: Listing, people: PeopleLinks, settings: MatchSettings
+    ai: Listing,
+    gt: Listing,
+    people: PeopleLinks,
+    settings: MatchSettings,
+    memo: dict | None = None,
 ) -> Matching:
-    """match_events on listings."""
-    ai_kinds = normalized([event.get("kind") for event in ai.items])
-    gt_kinds = normalized([event.get("kind") for event in gt.items])
-    candidates = _event_candidates(ai, gt, ai_kinds, gt_kinds, people, settings)
+    """match_events on listings. `memo` (a dict kept by the caller across calls on
+    the same two listings and settings) keeps each AI event's candidates per resolved
+    links, and the GT side's groups: the joint people search matches the same events
+    through many people maps that differ in a few links."""
+    if memo is None:
+        memo = {}
+    kinds = memo.get(_KINDS)
+    if kinds is None:
+        kinds = memo[_KINDS] = (
+            normalized([event.get("kind") for event in ai.items]),
+            normalized([event.get("kind") for event in gt.items]),
+        )
+    ai_kinds, gt_kinds = kinds
+    candidates = _event_candidates(ai, gt, ai_kinds, gt_kinds, people, settings, memo)
     keys = _event_key(ai, ai_kinds), _event_key(gt, gt_kinds)
     return Matching(ai, gt, _assign(candidates, ai, gt, keys, settings), candidates)
+
+
+_KINDS, _GT_SIDE = object(), object()  # memo keys that no (index, links) key equals
 
 
 def _event_candidates(
@@ -354,6 +435,7 @@ def _event_candidates(
     gt_kinds: list[str],
     people: PeopleLinks,
     settings: MatchSettings,
+    memo: dict,
 ) -> list[dict[int, float]]:
     """Per AI event, {GT index: score} of the GT events passing every gate.
 
@@ -365,7 +447,9 @@ def _event_candidates(
     shared = set(ai_kinds).intersection(gt_kinds)
     if not shared:
         return rows  # no kind in common: no links or dates to look at
-    gated = _linked_and_dated(ai, gt, ai_kinds, gt_kinds, shared, people, settings)
+    gated, fresh = _linked_and_dated(
+        ai, gt, ai_kinds, gt_kinds, shared, people, settings, memo, rows
+    )
     text_scores = pair_similarities(
         [ai.texts[i] for i, _, _ in gated], [gt.texts[j] for _, j, _ in gated]
     )
@@ -374,7 +458,20 @@ def _event_candidates(
     for (i, j, date_score), text_score in zip(gated, text_scores, strict=True):
         if text_score >= threshold:
             rows[i][j] = text_weight * text_score + date_weight * date_score
+    for i, key in fresh:
+        memo[i, key] = rows[i]  # never mutated from here on (the assignment only reads)
     return rows
+
+
+def _gt_event_side(gt: Listing, gt_kinds: list[str], memo: dict) -> tuple:
+    """The GT events grouped by (kind, links), and their dates (read once per memo)."""
+    side = memo.get(_GT_SIDE)
+    if side is None:
+        groups: dict[tuple, list[int]] = {}
+        for index, (kind, event) in enumerate(zip(gt_kinds, gt.items, strict=True)):
+            groups.setdefault((kind, _event_links(event, as_id)), []).append(index)
+        side = memo[_GT_SIDE] = (groups, [event_date(event) for event in gt.items], {})
+    return side
 
 
 def _linked_and_dated(
@@ -385,22 +482,26 @@ def _linked_and_dated(
     shared: set[str],
     people: PeopleLinks,
     settings: MatchSettings,
-) -> list[tuple[int, int, float]]:
+    memo: dict,
+    rows: list[dict[int, float]],
+) -> tuple[list[tuple[int, int, float]], list[tuple[int, tuple]]]:
     """(AI index, GT index, date similarity) of the pairs with equal kind and links
-    whose dates are compatible."""
-    groups: dict[tuple, list[int]] = {}
-    for index, (kind, event) in enumerate(zip(gt_kinds, gt.items, strict=True)):
-        if kind in shared:
-            groups.setdefault((kind, _event_links(event, as_id)), []).append(index)
+    whose dates are compatible, and the (index, links) of their AI events. An AI
+    event whose candidates under its links are in the memo gets them in rows instead."""
+    groups, gt_dates, indexes = _gt_event_side(gt, gt_kinds, memo)  # indexes: large groups
     resolve = _as_resolver(people)
-    gt_dates = [event_date(event) for event in gt.items]
-    indexes: dict[tuple, DateIndex] = {}  # for large groups, built on first use
     gated: list[tuple[int, int, float]] = []
+    fresh: list[tuple[int, tuple]] = []
     for i, (kind, event) in enumerate(zip(ai_kinds, ai.items, strict=True)):
         key = (kind, _event_links(event, resolve)) if kind in shared else None
         group = groups.get(key)
         if not group:
             continue
+        remembered = memo.get((i, key))
+        if remembered is not None:
+            rows[i] = remembered
+            continue
+        fresh.append((i, key))
         ai_date = event_date(event)
         if len(group) >= DateIndex.MIN_SIZE:
             index = indexes.get(key)
@@ -412,7 +513,7 @@ def _linked_and_dated(
             score = date_similarity(ai_date, gt_dates[j], settings)
             if score is not None:
                 gated.append((i, j, score))
-    return gated
+    return gated, fresh
 
 
 def _event_links(event: Item, resolve: Callable[[Any], Any]) -> tuple:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from .joint import JointSearch
 from .matching import (
     Matching,
     MatchResult,
@@ -92,15 +93,25 @@ def match_payloads(
 
 
 def _match_sides(ai: _Side, gt: _Side, settings: MatchSettings) -> dict[str, Matching]:
+    """People first, then events and pair bonds through the people map. The optimal
+    strategy chooses the people map that matches the most items overall (joint.py);
+    greedy takes people in list order, as the reference implementation does."""
+    if settings.strategy == "greedy":
+        search = None
+    else:
+        search = JointSearch(
+            ai.people, gt.people, settings, (ai.events, gt.events), (ai.pair_bonds, gt.pair_bonds)
+        )
     people = match_listed_people(
-        ai.people, gt.people, ai.pair_bonds.items, gt.pair_bonds.items, settings
+        ai.people, gt.people, ai.pair_bonds.items, gt.pair_bonds.items, settings, search
     )
-    resolver = people.resolver()
-    return {
-        "people": people,
-        "events": match_listed_events(ai.events, gt.events, resolver, settings),
-        "pair_bonds": match_listed_pair_bonds(ai.pair_bonds, gt.pair_bonds, resolver, settings),
-    }
+    if search is not None:
+        events, pair_bonds = search.matchings(people.pairs)
+    else:
+        resolver = people.resolver()
+        events = match_listed_events(ai.events, gt.events, resolver, settings)
+        pair_bonds = match_listed_pair_bonds(ai.pair_bonds, gt.pair_bonds, resolver, settings)
+    return {"people": people, "events": events, "pair_bonds": pair_bonds}
 
 
 def _entity_fields(fields: dict[str, Any], entity: str, matching: Matching) -> None:
