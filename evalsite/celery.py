@@ -1,11 +1,61 @@
-"""The Celery application. Broker: Redis when REDIS_URL is set, else an embedded filesystem queue."""
+"""The Celery application. Broker: Redis when REDIS_URL is set, else an embedded filesystem queue.
 
+Workers outlive the broker: they reconnect with backoff forever (settings), every worker also
+serves the sweep queue, and each (re)connection queues one sweep so that results left stale
+during an outage are computed as soon as the broker is back (docs/operations.md, "Faults").
+"""
+
+import logging
 import os
 
-from celery import Celery
+from celery import Celery, bootsteps
+from celery.signals import beat_init, celeryd_after_setup, celeryd_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
 
 app = Celery("evalsite")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+log = logging.getLogger(__name__)
+
+
+@celeryd_init.connect
+@beat_init.connect
+def _wait_out_broker_outages(sender=None, **kwargs) -> None:
+    """Long-running processes retry the broker forever; web requests keep failing fast."""
+    from django.conf import settings
+
+    options = getattr(settings, "WORKER_BROKER_TRANSPORT_OPTIONS", None)
+    if options is not None:
+        app.conf.broker_transport_options = dict(options)
+
+
+@celeryd_after_setup.connect
+def _serve_sweep_queue(sender, instance, **kwargs) -> None:
+    """Whatever queues a worker was started with, it also serves the sweep queue."""
+    from django.conf import settings
+
+    instance.app.amqp.queues.select_add(settings.SWEEP_QUEUE)
+
+
+class SweepAfterConnect(bootsteps.StartStopStep):
+    """Runs each time the worker's consumer (re)connects to the broker: queue one sweep that
+    ignores the sweep grace, since tasks published during an outage were lost."""
+
+    requires = {"celery.worker.consumer.tasks:Tasks"}
+
+    def start(self, c) -> None:
+        from django.conf import settings
+
+        try:
+            c.app.send_task(
+                "metrics.tasks.recompute_stale",
+                kwargs={"after_outage": True},
+                queue=settings.SWEEP_QUEUE,
+            )
+        except Exception as exc:  # the periodic sweep still comes
+            log.warning("could not queue the sweep after connecting: %s", exc)
+
+
+app.steps["consumer"].add(SweepAfterConnect)

@@ -148,16 +148,18 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-    # Fail fast when Redis is down so a user's request is never held hostage by the broker.
-    # max_retries 0: a publish fails at once instead of retrying for the connection timeout
-    # (stale results are picked up by the sweep; see metrics.services.task_enqueue).
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "socket_connect_timeout": 2,
-        "socket_timeout": 5,
-        "max_retries": 0,
-    }
+    CELERY_BROKER_CONNECTION_RETRY = True
+    # Workers and beat wait out a broker outage: reconnect with backoff (2 s, 4 s, ... up to
+    # 30 s between attempts), forever. None means "never give up" (0 would mean "at once").
+    CELERY_BROKER_CONNECTION_MAX_RETRIES = None
     CELERY_BROKER_CONNECTION_TIMEOUT = 2
-    CELERY_BROKER_CONNECTION_MAX_RETRIES = 0
+    _transport = {"socket_connect_timeout": 2, "socket_timeout": 5, "retry_on_timeout": True}
+    # A web request publishing a task fails fast instead of waiting on a dead broker
+    # (max_retries 0: one attempt). The work stays stale for the sweep; see
+    # metrics.services.task_enqueue. Worker processes replace these options with
+    # WORKER_BROKER_TRANSPORT_OPTIONS when they start (evalsite/celery.py).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {**_transport, "max_retries": 0}
+    WORKER_BROKER_TRANSPORT_OPTIONS = {**_transport, "interval_start": 1, "interval_max": 30}
 else:
     _broker_dir = VAR_DIR / "broker"
     for _folder in ("queue", "control"):
@@ -191,10 +193,20 @@ CELERY_TASK_ROUTES = {
         "export_ground_truth_job",
     )
 }
+# The stale sweep has a queue of its own that every worker serves, whatever its -Q list
+# (evalsite/celery.py adds it), so the sweep runs while any worker is alive.
+SWEEP_QUEUE = "sweep"
+CELERY_TASK_ROUTES["metrics.tasks.recompute_stale"] = {"queue": SWEEP_QUEUE}
+STALE_SWEEP_SECONDS = float(os.environ.get("STALE_SWEEP_SECONDS", "60"))
+# Rows marked stale this recently are left to their own queued task by the periodic sweep.
+STALE_SWEEP_GRACE_SECONDS = float(os.environ.get("STALE_SWEEP_GRACE_SECONDS", "30"))
+# A running job that has not written its heartbeat for this long is taken for dead.
+JOB_LEASE_SECONDS = float(os.environ.get("JOB_LEASE_SECONDS", "120"))
 CELERY_BEAT_SCHEDULE = {
     "recompute-stale-metrics": {
         "task": "metrics.tasks.recompute_stale",
-        "schedule": float(os.environ.get("STALE_SWEEP_SECONDS", "60")),
+        "schedule": STALE_SWEEP_SECONDS,
+        "options": {"queue": SWEEP_QUEUE},
     },
 }
 

@@ -102,6 +102,7 @@ class ComputeJob(models.Model):
     class Kind(models.TextChoices):
         RECOMPUTE = "recompute", "Recompute metrics"
         EXPORT = "export", "Ground-truth export"
+        IMPORT = "import", "Ground-truth import"
 
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -124,9 +125,24 @@ class ComputeJob(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # What may run only once at a time ("recompute", "import:<sha256>"); blank: no limit.
+    scope = models.CharField(max_length=80, blank=True, default="")
+    # The running task writes a heartbeat; past settings.JOB_LEASE_SECONDS without one the
+    # sweep takes the job for dead (resumes or fails it). ``attempt`` counts the runs, so a
+    # task that lost its lease notices and stops.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    attempt = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["scope"],
+                condition=models.Q(status__in=["queued", "running"]) & ~models.Q(scope=""),
+                name="one_active_job_per_scope",
+                violation_error_message="A job for this is already queued or running.",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} job {self.pk} ({self.status})"
@@ -173,6 +189,8 @@ class Evaluation(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # When its task reached the broker; null while queued means the broker never got it.
+    enqueued_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # Set on an evaluation computed from two others' stored inputs (a paired comparison).

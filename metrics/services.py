@@ -29,8 +29,9 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings as django_settings
-from django.db import InterfaceError, OperationalError, transaction
-from django.db.models import Q
+from django.db import IntegrityError, InterfaceError, OperationalError, transaction
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from audit.models import Extraction, ExtractionRun, Feedback, Speaker, Statement
@@ -771,6 +772,7 @@ def _enqueue_system() -> None:
 
 FAMILIES = (EXTRACTION,)
 Item = tuple[str, int, int]  # (scope, target id, run id); target id 0 for run/system items
+ACTIVE_JOB = (ComputeJob.Status.QUEUED, ComputeJob.Status.RUNNING)
 
 
 def _expected_items(run_id: int | None) -> list[Item]:
@@ -839,6 +841,10 @@ def _item_compute(item: Item, *, force: bool) -> None:
             system_result_compute()
 
 
+RECOMPUTE_SCOPE = "recompute"  # one recompute job at a time, whatever its run
+MAX_JOB_ATTEMPTS = 3  # a job whose worker was lost this many times is marked failed
+
+
 def metrics_recompute_all(
     *,
     user: Any = None,
@@ -849,24 +855,45 @@ def metrics_recompute_all(
 ) -> ComputeJob:
     """Create a recompute job (queued to a worker unless ``queue=False``).
 
-    An active recompute job is returned instead of starting a second one.
+    The database holds at most one active recompute job: an active one (or the one a
+    simultaneous start just created) is returned instead of starting a second.
     """
     if family not in FAMILIES:
         raise ValueError(f"unknown metric family {family!r}; known: {', '.join(FAMILIES)}")
-    active = ComputeJob.objects.filter(
+    job = compute_job_start(
         kind=ComputeJob.Kind.RECOMPUTE,
-        status__in=[ComputeJob.Status.QUEUED, ComputeJob.Status.RUNNING],
-    ).first()
-    if active and queue:
-        return active
-    job = ComputeJob.objects.create(
-        kind=ComputeJob.Kind.RECOMPUTE,
+        scope=RECOMPUTE_SCOPE,
         params={"family": family, "run_id": run_id, "stale_only": stale_only},
-        created_by=user if getattr(user, "is_authenticated", False) else None,
+        user=user,
     )
-    if queue:
+    if queue and job.created:
         transaction.on_commit(lambda: _enqueue_job(job.pk))
     return job
+
+
+def compute_job_start(*, kind: str, scope: str, params: dict[str, Any], user: Any) -> ComputeJob:
+    """A new queued job, or the active job of the same scope (``job.created`` says which).
+
+    The conditional unique constraint decides between simultaneous starts; the loser gets
+    the winner's job back."""
+    active = ComputeJob.objects.filter(scope=scope, status__in=ACTIVE_JOB).first()
+    if active is None:
+        try:
+            with transaction.atomic():
+                job = ComputeJob.objects.create(
+                    kind=kind,
+                    scope=scope,
+                    params=params,
+                    created_by=user if getattr(user, "is_authenticated", False) else None,
+                )
+            job.created = True
+            return job
+        except IntegrityError:
+            active = ComputeJob.objects.filter(scope=scope, status__in=ACTIVE_JOB).first()
+            if active is None:  # the other job already finished: try once more
+                return compute_job_start(kind=kind, scope=scope, params=params, user=user)
+    active.created = False
+    return active
 
 
 def _enqueue_job(job_id: int) -> None:
@@ -876,23 +903,52 @@ def _enqueue_job(job_id: int) -> None:
 
 
 def compute_job_cancel(*, job: ComputeJob) -> ComputeJob:
-    """Ask a running job to stop after its current item; a queued one stops at once."""
+    """Stop a job: a queued one (or one whose worker is gone) at once; a running one stops
+    between two items, when its task next checks the flag."""
+    now = timezone.now()
     ComputeJob.objects.filter(pk=job.pk, status=ComputeJob.Status.QUEUED).update(
-        status=ComputeJob.Status.CANCELLED, cancel_requested=True, finished_at=timezone.now()
+        status=ComputeJob.Status.CANCELLED, cancel_requested=True, finished_at=now
     )
     ComputeJob.objects.filter(pk=job.pk, status=ComputeJob.Status.RUNNING).update(
         cancel_requested=True
+    )
+    _lease_expired(ComputeJob.objects.filter(pk=job.pk)).update(
+        status=ComputeJob.Status.CANCELLED, finished_at=now
     )
     job.refresh_from_db()
     return job
 
 
-def _job_claim(job_id: int) -> bool:
-    """Only one worker runs a job, even if its task was delivered twice."""
+def _lease_expired(jobs: Any) -> Any:
+    """Running jobs whose task stopped writing its heartbeat (its worker died)."""
+    cutoff = timezone.now() - timedelta(seconds=django_settings.JOB_LEASE_SECONDS)
+    return jobs.filter(status=ComputeJob.Status.RUNNING).filter(
+        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
+    )
+
+
+def _job_claim(job_id: int) -> int | None:
+    """Only one worker runs a job, even if its task was delivered twice: queued → running.
+    Returns this run's attempt number (its lease), or None when another task has the job."""
+    now = timezone.now()
+    claimed = ComputeJob.objects.filter(pk=job_id, status=ComputeJob.Status.QUEUED).update(
+        status=ComputeJob.Status.RUNNING,
+        started_at=Coalesce("started_at", Value(now)),
+        heartbeat_at=now,
+        attempt=F("attempt") + 1,
+    )
+    if not claimed:
+        return None
+    return ComputeJob.objects.values_list("attempt", flat=True).get(pk=job_id)
+
+
+def _job_heartbeat(job: ComputeJob, attempt: int) -> bool:
+    """Save progress and renew the lease; False when the job was cancelled or taken over
+    (its lease expired and the sweep handed it to another task): then stop."""
     return bool(
-        ComputeJob.objects.filter(pk=job_id, status=ComputeJob.Status.QUEUED).update(
-            status=ComputeJob.Status.RUNNING, started_at=timezone.now()
-        )
+        ComputeJob.objects.filter(
+            pk=job.pk, status=ComputeJob.Status.RUNNING, attempt=attempt, cancel_requested=False
+        ).update(done=job.done, heartbeat_at=timezone.now())
     )
 
 
@@ -911,63 +967,111 @@ def _scope_mark_stale(run_id: int | None) -> None:
         _mark(Q(scope=Scope.SYSTEM))
 
 
-def _job_items(params: dict[str, Any]) -> list[Item]:
-    if params.get("stale_only"):
-        return _stale_items(params.get("run_id"))
-    _scope_mark_stale(params.get("run_id"))
-    return _expected_items(params.get("run_id"))
+def _job_items(job: ComputeJob) -> list[Item]:
+    """What is left to do. A full recompute first marks its scope stale; a resumed job (or a
+    stale-only one) then only has the rows still stale, so it continues from what is done."""
+    params = job.params
+    if not params.get("stale_only") and not params.get("marked"):
+        _scope_mark_stale(params.get("run_id"))
+        job.params = {**params, "marked": True}
+        job.save(update_fields=["params"])
+        return _expected_items(params.get("run_id"))
+    return _stale_items(params.get("run_id"))
 
 
 def compute_job_run(*, job_id: int, progress: Progress | None = None) -> ComputeJob:
     """Process a recompute job item by item, saving progress and honouring cancellation."""
-    if not _job_claim(job_id):
+    attempt = _job_claim(job_id)
+    if attempt is None:
         return ComputeJob.objects.get(pk=job_id)
     job = ComputeJob.objects.get(pk=job_id)
     try:
-        items = _job_items(job.params)
-        job.total = len(items)
-        job.save(update_fields=["total"])
-        cancelled = _job_process(
-            job, items, force=not job.params.get("stale_only"), progress=progress
+        items = _job_items(job)
+        job.done = job.done if attempt > 1 else 0
+        job.total = job.done + len(items)
+        job.save(update_fields=["total", "done"])
+        stopped = _job_process(
+            job, items, attempt, force=not job.params.get("stale_only"), progress=progress
         )
-        job.status = ComputeJob.Status.CANCELLED if cancelled else ComputeJob.Status.DONE
+        status = ComputeJob.Status.CANCELLED if stopped else ComputeJob.Status.DONE
+        error = ""
     except Exception:
         log.exception("compute job %s failed", job_id)
-        job.status, job.error = ComputeJob.Status.FAILED, traceback.format_exc()[-8000:]
-    job.finished_at = timezone.now()
-    job.save(update_fields=["status", "error", "finished_at", "done"])
+        status, error = ComputeJob.Status.FAILED, traceback.format_exc()[-8000:]
+    # Only this attempt finishes the job (not one that lost its lease to a resumed run).
+    ComputeJob.objects.filter(pk=job_id, status=ComputeJob.Status.RUNNING, attempt=attempt).update(
+        status=status, error=error, finished_at=timezone.now(), done=job.done
+    )
+    job.refresh_from_db()
     return job
 
 
 def _job_process(
-    job: ComputeJob, items: list[Item], *, force: bool, progress: Progress | None
+    job: ComputeJob, items: list[Item], attempt: int, *, force: bool, progress: Progress | None
 ) -> bool:
-    """Returns True when cancelled. Progress is written at most twice a second."""
+    """Returns True when stopped: cancelled (checked before each item) or the lease lost to
+    a resumed run. Progress and the heartbeat are written at most twice a second."""
     saved_at = time.monotonic()
-    for done, item in enumerate(items, start=1):
+    start = job.done
+    for done, item in enumerate(items, start=start + 1):
         if ComputeJob.objects.filter(pk=job.pk, cancel_requested=True).exists():
             return True
         _item_compute(item, force=force)
         job.done = done
         if progress:
-            progress(done, len(items))
-        if time.monotonic() - saved_at > 0.5 or done == len(items):
-            job.save(update_fields=["done"])
+            progress(done - start, len(items))
+        if time.monotonic() - saved_at > 0.5 or done == start + len(items):
+            if not _job_heartbeat(job, attempt):
+                return True
             saved_at = time.monotonic()
     return False
 
 
 def results_recompute_stale(*, older_than: timedelta | None = None) -> Counter:
     """Compute stale rows in place (the periodic sweep); re-queue recompute jobs the broker
-    lost. ``older_than`` leaves alone rows whose task was queued moments ago."""
+    lost, resume (or fail) jobs whose worker died. ``older_than`` leaves alone rows whose
+    task was queued moments ago."""
     counts: Counter = Counter()
     for item in _stale_items(None, older_than):
         _item_compute(item, force=False)
         counts[item[0]] += 1
+    counts.update(compute_jobs_recover(older_than=older_than))
+    return counts
+
+
+def compute_jobs_recover(*, older_than: timedelta | None = None) -> Counter:
+    """Jobs nobody is running: queued ones the broker lost are queued again; running ones
+    whose lease expired are resumed (recompute) or marked failed (the others, or after
+    MAX_JOB_ATTEMPTS lost workers); cancelled ones are closed."""
+    counts: Counter = Counter()
     cutoff = timezone.now() - (older_than or timedelta(0))
     for job_id in ComputeJob.objects.filter(
         kind=ComputeJob.Kind.RECOMPUTE, status=ComputeJob.Status.QUEUED, created_at__lte=cutoff
     ).values_list("pk", flat=True):
         _enqueue_job(job_id)
         counts["job"] += 1
+    for job in _lease_expired(ComputeJob.objects.all()):
+        counts[_job_recover(job)] += 1
     return counts
+
+
+def _job_recover(job: ComputeJob) -> str:
+    """One job whose worker died: resume it, or say why it stopped."""
+    expired = _lease_expired(ComputeJob.objects.filter(pk=job.pk, attempt=job.attempt))
+    now = timezone.now()
+    if job.cancel_requested:
+        expired.update(status=ComputeJob.Status.CANCELLED, finished_at=now)
+        return "job_cancelled"
+    if job.kind == ComputeJob.Kind.RECOMPUTE and job.attempt < MAX_JOB_ATTEMPTS:
+        if expired.update(status=ComputeJob.Status.QUEUED):
+            log.warning("compute job %s: worker lost (attempt %s); resuming", job.pk, job.attempt)
+            _enqueue_job(job.pk)
+        return "job_resumed"
+    error = (
+        f"The worker running this job stopped (no heartbeat for "
+        f"{django_settings.JOB_LEASE_SECONDS:.0f} s, attempt {job.attempt}). "
+        "Nothing more will happen to it; start it again."
+    )
+    expired.update(status=ComputeJob.Status.FAILED, error=error, finished_at=now)
+    log.warning("job %s (%s): worker lost; marked failed", job.pk, job.kind)
+    return "job_failed"

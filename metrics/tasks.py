@@ -12,6 +12,7 @@ from datetime import timedelta
 
 from celery import shared_task
 from celery.signals import worker_ready
+from django.conf import settings
 
 from metrics.models import MetricResult
 from metrics.services import (
@@ -35,8 +36,6 @@ RETRYING = {
     "retry_jitter": True,
     "max_retries": 5,
 }
-# Rows marked stale this recently still have their own task in the queue.
-SWEEP_GRACE = timedelta(seconds=30)
 
 
 @shared_task(**RETRYING)
@@ -64,15 +63,21 @@ def compute_system() -> None:
 
 
 @shared_task(**RETRYING)
-def recompute_stale() -> dict:
-    """The periodic sweep (CELERY_BEAT_SCHEDULE): picks up results whose task was lost, and
-    results computed with other match settings or code than those in force."""
-    outdated = results_mark_outdated()
-    counts = dict(results_recompute_stale(older_than=SWEEP_GRACE))
-    counts["outdated"] = outdated
+def recompute_stale(after_outage: bool = False) -> dict:
+    """The sweep: picks up results, evaluations and jobs whose task was lost or whose worker
+    died, and results computed with other match settings or code than those in force. Beat
+    sends it every STALE_SWEEP_SECONDS; each worker sends one with ``after_outage`` when it
+    (re)connects to the broker, and then nothing is too recent: tasks published during the
+    outage never arrived."""
+    from metrics.evaluations.services import evaluations_requeue
     from metrics.own_data.common import own_results_recompute_stale
 
-    counts["own_data"] = own_results_recompute_stale(older_than=SWEEP_GRACE)
+    outdated = results_mark_outdated()
+    grace = timedelta(seconds=0 if after_outage else settings.STALE_SWEEP_GRACE_SECONDS)
+    counts = dict(results_recompute_stale(older_than=grace))
+    counts["outdated"] = outdated
+    counts["own_data"] = own_results_recompute_stale(older_than=grace)
+    counts["evaluations"] = evaluations_requeue(older_than=grace, after_outage=after_outage)
     return counts
 
 

@@ -115,7 +115,10 @@ class EvaluationRetryApi(ApiView):
         operation_id="evaluations_retry",
         request=None,
         responses={202: EvaluationOutputSerializer},
-        description="Queue a failed evaluation again. Roles: admins.",
+        description=(
+            "Queue a failed evaluation again, or one still queued (its task was lost, e.g. "
+            "uploaded while the broker was down). Roles: admins."
+        ),
     )
     def post(self, request: Request, pk: int) -> Response:
         evaluation = get_object_or_404(Evaluation, pk=pk)

@@ -16,6 +16,7 @@ import math
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -204,7 +205,22 @@ def _log_upload(
 def _enqueue(evaluation_id: int) -> None:
     from metrics import tasks
 
-    task_enqueue(tasks.evaluation_compute, evaluation_id=evaluation_id)
+    if task_enqueue(tasks.evaluation_compute, evaluation_id=evaluation_id):
+        Evaluation.objects.filter(pk=evaluation_id).update(enqueued_at=timezone.now())
+
+
+def evaluations_requeue(*, older_than: timedelta, after_outage: bool = False) -> int:
+    """The sweep's part: queue again evaluations the broker never got (uploaded while it was
+    down), or, after an outage, every queued one (the broker may have lost its queue)."""
+    queued = Evaluation.objects.filter(
+        status=Status.QUEUED, created_at__lte=timezone.now() - older_than
+    )
+    if not after_outage:
+        queued = queued.filter(enqueued_at__isnull=True)
+    ids = list(queued.values_list("pk", flat=True))
+    for evaluation_id in ids:
+        _enqueue(evaluation_id)
+    return len(ids)
 
 
 # --- compute ---------------------------------------------------------------------------------
@@ -323,13 +339,14 @@ def evaluation_failure_recorded(*, evaluation_id: int) -> Iterator[None]:
 
 
 def evaluation_retry(*, evaluation: Evaluation, user: Any = None) -> Evaluation:
-    """Queue a failed evaluation again (same stored files and options)."""
+    """Queue a failed evaluation again (same stored files and options), or queue again one
+    still waiting (e.g. uploaded while the task broker was down)."""
     with transaction.atomic():
-        updated = Evaluation.objects.filter(pk=evaluation.pk, status=Status.FAILED).update(
-            status=Status.QUEUED, error="", artifact=None, started_at=None, finished_at=None
-        )
+        updated = Evaluation.objects.filter(
+            pk=evaluation.pk, status__in=[Status.FAILED, Status.QUEUED]
+        ).update(status=Status.QUEUED, error="", artifact=None, started_at=None, finished_at=None)
         if not updated:
-            raise EvaluationStateError("Only a failed evaluation can be retried.")
+            raise EvaluationStateError("Only a failed or queued evaluation can be retried.")
         transaction.on_commit(lambda: _enqueue(evaluation.pk))
     log.info("evaluation %s retried by %s", evaluation.pk, user)
     evaluation.refresh_from_db()

@@ -1,9 +1,11 @@
 """Tasks: idempotent, retried on transient errors, failures recorded, concurrent writers safe."""
 
 import threading
+from datetime import timedelta
 from unittest import mock
 
 import pytest
+from django.conf import settings
 from django.db import OperationalError, connection, connections
 from django.db.models import F
 
@@ -108,7 +110,8 @@ def test_the_sweep_computes_results_whose_task_was_lost(f1_world, admin_user, ru
         approve(run_committed, f1_world, statement, admin_user)
     # Lost tasks: rows marked stale a while ago, nothing queued.
     results_mark_stale(statement_ids=[s.pk for s in f1_world.statements[:3]])
-    MetricResult.objects.update(stale_since=F("stale_since") - tasks.SWEEP_GRACE * 2)
+    grace = timedelta(seconds=settings.STALE_SWEEP_GRACE_SECONDS)
+    MetricResult.objects.update(stale_since=F("stale_since") - grace * 2)
     MetricResult.objects.filter(scope="statement").update(input_hash="")  # must recompute
 
     counts = tasks.recompute_stale.delay().get()

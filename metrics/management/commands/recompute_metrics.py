@@ -26,6 +26,12 @@ class Command(BaseCommand):
             raise CommandError(f"No extraction run {run_id}.")
         started = time.monotonic()
         job = metrics_recompute_all(family=family, run_id=run_id, stale_only=stale, queue=False)
+        if job.status == job.Status.RUNNING:
+            raise CommandError(
+                f"Recompute job {job.pk} is already running ({job.done}/{job.total}); "
+                "cancel it on the jobs page or wait for it."
+            )
+        # A queued job (this one, or one started elsewhere) runs here, in this process.
         job = compute_job_run(job_id=job.pk, progress=ProgressBar(f"recompute {family}"))
         failed = MetricResult.objects.filter(family=family, status=MetricResult.Status.FAILED)
         if run_id is not None:
