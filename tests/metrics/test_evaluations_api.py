@@ -156,4 +156,6 @@ def test_retry_through_the_api(api, admin_user, auditor, media, run_on_commit):
     evaluation.refresh_from_db()
     assert evaluation.status == Evaluation.Status.DONE
     again = api(admin_user).post(retry)
-    assert again.status_code == 400 and "Only a failed or queued evaluation" in again.json()["detail"]
+    assert (
+        again.status_code == 400 and "Only a failed or queued evaluation" in again.json()["detail"]
+    )

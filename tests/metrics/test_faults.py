@@ -1,0 +1,302 @@
+"""Fault scenarios against real processes: each test starts its own redis-server on a free port
+and its own Celery worker subprocess (on the test database), then breaks one of them.
+
+(a) the broker goes away and comes back: requests succeed meanwhile, the worker lives on,
+    and every stale result is fresh within one sweep interval of the broker's return;
+(b) a worker is killed mid recompute-all: the job is resumed after its lease expires and a
+    new recompute can start;
+(c) two simultaneous starts make one active job.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from django.conf import settings
+from django.db import connection, connections
+
+from audit.models import Feedback
+from metrics import services
+from metrics.models import ComputeJob, MetricResult
+from metrics.services import broker_circuit, metrics_recompute_all
+from tests.conftest import require_service
+from tests.metrics.extraction_helpers import celery_broker, make_world
+
+pytest_plugins = ["tests.api_fixtures", "tests.metrics.extraction_helpers"]
+pytestmark = [pytest.mark.services, pytest.mark.usefixtures("only_extraction_results")]
+
+SWEEP_SECONDS = 2  # the beat interval the test worker runs with
+LEASE_SECONDS = 3
+# Reconnecting takes up to a few backoff steps (2 s, 4 s ...) after the broker returns.
+RECONNECT_SLACK = 8
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(condition, timeout: float, every: float = 0.1):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(every)
+    return condition()
+
+
+class RedisServer:
+    """A throwaway redis-server (no persistence) that can be stopped and restarted on its port."""
+
+    def __init__(self, workdir: Path):
+        self.port = free_port()
+        self.workdir = workdir
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        command = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1"]
+        command += ["--save", "", "--appendonly", "no", "--dir", str(self.workdir)]
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        assert wait_for(self.ping, 10), f"redis-server did not start on port {self.port}"
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)
+
+    def ping(self) -> bool:
+        import redis
+
+        try:
+            return bool(redis.Redis.from_url(self.url, socket_connect_timeout=1).ping())
+        except redis.exceptions.ConnectionError:
+            return False
+
+
+# Runs the Celery command line; with SLOW_ITEMS set, each recompute item takes that long, so
+# that a test can kill the worker in the middle of a job on any machine.
+WORKER_SCRIPT = """
+import os, sys, time
+from celery.signals import worker_ready
+
+@worker_ready.connect
+def _slow_items(**kwargs):
+    delay = float(os.environ.get("SLOW_ITEMS") or 0)
+    if delay:
+        from metrics import services
+        real = services._item_compute
+        def slowly(item, *, force):
+            time.sleep(delay)
+            real(item, force=force)
+        services._item_compute = slowly
+
+sys.argv = ["celery", *sys.argv[1:]]
+from celery.__main__ import main
+main()
+"""
+
+
+class Worker:
+    """``celery -A evalsite worker`` (with beat) on the given broker and the test database."""
+
+    def __init__(self, broker_url: str, workdir: Path, name: str, slow_items: float = 0):
+        self.log = workdir / f"{name}.log"
+        db = connection.settings_dict
+        auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+        env = {
+            **os.environ,
+            "DATABASE_URL": f"postgres://{auth}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+            "REDIS_URL": broker_url,
+            "STALE_SWEEP_SECONDS": str(SWEEP_SECONDS),
+            "JOB_LEASE_SECONDS": str(LEASE_SECONDS),
+            "CELERY_EAGER": "0",
+            "EVALSITE_VAR_DIR": str(workdir),
+            "SLOW_ITEMS": str(slow_items),
+        }
+        command = [sys.executable, "-c", WORKER_SCRIPT, "-A", "evalsite", "worker"]
+        command += ["-Q", "celery,slow", "-n", f"{name}-{uuid.uuid4().hex[:8]}@%h"]
+        command += ["--pool=solo", "--beat", "--schedule", str(workdir / f"{name}-beat")]
+        command += ["--without-mingle", "--without-gossip", "--loglevel=info"]
+        self.process = subprocess.Popen(
+            command,
+            cwd=settings.BASE_DIR,
+            env=env,
+            stdout=self.log.open("w"),
+            stderr=subprocess.STDOUT,
+        )
+        assert wait_for(lambda: " ready." in self.output(), 30), self.output()[-3000:]
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def kill(self) -> None:
+        if self.alive():
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.alive():
+            self.process.terminate()
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+@pytest.fixture
+def services_ready(transactional_db):
+    require_service(
+        "PostgreSQL", connection.vendor == "postgresql", "the worker needs the test database"
+    )
+    require_service("redis-server", bool(shutil.which("redis-server")), "not on PATH")
+
+
+@pytest.fixture
+def broker(services_ready, tmp_path):
+    server = RedisServer(tmp_path)
+    server.start()
+    broker_circuit.reset()
+    yield server
+    server.stop()
+    broker_circuit.reset()
+
+
+@pytest.fixture
+def start_worker(broker, tmp_path):
+    started: list[Worker] = []
+
+    def start(name: str = "worker", slow_items: float = 0) -> Worker:
+        started.append(Worker(broker.url, tmp_path, name, slow_items))
+        return started[-1]
+
+    yield start
+    for worker in started:
+        worker.stop()
+
+
+def extraction_rows():
+    return MetricResult.objects.filter(family="extraction")
+
+
+def all_fresh() -> bool:
+    rows = extraction_rows()
+    return rows.exists() and not rows.exclude(status=MetricResult.Status.FRESH).exists()
+
+
+def test_a_broker_outage_loses_no_work_and_no_worker(
+    broker, start_worker, auditor, admin_user, api
+):
+    world = make_world(auditor, discussions=1, statements=5)
+    worker = start_worker()
+    client = api(admin_user)
+
+    with celery_broker(broker.url):
+        broker.stop()
+        for statement in world.statements:
+            response = client.post(
+                f"/api/v1/feedback/{world.fb(statement).pk}/approve/", {}, format="json"
+            )
+            assert response.status_code == 200, response.content
+        assert Feedback.objects.approved().count() == 5  # the ground truth is saved
+        assert extraction_rows().filter(status=MetricResult.Status.STALE).exists()
+        time.sleep(1)
+        assert worker.alive(), worker.output()[-3000:]
+
+        broker.start()  # same port
+        back_at = time.monotonic()
+        fresh = wait_for(all_fresh, SWEEP_SECONDS + RECONNECT_SLACK)
+
+    assert fresh, f"still stale {time.monotonic() - back_at:.1f} s after the broker came back"
+    assert worker.alive(), worker.output()[-3000:]
+    assert "Unrecoverable error" not in worker.output()
+    assert extraction_rows().filter(scope="statement").count() == 5
+
+
+def test_a_job_whose_worker_was_killed_is_resumed_and_does_not_block(
+    broker, start_worker, auditor, admin_user
+):
+    world = make_world(auditor, discussions=2, statements=5)  # 14 results to compute
+    Feedback.objects.filter(statement__in=world.statements).update(status=Feedback.Status.APPROVED)
+    worker = start_worker("doomed", slow_items=0.3)
+    with celery_broker(broker.url):
+        job = metrics_recompute_all(user=admin_user)  # autocommit: queued at once
+
+    def midway() -> bool:
+        job.refresh_from_db()
+        return job.status == ComputeJob.Status.RUNNING and 0 < job.done < 10
+
+    assert wait_for(midway, 20, every=0.02), f"job never seen mid-run: {job.status} {job.done}"
+    worker.kill()
+    job.refresh_from_db()
+    killed_at_done = job.done
+    assert job.status == ComputeJob.Status.RUNNING and job.attempt == 1
+
+    rescuer = start_worker("rescuer")
+    rescued_from = time.monotonic()
+
+    def finished() -> bool:
+        job.refresh_from_db()
+        return job.status in (ComputeJob.Status.DONE, ComputeJob.Status.FAILED)
+
+    assert wait_for(finished, LEASE_SECONDS + SWEEP_SECONDS + 10), rescuer.output()[-4000:]
+    assert job.status == ComputeJob.Status.DONE and job.attempt == 2
+    assert job.done == job.total == 14 and job.done > killed_at_done
+    assert time.monotonic() - rescued_from < LEASE_SECONDS + SWEEP_SECONDS + 10
+    assert all_fresh()
+    with celery_broker(broker.url):
+        again = metrics_recompute_all(user=admin_user, queue=False)
+    assert again.pk != job.pk and again.status == ComputeJob.Status.QUEUED
+
+
+def test_two_simultaneous_starts_make_one_active_job(services_ready, admin_user):
+    both_checked = threading.Barrier(2, timeout=10)
+    real_create = ComputeJob.objects.create
+    jobs: list[ComputeJob] = []
+
+    def create_after_both_checked(**fields):
+        both_checked.wait()  # each start has seen "no active job" before either creates
+        return real_create(**fields)
+
+    def start() -> None:
+        try:
+            jobs.append(metrics_recompute_all(user=admin_user, queue=False))
+        finally:
+            connections.close_all()
+
+    with mock.patch.object(
+        services.ComputeJob.objects, "create", side_effect=create_after_both_checked
+    ):
+        threads = [threading.Thread(target=start) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(20)
+
+    assert len(jobs) == 2 and jobs[0].pk == jobs[1].pk
+    assert sorted(job.created for job in jobs) == [False, True]
+    active = ComputeJob.objects.filter(
+        status__in=[ComputeJob.Status.QUEUED, ComputeJob.Status.RUNNING]
+    )
+    assert active.count() == 1
