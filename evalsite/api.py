@@ -291,6 +291,7 @@ _ERROR_DESCRIPTIONS = {
     "404": "Not found (or not visible to you).",
     "413": "Request body too large.",
     "415": "Unsupported media type (send application/json).",
+    "429": "Too many requests: wait the number of seconds in the Retry-After header.",
 }
 
 
@@ -312,7 +313,7 @@ def add_error_responses(result: dict, generator, request, public) -> dict:
         for method, operation in operations.items():
             if not isinstance(operation, dict) or "responses" not in operation:
                 continue
-            codes = ["400", "401", "403", "404"]
+            codes = ["400", "401", "403", "404", "429"]
             if method in {"post", "put", "patch"}:
                 codes += ["413", "415"]
             for code in codes:

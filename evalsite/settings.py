@@ -210,8 +210,27 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# --- abuse limits (evalsite/throttling.py) -------------------------------------------------
+# Every sign-in goes through the lockout: after this many failures within the lockout window,
+# the account (or the address) is refused, even with the right password, until it ends.
+AUTHENTICATION_BACKENDS = ["evalsite.throttling.ThrottledModelBackend"]
+LOGIN_FAILURES_PER_ACCOUNT = int(os.environ.get("LOGIN_FAILURES_PER_ACCOUNT", "10"))
+LOGIN_FAILURES_PER_IP = int(os.environ.get("LOGIN_FAILURES_PER_IP", "50"))
+LOGIN_LOCKOUT_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_SECONDS", "900"))
+# API requests per user (token or browser session) and per address (anonymous); "" = no limit.
+API_THROTTLE_RATES = {
+    "token": os.environ.get("API_RATE_TOKEN", "1200/minute") or None,
+    "session": os.environ.get("API_RATE_SESSION", "600/minute") or None,
+    "anon": os.environ.get("API_RATE_ANON", "60/minute") or None,
+}
+
 # --- REST framework -------------------------------------------------------------------------
 REST_FRAMEWORK = {
+    "DEFAULT_THROTTLE_CLASSES": [
+        "evalsite.throttling.TokenRateThrottle",
+        "evalsite.throttling.SessionRateThrottle",
+        "evalsite.throttling.AnonRateThrottle",
+    ],
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",

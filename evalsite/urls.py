@@ -3,10 +3,11 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from audit import views as audit_views
+from evalsite.throttling import LoginView
 
 urlpatterns = [
     path("", audit_views.home, name="home"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/login/", LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("audit/", include("audit.urls")),
     path("metrics/", include("metrics.urls")),

@@ -20,6 +20,9 @@ def pytest_configure(config):
     from django.conf import settings
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # API rate limits are tested on their own (tests/test_throttling.py); elsewhere a test may
+    # send more requests a minute than a person would.
+    settings.API_THROTTLE_RATES = {}
 
 
 def require_service(name: str, available: bool, why: str) -> None:
