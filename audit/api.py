@@ -67,11 +67,11 @@ from audit.services.api_support import (
     extraction_runs_list,
     extractions_list,
     feedback_list,
-    ground_truth_import,
 )
 from audit.services.audit_log import audit_log_list
 from audit.services.export_jobs import ground_truth_export_start
 from audit.services.feedback import feedback_bulk_approve
+from audit.services.import_jobs import ground_truth_import_start
 from evalsite.api import ApiView, ErrorSerializer
 
 # --- permissions -------------------------------------------------------------------------------
@@ -504,17 +504,23 @@ class GroundTruthImportApi(ApiView):
     @extend_schema(
         operation_id="ground_truth_import",
         request=GroundTruthFileSerializer,
-        responses={200: ImportSummarySerializer},
+        responses={200: ImportSummarySerializer, 202: JobStartedSerializer},
         description=(
             "Import a ground-truth export file (what `GET ground-truth/export` produces): "
             "idempotent by discussion external id, all or nothing. Imported ground truth "
             "becomes its own feedback approved by you, marked `imported`; it never replaces "
-            "anyone's feedback or approved ground truth. " + ROLE_NOTE.format("admins")
+            "anyone's feedback or approved ground truth. Files larger than "
+            "IMPORT_SYNC_MAX_BYTES are imported by a background job (202 with the job's `url`; "
+            "the job's `result` holds the summary, its `error` the problems). "
+            + ROLE_NOTE.format("admins")
         ),
     )
     def post(self, request: Request) -> Response:
-        summary = ground_truth_import(data=request.data, by=request.user)
-        return Response(ImportSummarySerializer(summary).data)
+        body = request.body  # read before request.data parses the stream
+        outcome = ground_truth_import_start(user=request.user, body=body, data=request.data)
+        if outcome.job is not None:
+            return Response(job_started_body(request, outcome.job), status=202)
+        return Response(ImportSummarySerializer(outcome.summary).data)
 
 
 # --- audit log ---------------------------------------------------------------------------------

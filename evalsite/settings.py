@@ -191,6 +191,7 @@ CELERY_TASK_ROUTES = {
         "evaluation_compute",
         "run_compute_job",
         "export_ground_truth_job",
+        "import_ground_truth_job",
     )
 }
 # The stale sweep has a queue of its own that every worker serves, whatever its -Q list
@@ -267,6 +268,9 @@ SPECTACULAR_SETTINGS = {
 }
 # Ground-truth exports with more approved statements than this run as a background job.
 EXPORT_SYNC_MAX_STATEMENTS = int(os.environ.get("EXPORT_SYNC_MAX_STATEMENTS", "2000"))
+# Ground-truth imports with a larger request body run as a background job (about 450
+# statements a megabyte; a megabyte imports in a few seconds).
+IMPORT_SYNC_MAX_BYTES = int(os.environ.get("IMPORT_SYNC_MAX_BYTES", 1024 * 1024))
 
 LOGGING = {
     "version": 1,

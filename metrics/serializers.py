@@ -60,6 +60,9 @@ class JobOutputSerializer(serializers.ModelSerializer):
     eta_seconds = serializers.FloatField(read_only=True, allow_null=True)
     url = serializers.SerializerMethodField()
     download_url = serializers.SerializerMethodField()
+    result = serializers.SerializerMethodField(
+        help_text="An import job's summary once done (null otherwise)."
+    )
 
     class Meta:
         model = ComputeJob
@@ -70,6 +73,7 @@ class JobOutputSerializer(serializers.ModelSerializer):
             "done",
             "total",
             "percent",
+            "result",
             "error",
             "cancel_requested",
             "created_at",
@@ -89,6 +93,9 @@ class JobOutputSerializer(serializers.ModelSerializer):
         return self._absolute(reverse("api-job-detail", args=[job.pk]))
 
     @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_result(self, job: ComputeJob) -> dict | None:
+        return (job.params or {}).get("result") if job.kind == ComputeJob.Kind.IMPORT else None
+
     def get_download_url(self, job: ComputeJob) -> str | None:
         if job.status != ComputeJob.Status.DONE or not job.result_file:
             return None

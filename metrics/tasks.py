@@ -104,6 +104,14 @@ def export_ground_truth_job(job_id: int) -> None:
     ground_truth_export_job_run(job_id=job_id)
 
 
+@shared_task(**RETRYING)
+def import_ground_truth_job(job_id: int) -> None:
+    """A large ground-truth import (ComputeJob kind "import"): imports the stored file."""
+    from audit.services.import_jobs import ground_truth_import_job_run
+
+    ground_truth_import_job_run(job_id=job_id)
+
+
 @shared_task(acks_late=True, **RETRYING)
 def evaluation_compute(evaluation_id: int) -> None:
     """Compute an imported evaluation's metric family (metrics.evaluations.services)."""

@@ -28,7 +28,7 @@ from audit.models import (
 )
 from audit.roles import is_admin
 from audit.schemas import GROUND_TRUTH_EXPORT_SCHEMA, PayloadError, PayloadIssue, format_path
-from audit.services.transfer import ImportSummary, discussions_import
+from audit.services.transfer import ImportSummary, Progress, discussions_import
 
 # Limits of the model fields the import writes (PostgreSQL enforces them; SQLite does not).
 MAX_EXTERNAL_ID = 200
@@ -149,8 +149,12 @@ def discussion_statements(*, discussion: Discussion) -> QuerySet[Statement]:
 # --- ground-truth import (the export format) ----------------------------------------------------
 
 
-def ground_truth_import(*, data: Any, by: AbstractBaseUser) -> ImportSummary:
-    """Import a ground-truth export file (schema v1), validated against the published schema."""
+def ground_truth_import(
+    *, data: Any, by: AbstractBaseUser, progress: Progress | None = None
+) -> ImportSummary:
+    """Import a ground-truth export file (schema v1), validated against the published schema.
+    ``progress(done, total)`` is called after each discussion (large imports run as a job:
+    audit/services/import_jobs.py)."""
     errors = [leaf for e in _EXPORT_VALIDATOR.iter_errors(data) for leaf in _leaves(e)]
     errors.sort(key=lambda e: list(map(str, e.absolute_path)))
     issues = [PayloadIssue(format_path(e.absolute_path), e.message) for e in errors[:50]]
@@ -159,7 +163,7 @@ def ground_truth_import(*, data: Any, by: AbstractBaseUser) -> ImportSummary:
             issues += _import_issues(item, item.get("statements", []), f"discussions[{index}]")
     if issues:
         raise PayloadError(issues)
-    return discussions_import(data=data, by=by)
+    return discussions_import(data=data, by=by, progress=progress)
 
 
 def _leaves(error: SchemaError) -> list[SchemaError]:

@@ -1,0 +1,144 @@
+"""Ground-truth imports too large for a request: a ComputeJob that imports the stored file.
+
+``ground_truth_import_start`` decides: request bodies up to ``settings.IMPORT_SYNC_MAX_BYTES``
+are imported in the request; larger ones are stored and become a job (kind "import") whose
+Celery task (``metrics.tasks.import_ground_truth_job``) calls ``ground_truth_import_job_run``.
+The same file sent twice while its import is active gets the same job back (the job's scope
+is the file's hash). The import itself is the one ``ground_truth_import``: same checks, all or
+nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.utils import timezone
+
+from audit.schemas import PayloadError
+from audit.services.api_support import ground_truth_import
+from audit.services.transfer import ImportSummary
+from metrics.models import ComputeJob
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ImportOutcome:
+    """Either the import's summary (``summary``) or the job that will import (``job``)."""
+
+    summary: ImportSummary | None = None
+    job: ComputeJob | None = None
+
+
+def ground_truth_import_start(
+    *, user: AbstractBaseUser, body: bytes, data: Any = None
+) -> ImportOutcome:
+    """Import now (``data``: the parsed body), or store a large body and queue a job."""
+    if len(body) <= settings.IMPORT_SYNC_MAX_BYTES:
+        return ImportOutcome(summary=ground_truth_import(data=data, by=user))
+    from metrics.services import compute_job_start
+
+    digest = hashlib.sha256(body).hexdigest()
+    job = compute_job_start(
+        kind=ComputeJob.Kind.IMPORT,
+        scope=f"import:{digest}",
+        params={"bytes": len(body), "sha256": digest},
+        user=user,
+    )
+    if job.created:
+        name = default_storage.save(f"imports/ground-truth-{job.pk}.json", ContentFile(body))
+        job.params = {**job.params, "file": name}
+        job.save(update_fields=["params"])
+        transaction.on_commit(lambda: _queue_import(job.pk))
+    return ImportOutcome(job=job)
+
+
+def _queue_import(job_id: int) -> None:
+    from metrics import tasks
+    from metrics.services import task_enqueue
+
+    if not task_enqueue(tasks.import_ground_truth_job, job_id=job_id):
+        _finish(
+            job_id,
+            ComputeJob.Status.FAILED,
+            "Could not queue the import (the task broker "
+            "is unavailable); nothing was imported. Send the file again.",
+        )
+
+
+def ground_truth_import_job_run(*, job_id: int) -> ComputeJob:
+    """Run an import job: read the stored file, import it, record the summary or the problems."""
+    claimed = ComputeJob.objects.filter(pk=job_id, status=ComputeJob.Status.QUEUED).update(
+        status=ComputeJob.Status.RUNNING, started_at=timezone.now(), heartbeat_at=timezone.now()
+    )
+    job = ComputeJob.objects.get(pk=job_id, kind=ComputeJob.Kind.IMPORT)
+    if not claimed:  # delivered twice, or cancelled while queued
+        return job
+    try:
+        with default_storage.open(job.params["file"], "rb") as stored:
+            data = json.load(stored)
+        with _ProgressWriter(job_id) as progress:
+            summary = ground_truth_import(data=data, by=job.created_by, progress=progress)
+    except PayloadError as exc:
+        _finish(job_id, ComputeJob.Status.FAILED, "Nothing imported: " + "; ".join(exc.messages()))
+    except Exception as exc:  # the job must end in a visible state, whatever went wrong
+        log.exception("ground-truth import job %s failed", job_id)
+        _finish(job_id, ComputeJob.Status.FAILED, f"Nothing imported: {type(exc).__name__}: {exc}")
+    else:
+        result = {**asdict(summary), "message": summary.line()}
+        result.pop("touched_statement_ids", None)
+        count = summary.discussions_created + summary.discussions_existing
+        ComputeJob.objects.filter(pk=job_id).update(
+            params={**job.params, "result": result}, done=count, total=count
+        )
+        _finish(job_id, ComputeJob.Status.DONE, "")
+    default_storage.delete(job.params["file"])
+    job.refresh_from_db()
+    return job
+
+
+def _finish(job_id: int, status: str, error: str) -> None:
+    ComputeJob.objects.filter(pk=job_id).update(
+        status=status, error=error[:8000], finished_at=timezone.now()
+    )
+
+
+class _ProgressWriter:
+    """Progress and heartbeat of an import, written on a connection of their own: the import
+    runs in one transaction, whose writes nobody sees before it commits. (SQLite allows one
+    writer at a time, so there progress shows at the end only.)"""
+
+    def __init__(self, job_id: int):
+        self.job_id = job_id
+        self.connection = None
+        self.saved_at = 0.0
+
+    def __enter__(self) -> _ProgressWriter:
+        if connections[DEFAULT_DB_ALIAS].vendor != "sqlite":
+            self.connection = connections.create_connection(DEFAULT_DB_ALIAS)
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        if self.connection is not None:
+            self.connection.close()
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.connection is None or (time.monotonic() - self.saved_at < 0.5 and done < total):
+            return
+        table = ComputeJob._meta.db_table
+        with self.connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {table} SET done = %s, total = %s, heartbeat_at = %s WHERE id = %s",
+                [done, total, timezone.now(), self.job_id],
+            )
+        self.saved_at = time.monotonic()
