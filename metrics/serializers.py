@@ -75,6 +75,8 @@ class JobOutputSerializer(serializers.ModelSerializer):
             "percent",
             "result",
             "error",
+            "attempt",
+            "heartbeat_at",
             "cancel_requested",
             "created_at",
             "started_at",

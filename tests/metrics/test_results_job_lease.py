@@ -170,3 +170,11 @@ def test_a_start_racing_another_gets_the_other_job_back(admin_user):
         second = metrics_recompute_all(user=admin_user, queue=False)
     assert second.pk == first.pk and not second.created
     assert ComputeJob.objects.filter(status__in=[Job.QUEUED, Job.RUNNING]).count() == 1
+
+
+def test_the_job_page_and_api_say_a_job_was_resumed(admin_client, admin_user):
+    job = metrics_recompute_all(user=admin_user, queue=False)
+    ComputeJob.objects.filter(pk=job.pk).update(status=Job.RUNNING, attempt=2)
+    page = admin_client.get(f"/metrics/jobs/{job.pk}/progress/").content.decode()
+    assert "resumed after its worker was lost (attempt 2)" in page
+    assert admin_client.get(f"/api/v1/jobs/{job.pk}/").json()["attempt"] == 2
