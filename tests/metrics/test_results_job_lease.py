@@ -178,3 +178,13 @@ def test_the_job_page_and_api_say_a_job_was_resumed(admin_client, admin_user):
     page = admin_client.get(f"/metrics/jobs/{job.pk}/progress/").content.decode()
     assert "resumed after its worker was lost (attempt 2)" in page
     assert admin_client.get(f"/api/v1/jobs/{job.pk}/").json()["attempt"] == 2
+
+
+def test_the_command_refuses_to_start_beside_a_running_job(admin_user):
+    from django.core.management import CommandError, call_command
+
+    job = metrics_recompute_all(user=admin_user, queue=False)
+    ComputeJob.objects.filter(pk=job.pk).update(status=Job.RUNNING, heartbeat_at=timezone.now())
+    with pytest.raises(CommandError, match=f"job {job.pk} is already running"):
+        call_command("recompute_metrics")
+    assert ComputeJob.objects.count() == 1
