@@ -29,6 +29,31 @@ def _wait_out_broker_outages(sender=None, **kwargs) -> None:
     options = getattr(settings, "WORKER_BROKER_TRANSPORT_OPTIONS", None)
     if options is not None:
         app.conf.broker_transport_options = dict(options)
+        _survive_unacked_restore_on_lost_connection()
+
+
+def _survive_unacked_restore_on_lost_connection() -> None:
+    """kombu's Redis transport, closing a channel whose connection was just lost with a task
+    not yet acknowledged, tries to give that message back over the dead connection and raises
+    AttributeError, which the worker treats as unrecoverable and exits. Skip the give-back
+    instead: the message stays in the broker's unacked set and is delivered again after the
+    visibility timeout (and the sweep redoes the work meanwhile)."""
+    from kombu.transport import redis as kombu_redis
+
+    original = kombu_redis.QoS.restore_unacked_once
+    if getattr(original, "survives_lost_connection", False):
+        return
+
+    def restore_unacked_once(self, stderr=None):
+        try:
+            return original(self, stderr)
+        except AttributeError as exc:
+            log.warning(
+                "broker connection lost: unacknowledged messages left to redeliver (%s)", exc
+            )
+
+    restore_unacked_once.survives_lost_connection = True
+    kombu_redis.QoS.restore_unacked_once = restore_unacked_once
 
 
 @celeryd_after_setup.connect

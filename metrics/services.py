@@ -987,7 +987,8 @@ def compute_job_run(*, job_id: int, progress: Progress | None = None) -> Compute
     job = ComputeJob.objects.get(pk=job_id)
     try:
         items = _job_items(job)
-        job.done = job.done if attempt > 1 else 0
+        # Resumed: what is no longer stale is done (by the lost run, or the sweep meanwhile).
+        job.done = max(job.total - len(items), 0) if attempt > 1 else 0
         job.total = job.done + len(items)
         job.save(update_fields=["total", "done"])
         stopped = _job_process(

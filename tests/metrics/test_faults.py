@@ -10,6 +10,7 @@ and its own Celery worker subprocess (on the test database), then breaks one of 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -143,6 +144,7 @@ class Worker:
             env=env,
             stdout=self.log.open("w"),
             stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: beat runs in a child process
         )
         assert wait_for(lambda: " ready." in self.output(), 30), self.output()[-3000:]
 
@@ -153,17 +155,21 @@ class Worker:
         return self.process.poll() is None
 
     def kill(self) -> None:
-        if self.alive():
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(10)
+        """SIGKILL the worker and its embedded beat, as a lost host or the OOM killer would."""
+        self._signal_group(signal.SIGKILL)
+        self.process.wait(10)
 
     def stop(self) -> None:
         if self.alive():
             self.process.terminate()
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        self._signal_group(signal.SIGKILL)  # whatever is left of the group
+        self.process.wait(10)
+
+    def _signal_group(self, signum: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signum)
 
 
 @pytest.fixture
