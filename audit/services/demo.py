@@ -12,6 +12,7 @@ from django.utils import timezone
 from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Speaker, Statement
 from audit.roles import ensure_role_groups
 from audit.schemas import validate_pdp
+from audit.services.feedback import feedback_problems
 from metrics.families.synthetic import SyntheticDiscussion, extraction_run, generate_discussion
 
 DEMO_USERS = (
@@ -124,32 +125,62 @@ def _store_discussion(
 
 def _store_feedback(index: int, position: int, statement, gt_delta: dict, source, users) -> None:
     """Discussions 1–6 approved, 7–8 submitted, 9 drafted with one rejection, 10–12 untouched;
-    auditor2 double-codes discussions 1–3 so inter-auditor agreement has data."""
+    auditor2 double-codes discussions 1–3 so inter-auditor agreement has data.
+
+    Every submitted or approved coding passes the ground-truth checks (audit.pdp), as one
+    coded through the UI would."""
     if index >= 9:
         return
     status = Feedback.Status.APPROVED if index < 6 else Feedback.Status.SUBMITTED
     if index == 8:
         status = Feedback.Status.REJECTED if position == 0 else Feedback.Status.DRAFT
     now = timezone.now()
+    coding = _codable(statement, validate_pdp(gt_delta))
     Feedback.objects.create(
         statement=statement,
         auditor=users["auditor1"],
-        edited_extraction=validate_pdp(gt_delta),
+        edited_extraction=coding,
         source_extraction=source,
         status=status,
         approved_by=users["admin"] if status == Feedback.Status.APPROVED else None,
         approved_at=now if status == Feedback.Status.APPROVED else None,
-        approval="reviewed" if status == Feedback.Status.APPROVED else "",
         rejection_reason="Missing the father's remarriage."
         if status == Feedback.Status.REJECTED
         else "",
     )
     if index < 3:
-        second = source.pdp_deltas if position % 3 == 0 else gt_delta
         Feedback.objects.create(
             statement=statement,
             auditor=users["auditor2"],
-            edited_extraction=validate_pdp(second),
+            edited_extraction=_second_coding(statement, position, coding, source.pdp_deltas),
             source_extraction=source,
             status=Feedback.Status.SUBMITTED,
         )
+
+
+def _problems(statement, payload: dict) -> list:
+    return feedback_problems(feedback=Feedback(statement=statement), payload=payload)
+
+
+def _codable(statement, payload: dict) -> dict:
+    """The generator's family links a person to their parents' bond even where no statement
+    names that bond; a coder would leave the link out, so the demo does too."""
+    unresolved = {
+        issue.path for issue in _problems(statement, payload) if issue.path.endswith(".parents")
+    }
+    for index, person in enumerate(payload.get("people") or []):
+        if f"people[{index}].parents" in unresolved:
+            person["parents"] = None
+    return payload
+
+
+def _second_coding(statement, position: int, coding: dict, ai_delta: dict) -> dict:
+    """auditor2 keeps the AI's extraction on every third statement (a real disagreement),
+    unless it would not pass the checks; then they code like auditor1 but miss the last event."""
+    if position % 3 == 0:
+        kept = _codable(statement, validate_pdp(ai_delta))
+        if not _problems(statement, kept):
+            return kept
+        events = coding.get("events") or []
+        return {**coding, "events": events[:-1]} if events else coding
+    return coding

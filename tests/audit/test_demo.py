@@ -56,3 +56,21 @@ def test_demo_users_have_roles(django_user_model):
     auditor = django_user_model.objects.get(username="auditor1")
     assert is_auditor(auditor) and not is_admin(auditor)
     assert auditor.check_password("auditor-demo-pass")
+
+
+def test_demo_codings_that_were_submitted_pass_the_ground_truth_checks():
+    """Submit and approve refuse a coding with problems, so the demo holds none that has them."""
+    from audit.services.feedback import feedback_problems
+
+    demo_seed()
+    handed_in = Feedback.objects.exclude(status=Feedback.Status.DRAFT).select_related("statement")
+    assert handed_in.count() > 150
+    problems = {f.pk: feedback_problems(feedback=f) for f in handed_in}
+    assert {pk: [str(p) for p in found] for pk, found in problems.items() if found} == {}
+    first = {
+        f.statement_id: f.edited_extraction
+        for f in Feedback.objects.filter(auditor__username="auditor1")
+    }
+    second = Feedback.objects.filter(auditor__username="auditor2")
+    differing = [f for f in second if f.edited_extraction != first[f.statement_id]]
+    assert differing, "auditor2 must disagree with auditor1 somewhere"
