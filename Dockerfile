@@ -1,5 +1,5 @@
 # Production image: gunicorn serves the site (static files by whitenoise); the same image runs
-# the Celery worker with a different command (see README.md).
+# the Celery workers and beat with a different command (see docs/operations.md).
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_NO_CACHE_DIR=1
@@ -14,4 +14,6 @@ RUN SECRET_KEY=build-only python manage.py collectstatic --noinput \
 USER evalsite
 
 EXPOSE 8000
-CMD ["sh", "-c", "python manage.py migrate --noinput && gunicorn evalsite.wsgi:application --bind 0.0.0.0:8000 --workers ${WEB_CONCURRENCY:-3} --access-logfile -"]
+# Processes, threads, worker class and timeout come from the environment: see gunicorn.conf.py
+# (WEB_CONCURRENCY, WEB_THREADS, WEB_WORKER_CLASS, WEB_TIMEOUT).
+CMD ["sh", "-c", "python manage.py migrate --noinput && gunicorn evalsite.wsgi:application --config gunicorn.conf.py"]

@@ -29,13 +29,13 @@ migrate: venv
 demo: migrate
 	$(BIN)/python manage.py seed_demo
 
-## Serve the site with demo data on SQLite, a Celery worker (+ beat) beside it.
+## Serve the site with demo data on SQLite: one Celery worker per queue and beat beside it.
 run: demo
-	@echo "Starting the Celery worker and the web server on http://$(HOST):$(PORT)"
+	@echo "Starting the Celery workers, beat and the web server on http://$(HOST):$(PORT)"
 	@trap 'kill 0' EXIT INT TERM; \
 	$(BIN)/celery -A evalsite worker -Q celery -n fast@%h --pool=solo --loglevel=warning & \
-	$(BIN)/celery -A evalsite worker -Q slow -n slow@%h --beat --pool=solo --loglevel=warning \
-		--schedule var/celerybeat-schedule & \
+	$(BIN)/celery -A evalsite worker -Q slow -n slow@%h --pool=solo --loglevel=warning & \
+	$(BIN)/celery -A evalsite beat --loglevel=warning --schedule var/celerybeat-schedule & \
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 ## One worker for both queues (handy when debugging).

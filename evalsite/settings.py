@@ -11,6 +11,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from evalsite.storage import default_storage_from_env
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("EVALSITE_VAR_DIR", BASE_DIR / "var"))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
@@ -118,8 +120,9 @@ STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 MEDIA_URL = "media/"
+# Uploaded evaluation files and export files: local disk, or S3-compatible (evalsite/storage.py).
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": default_storage_from_env(os.environ),
     "staticfiles": {
         "BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"
         if not DEBUG
@@ -145,6 +148,22 @@ X_FRAME_OPTIONS = "DENY"
 
 # --- Celery -------------------------------------------------------------------------------
 REDIS_URL = os.environ.get("REDIS_URL", "")
+
+# --- Cache ----------------------------------------------------------------------------------
+# Presence ("someone else is editing"), throttling counters and cached pages must be the same
+# for every web process and worker: with Redis configured, they live there. Without it (a
+# single `make run` process) the per-process memory cache is enough.
+CACHE_URL = os.environ.get("CACHE_URL", "") or REDIS_URL
+if CACHE_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+            "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "evalsite"),
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,30 @@ def pytest_configure(config):
     # API rate limits are tested on their own (tests/test_throttling.py); elsewhere a test may
     # send more requests a minute than a person would.
     settings.API_THROTTLE_RATES = {}
+    _isolate_shared_cache(settings)
+
+
+TEST_CACHE_PREFIX = f"evalsite-test-{os.getpid()}-{int(time.time())}"
+
+
+def _isolate_shared_cache(settings) -> None:
+    """A Redis cache outlives the test run: give this run keys of its own (removed at the end)
+    so nothing cached by an earlier run, whose database had the same ids, is read back."""
+    default = settings.CACHES["default"]
+    if default["BACKEND"].endswith("RedisCache"):
+        settings.CACHES = {"default": {**default, "KEY_PREFIX": TEST_CACHE_PREFIX}}
+
+
+def pytest_unconfigure(config):
+    from django.conf import settings
+
+    if settings.CACHES["default"].get("KEY_PREFIX") != TEST_CACHE_PREFIX:
+        return
+    from django.core.cache import cache
+
+    client = cache._cache.get_client(write=True)
+    for key in client.scan_iter(f"{TEST_CACHE_PREFIX}:*"):
+        client.delete(key)
 
 
 def require_service(name: str, available: bool, why: str) -> None:

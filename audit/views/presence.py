@@ -1,9 +1,8 @@
 """Who else has a statement's editor open, kept in Django's cache.
 
 Each open editor refreshes its entry every 15 seconds; entries older than PRESENCE_TTL are
-ignored. With the default LocMem cache this is per process: behind several web processes a
-user only sees colleagues served by the same process. Point CACHES at Redis (or any shared
-backend) to make it exact; nothing else changes.
+ignored. With REDIS_URL set the cache is Redis (evalsite/settings.py), shared by every web
+process; without it (one development process) the per-process memory cache does.
 """
 
 from __future__ import annotations
