@@ -211,6 +211,8 @@ CELERY_TASK_ROUTES = {
         "run_compute_job",
         "export_ground_truth_job",
         "import_ground_truth_job",
+        "compute_run_comparison",
+        "compute_error_analysis",
     )
 }
 # The stale sweep has a queue of its own that every worker serves, whatever its -Q list

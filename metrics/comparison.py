@@ -1,28 +1,26 @@
 """Two extraction runs compared on the statements both cover, with bootstrap CIs.
 
-Computed on the request, not stored: it reads stored per-statement counts only (one scan of
-both runs' statement rows, the counts pulled out of `contribution` by the database) and runs a
-vectorised discussion-cluster bootstrap (`metrics.families.bootstrap_f1`); the bootstrap
-itself takes milliseconds, reading 2 x 50,000 stored rows about a second on PostgreSQL (see
-`benchmark_dashboard --compare`). The result is cached under both runs' result fingerprints
-(input hash, status, computed_at): any change to either run's results changes the key, so a
-cached comparison is never stale and a repeated view costs one query. Statement results being
-recomputed take part with their last figures; the page says how many there are.
+Computed in the background and stored (``metrics.derived``): it reads stored per-statement
+counts only (one scan of both runs' statement rows, the counts pulled out of `contribution` by
+the database) and runs a vectorised discussion-cluster bootstrap
+(`metrics.families.bootstrap_f1`); the bootstrap itself takes milliseconds, reading
+2 x 50,000 stored rows about a second on PostgreSQL, which is why no page does it. The stored
+row is keyed by both runs' results fingerprint: when either run's results change, the page
+shows the last comparison as "updating" while a worker computes the new one. Statement results
+being recomputed take part with their last figures; the page says how many there are.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from django.core.cache import cache
 from django.db.models import Case, IntegerField, When
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
 
 from audit.models import ExtractionRun
-from metrics.dashboard import results_fingerprint
 from metrics.families.bootstrap import BootstrapDeltaResult, BootstrapResult
 from metrics.families.bootstrap_f1 import COLUMNS, FIGURES, paired_bootstrap_f1
 from metrics.models import MetricResult
@@ -30,7 +28,6 @@ from metrics.services import EXTRACTION
 
 N_RESAMPLES = 2000
 SEED = 42
-CACHE_SECONDS = 24 * 3600
 FIGURE_LABELS = {
     "aggregate": "Overall (pooled micro-F1)",
     "people": "People",
@@ -141,14 +138,53 @@ def run_comparison(
     )
 
 
-def run_comparison_cached(
-    left: ExtractionRun, right: ExtractionRun, *, n_resamples: int = N_RESAMPLES, seed: int = SEED
+def comparison_to_json(comparison: RunComparison) -> dict[str, Any]:
+    """The comparison as stored on its MetricResult row (metrics.derived), runs by id."""
+    return {
+        "left_id": comparison.left.pk,
+        "right_id": comparison.right.pk,
+        "n_statements": comparison.n_statements,
+        "n_discussions": comparison.n_discussions,
+        "n_updating": comparison.n_updating,
+        "n_resamples": comparison.n_resamples,
+        "seed": comparison.seed,
+        "figures": [
+            {
+                "key": f.key,
+                "left": asdict(f.left),
+                "right": asdict(f.right),
+                "delta": asdict(f.delta),
+            }
+            for f in comparison.figures
+        ],
+    }
+
+
+def _ci(result: dict[str, Any]) -> dict[str, Any]:
+    ci95 = result.get("ci95")
+    return {**result, "ci95": tuple(ci95) if ci95 else None}
+
+
+def comparison_from_json(
+    left: ExtractionRun, right: ExtractionRun, data: dict[str, Any]
 ) -> RunComparison:
-    key = (
-        f"run-compare:{left.pk}:{right.pk}:{n_resamples}:{seed}:{results_fingerprint(left, right)}"
+    figures = [
+        FigureComparison(
+            f["key"],
+            FIGURE_LABELS[f["key"]],
+            BootstrapResult(**_ci(f["left"])),
+            BootstrapResult(**_ci(f["right"])),
+            BootstrapDeltaResult(**_ci(f["delta"])),
+        )
+        for f in data["figures"]
+    ]
+    return RunComparison(
+        left=left,
+        right=right,
+        n_statements=data["n_statements"],
+        n_discussions=data["n_discussions"],
+        n_updating=data["n_updating"],
+        figures=figures,
+        n_resamples=data["n_resamples"],
+        seed=data["seed"],
     )
-    comparison = cache.get(key)
-    if comparison is None:
-        comparison = run_comparison(left, right, n_resamples=n_resamples, seed=seed)
-        cache.set(key, comparison, CACHE_SECONDS)
-    return comparison

@@ -14,7 +14,6 @@ from collections import Counter
 from typing import Any
 
 from django.conf import settings as django_settings
-from django.core.cache import cache
 from django.db.models import Count, F, FloatField, IntegerField, Max, QuerySet
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
@@ -37,7 +36,6 @@ from metrics.services import (
 )
 
 log = logging.getLogger(__name__)
-CACHE_SECONDS = 24 * 3600
 Scope = MetricResult.Scope
 ENTITY_LABELS = {"people": "people", "events": "events", "pair_bonds": "pair bonds"}
 TREND_SERIES = {
@@ -367,20 +365,10 @@ def confusion_export_rows(confusions: list[dict]) -> list[dict[str, Any]]:
     ]
 
 
-def event_kind_errors(run: ExtractionRun) -> list[dict[str, Any]]:
-    """Event kinds the AI missed and invented, over the run's statement results.
-
-    Reads every statement row of the run (about a second at 50,000), so it is cached under the
-    run's results fingerprint."""
-    key = f"event-kinds:{run.pk}:{results_fingerprint(run)}"
-    rows = cache.get(key)
-    if rows is None:
-        rows = _event_kind_errors(run)
-        cache.set(key, rows, CACHE_SECONDS)
-    return rows
-
-
-def _event_kind_errors(run: ExtractionRun) -> list[dict[str, Any]]:
+def event_kind_errors_compute(run: ExtractionRun) -> list[dict[str, Any]]:
+    """Event kinds the AI missed and invented, over the run's statement results. Reads every
+    statement row of the run (about a second at 50,000): a worker does it and stores the
+    result (``metrics.derived.error_analysis_read``)."""
     kinds = (
         MetricResult.objects.filter(family=EXTRACTION, scope=Scope.STATEMENT, run=run)
         .exclude(values__isnull=True)

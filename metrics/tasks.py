@@ -52,8 +52,28 @@ def compute_discussion(discussion_id: int, run_id: int) -> None:
 
 @shared_task(**RETRYING)
 def compute_run(run_id: int) -> None:
+    from metrics.derived import derived_results_refresh
+
     with failure_recorded(scope=Scope.RUN, run_id=run_id):
         run_result_compute(run_id=run_id)
+    # The run's figures moved: its error analysis and comparisons follow in the background.
+    derived_results_refresh(run_id=run_id)
+
+
+@shared_task(**RETRYING)
+def compute_run_comparison(left_id: int, right_id: int) -> None:
+    """Two runs' comparison with bootstrap CIs, stored (metrics.derived)."""
+    from metrics.derived import run_comparison_result_compute
+
+    run_comparison_result_compute(left_id=left_id, right_id=right_id)
+
+
+@shared_task(**RETRYING)
+def compute_error_analysis(run_id: int) -> None:
+    """A run's event-kind errors, stored (metrics.derived)."""
+    from metrics.derived import error_analysis_result_compute
+
+    error_analysis_result_compute(run_id=run_id)
 
 
 @shared_task(**RETRYING)

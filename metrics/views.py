@@ -19,7 +19,8 @@ from audit.models import ExtractionRun, Feedback
 from audit.roles import is_admin
 from audit.views import admin_required, auditor_required
 from metrics import dashboard as dash
-from metrics.comparison import RunComparison, run_comparison_cached
+from metrics.comparison import RunComparison, comparison_from_json
+from metrics.derived import error_analysis_read, run_comparison_read
 from metrics.plots import bar_plot
 
 DISCUSSIONS_PER_PAGE = 50
@@ -129,11 +130,19 @@ def run_compare(request: HttpRequest) -> HttpResponse:
     if left is None or right is None:
         context["error"] = "Choose two extraction runs to compare."
         return render(request, "metrics/run_compare.html", context, status=400)
-    comparison = run_comparison_cached(left, right)
-    download = table_download(request, f"compare-{left.pk}-{right.pk}", comparison.rows())
-    if download:
-        return download
-    context.update(comparison=comparison, bars_svg=_comparison_bars(comparison))
+    stored = run_comparison_read(left, right)
+    comparison = comparison_from_json(left, right, stored.values) if stored.values else None
+    if comparison is not None:
+        download = table_download(request, f"compare-{left.pk}-{right.pk}", comparison.rows())
+        if download:
+            return download
+    context.update(
+        stored=stored,
+        comparison=comparison,
+        bars_svg=_comparison_bars(comparison) if comparison else "",
+    )
+    if request.htmx and request.htmx.target == "comparison-result":
+        return render(request, "metrics/run_compare.html#result", context)
     return render(request, "metrics/run_compare.html", context)
 
 
@@ -203,7 +212,8 @@ def errors(request: HttpRequest) -> HttpResponse:
         totals = ((row.contribution or {}) if row else {}).get("statements")
         system = ((row.values or {}) if row else {}).get("system")
         confusions = dash.sarf_confusions(totals, system)
-        event_kinds = dash.event_kind_errors(run)
+        analysis = error_analysis_read(run)
+        event_kinds = (analysis.values or {}).get("event_kinds", [])
         if request.GET.get("table") == "event-kinds":
             download = table_download(request, f"event-kinds-run-{run.pk}", event_kinds)
         else:
@@ -215,6 +225,9 @@ def errors(request: HttpRequest) -> HttpResponse:
             result=row,
             confusions=confusions,
             event_kinds=event_kinds,
+            analysis=analysis,
             error_kinds=dash.error_kinds(totals),
         )
+    if request.htmx and request.htmx.target == "event-kinds":
+        return render(request, "metrics/errors.html#event_kinds", context)
     return render(request, "metrics/errors.html", context)

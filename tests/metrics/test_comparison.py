@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from django.urls import reverse
 
-from metrics.comparison import run_comparison, run_comparison_cached
+from metrics.comparison import comparison_from_json, comparison_to_json, run_comparison
+from metrics.derived import run_comparison_read
 from metrics.families.bootstrap_f1 import COLUMNS, bootstrap_f1, paired_bootstrap_f1, pooled_f1
 from metrics.models import MetricResult
 from tests.factories import ExtractionRunFactory
@@ -219,16 +220,23 @@ def test_compare_is_for_admins(client, auditor, two_runs) -> None:
     assert client.get(url, {"left": left.pk, "right": right.pk}).status_code == 403
 
 
-def test_cached_comparison_follows_the_stored_results(two_runs) -> None:
+def test_stored_comparison_follows_the_stored_results(two_runs) -> None:
     left, right = two_runs
     settle(left)
     settle(right)
-    first = run_comparison_cached(left, right, n_resamples=R, seed=SEED)
-    assert run_comparison_cached(left, right, n_resamples=R, seed=SEED) == first
+    first = run_comparison_read(left, right)  # eager: the worker ran on the first view
+    assert not first.updating and first.values["n_statements"] == 3
+    assert run_comparison_read(left, right) == first
     _, (c1,) = discussion_with_statements(1)
     statement_row(left, c1, events_tp=1)
     statement_row(right, c1, events_tp=1)
     settle(left)
     settle(right)
-    again = run_comparison_cached(left, right, n_resamples=R, seed=SEED)
-    assert (first.n_statements, again.n_statements) == (3, 4)
+    again = run_comparison_read(left, right)
+    assert (first.values["n_statements"], again.values["n_statements"]) == (3, 4)
+
+
+def test_the_stored_comparison_reads_back_as_computed(two_runs) -> None:
+    left, right = two_runs
+    computed = run_comparison(left, right, n_resamples=R, seed=SEED)
+    assert comparison_from_json(left, right, comparison_to_json(computed)) == computed

@@ -1,0 +1,265 @@
+"""Figures derived from a run's stored statement results, stored as MetricResult rows so that
+no page computes them: the run comparison (per pair of runs) and the error analysis's event
+kinds (per run).
+
+A row's ``input_hash`` is a digest of its runs' results fingerprint (``results_fingerprint``,
+which changes whenever any of those runs' results change). A page reads the row:
+- fingerprint unchanged and fresh: the stored figures;
+- outdated or missing: the last stored figures (if any) marked "updating", and one background
+  computation queued (the row turns stale; a stale row is not queued again for
+  ``REQUEUE_AFTER``, so a lost task is retried on a later view).
+A computation stores the figures with the fingerprint it read *before* computing: if the
+inputs changed meanwhile, the next view sees the mismatch and queues another. A failure is
+stored as ``failed`` with the same fingerprint, so it is not retried until the inputs change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.utils import timezone
+
+from audit.models import ExtractionRun
+from metrics.models import MetricResult
+from metrics.services import TRANSIENT_ERRORS, task_enqueue
+
+log = logging.getLogger(__name__)
+
+RUN_COMPARISON = "run_comparison"
+ERROR_ANALYSIS = "error_analysis"
+# Bump when a family's output for the same inputs changes.
+CODE_VERSIONS = {RUN_COMPARISON: "run-comparison/1", ERROR_ANALYSIS: "error-analysis/1"}
+REQUEUE_AFTER = timedelta(minutes=2)
+
+Scope = MetricResult.Scope
+Status = MetricResult.Status
+
+
+@dataclass(frozen=True)
+class Derived:
+    """What a page shows: the last stored figures (None before the first computation)."""
+
+    values: dict[str, Any] | None
+    updating: bool
+    error: str = ""
+    computed_at: Any = None
+
+
+def comparison_key(left_id: int, right_id: int) -> str:
+    return f"{RUN_COMPARISON}:pair:r{left_id}:r{right_id}"
+
+
+def error_analysis_key(run_id: int) -> str:
+    return MetricResult.make_key(ERROR_ANALYSIS, Scope.RUN, run_id=run_id)
+
+
+def _input_hash(family: str, fingerprint: str) -> str:
+    return hashlib.sha256(f"{CODE_VERSIONS[family]}|{fingerprint}".encode()).hexdigest()
+
+
+def json_ready(value: Any) -> Any:
+    """Plain JSON for the row: tuples become lists, non-finite floats None."""
+    if isinstance(value, dict):
+        return {str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_ready(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+# --- reading (pages) ----------------------------------------------------------------------------
+
+
+def _claim(*, key: str, family: str, run_id: int) -> bool:
+    """Turn the row stale (creating it if missing) unless a computation was queued recently.
+    True: the caller queues one."""
+    now = timezone.now()
+    outdated = MetricResult.objects.filter(key=key).exclude(
+        status=Status.STALE, stale_since__gt=now - REQUEUE_AFTER
+    )
+    if outdated.update(status=Status.STALE, stale_since=now):
+        return True
+    if MetricResult.objects.filter(key=key).exists():
+        return False  # queued recently
+    row = MetricResult(key=key, family=family, scope=Scope.RUN, run_id=run_id, stale_since=now)
+    MetricResult.objects.bulk_create([row], ignore_conflicts=True)
+    return True
+
+
+def derived_read(
+    *, family: str, key: str, run_id: int, fingerprint: str, queue: Callable[[], bool]
+) -> Derived:
+    """The stored figures; when outdated, the last ones marked updating and one computation
+    queued. Two or three small queries whatever the size of the runs."""
+    wanted = _input_hash(family, fingerprint)
+    row = MetricResult.objects.filter(key=key).first()
+    if row is not None and row.input_hash == wanted and row.status != Status.STALE:
+        return _derived(row, updating=False)
+    if _claim(key=key, family=family, run_id=run_id) and queue():
+        row = MetricResult.objects.filter(key=key).first()  # an eager worker may have run
+        if row is not None and row.input_hash == wanted and row.status != Status.STALE:
+            return _derived(row, updating=False)
+    return Derived(
+        values=row.values if row else None,
+        updating=True,
+        computed_at=row.computed_at if row else None,
+    )
+
+
+def _derived(row: MetricResult, *, updating: bool) -> Derived:
+    failed = row.status == Status.FAILED
+    return Derived(
+        values=row.values,
+        updating=updating,
+        error=row.error if failed else "",
+        computed_at=row.computed_at,
+    )
+
+
+# --- computing (tasks) --------------------------------------------------------------------------
+
+
+def derived_compute(
+    *,
+    family: str,
+    key: str,
+    run_id: int,
+    fingerprint: Callable[[], str],
+    compute: Callable[[], dict[str, Any]],
+) -> MetricResult:
+    """Compute and store the figures, fresh for the fingerprint read before computing; any
+    error but a transient database one is stored as failed (the last figures stay)."""
+    input_hash = _input_hash(family, fingerprint())
+    row, _ = MetricResult.objects.get_or_create(
+        key=key, defaults={"family": family, "scope": Scope.RUN, "run_id": run_id}
+    )
+    try:
+        values = json_ready(compute())
+    except TRANSIENT_ERRORS:
+        raise
+    except Exception:
+        log.exception("computing %s failed", key)
+        MetricResult.objects.filter(pk=row.pk).update(
+            status=Status.FAILED, error=traceback.format_exc()[-8000:], input_hash=input_hash
+        )
+        row.refresh_from_db()
+        return row
+    MetricResult.objects.filter(pk=row.pk).update(
+        values=values,
+        input_hash=input_hash,
+        code_version=CODE_VERSIONS[family],
+        status=Status.FRESH,
+        stale_since=None,
+        error="",
+        computed_at=timezone.now(),
+    )
+    row.refresh_from_db()
+    return row
+
+
+# --- the two families ---------------------------------------------------------------------------
+
+
+def run_comparison_read(left: ExtractionRun, right: ExtractionRun) -> Derived:
+    from metrics import tasks
+    from metrics.dashboard import results_fingerprint
+
+    return derived_read(
+        family=RUN_COMPARISON,
+        key=comparison_key(left.pk, right.pk),
+        run_id=left.pk,
+        fingerprint=results_fingerprint(left, right),
+        queue=lambda: task_enqueue(
+            tasks.compute_run_comparison, left_id=left.pk, right_id=right.pk
+        ),
+    )
+
+
+def run_comparison_result_compute(*, left_id: int, right_id: int) -> MetricResult | None:
+    from metrics.comparison import comparison_to_json, run_comparison
+    from metrics.dashboard import results_fingerprint
+
+    left = ExtractionRun.objects.filter(pk=left_id).first()
+    right = ExtractionRun.objects.filter(pk=right_id).first()
+    if left is None or right is None:
+        return None
+    return derived_compute(
+        family=RUN_COMPARISON,
+        key=comparison_key(left_id, right_id),
+        run_id=left_id,
+        fingerprint=lambda: results_fingerprint(left, right),
+        compute=lambda: comparison_to_json(run_comparison(left, right)),
+    )
+
+
+def error_analysis_read(run: ExtractionRun) -> Derived:
+    from metrics import tasks
+    from metrics.dashboard import results_fingerprint
+
+    return derived_read(
+        family=ERROR_ANALYSIS,
+        key=error_analysis_key(run.pk),
+        run_id=run.pk,
+        fingerprint=results_fingerprint(run),
+        queue=lambda: task_enqueue(tasks.compute_error_analysis, run_id=run.pk),
+    )
+
+
+def error_analysis_result_compute(*, run_id: int) -> MetricResult | None:
+    from metrics.dashboard import event_kind_errors_compute, results_fingerprint
+
+    run = ExtractionRun.objects.filter(pk=run_id).first()
+    if run is None:
+        return None
+    return derived_compute(
+        family=ERROR_ANALYSIS,
+        key=error_analysis_key(run_id),
+        run_id=run_id,
+        fingerprint=lambda: results_fingerprint(run),
+        compute=lambda: {"event_kinds": event_kind_errors_compute(run)},
+    )
+
+
+def _outdated(family: str, key: str, fingerprint: str) -> bool:
+    stored = MetricResult.objects.filter(key=key).values_list("input_hash", flat=True).first()
+    return stored != _input_hash(family, fingerprint)
+
+
+def derived_results_refresh(*, run_id: int) -> int:
+    """A run's results changed: queue the derived rows that involve it and are now outdated
+    (its error analysis, every stored comparison with it), so the next view finds them
+    current. Returns how many were queued."""
+    from metrics import tasks
+    from metrics.dashboard import results_fingerprint
+
+    run = ExtractionRun.objects.filter(pk=run_id).first()
+    if run is None:
+        return 0
+    queued = 0
+    key = error_analysis_key(run_id)
+    if _outdated(ERROR_ANALYSIS, key, results_fingerprint(run)) and _claim(
+        key=key, family=ERROR_ANALYSIS, run_id=run_id
+    ):
+        queued += task_enqueue(tasks.compute_error_analysis, run_id=run_id)
+    pairs = MetricResult.objects.filter(family=RUN_COMPARISON).filter(
+        key__regex=rf"^{RUN_COMPARISON}:pair:(r{run_id}:r[0-9]+|r[0-9]+:r{run_id})$"
+    )
+    runs = ExtractionRun.objects.in_bulk()
+    for key in pairs.values_list("key", flat=True):
+        left_id, right_id = (int(part[1:]) for part in key.split(":")[2:4])
+        if left_id not in runs or right_id not in runs:
+            continue
+        fingerprint = results_fingerprint(runs[left_id], runs[right_id])
+        if _outdated(RUN_COMPARISON, key, fingerprint) and _claim(
+            key=key, family=RUN_COMPARISON, run_id=left_id
+        ):
+            queued += task_enqueue(tasks.compute_run_comparison, left_id=left_id, right_id=right_id)
+    return queued
