@@ -222,8 +222,11 @@ def test_a_broker_outage_loses_no_work_and_no_worker(
     with celery_broker(broker.url):
         broker.stop()
         for statement in world.statements:
+            feedback = world.fb(statement)
             response = client.post(
-                f"/api/v1/feedback/{world.fb(statement).pk}/approve/", {}, format="json"
+                f"/api/v1/feedback/{feedback.pk}/approve/",
+                {"version": feedback.version},
+                format="json",
             )
             assert response.status_code == 200, response.content
         assert Feedback.objects.approved().count() == 5  # the ground truth is saved
