@@ -24,3 +24,6 @@ keepalive = 5
 max_requests = int(os.environ.get("WEB_MAX_REQUESTS", "1000"))
 max_requests_jitter = 100
 accesslog = "-"
+# No request-line limit here: the app answers over-long /api/ query strings itself with a JSON
+# 414 (MAX_QUERY_STRING_LENGTH), instead of gunicorn's HTML one.
+limit_request_line = 0

@@ -288,9 +288,9 @@ class FeedbackListApi(ApiView):
             serializer.validated_data["statement"],
             serializer.validated_data.get("run"),
         )
-        existed = Feedback.objects.filter(statement=statement, auditor=request.user).exists()
         feedback = feedback_start(statement=statement, auditor=request.user, run=run)
-        return Response(FeedbackOutputSerializer(feedback).data, status=200 if existed else 201)
+        created = getattr(feedback, "just_created", False)
+        return Response(FeedbackOutputSerializer(feedback).data, status=201 if created else 200)
 
 
 def _visible_feedback(request: Request, pk: int) -> Feedback:

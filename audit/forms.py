@@ -10,7 +10,6 @@ decide what is wrong and say so; ``audit.pdp.mark_edited`` keeps untouched items
 from __future__ import annotations
 
 import copy
-import json
 import re
 from typing import Any
 
@@ -27,6 +26,7 @@ from audit.schemas import (
     PayloadError,
     PayloadIssue,
 )
+from metrics.families.common import JsonInputError, parse_json
 
 # Field name -> how the form posts it: "text", "enum", "id", "ids" (multi-select) or "bool".
 FIELDS: dict[str, dict[str, str]] = {
@@ -184,12 +184,10 @@ def field_name(issue_path: str) -> str:
 def parse_json_payload(text: str) -> Any:
     """The raw JSON editor's text as data, or a PayloadError saying where the syntax breaks."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        issue = PayloadIssue(
-            "", f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
-        )
-        raise PayloadError([issue]) from exc
+        return parse_json(text)
+    except JsonInputError as exc:
+        message = str(exc).removeprefix("invalid JSON: ")
+        raise PayloadError([PayloadIssue("", f"not valid JSON: {message}")]) from None
 
 
 COMMENT_MAX_LENGTH = 5000

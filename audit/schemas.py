@@ -12,6 +12,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 
+from metrics.families.common import MAX_JSON_DEPTH, text_problem
+
 GENDERS = ["male", "female", "abortion", "miscarriage", "unknown"]
 EVENT_KINDS = [
     "bonded",
@@ -42,8 +44,9 @@ RELATIONSHIPS = [
 DATE_CERTAINTIES = ["unknown", "approximate", "certain"]
 SARF_VARIABLES = ("symptom", "anxiety", "relationship", "functioning")
 
-_ID = {"type": "integer"}
-_OPTIONAL_ID = {"type": ["integer", "null"]}
+_ID_RANGE = {"minimum": -(2**63), "maximum": 2**63 - 1}
+_ID = {"type": "integer", **_ID_RANGE}
+_OPTIONAL_ID = {"type": ["integer", "null"], **_ID_RANGE}
 _ID_LIST = {"type": "array", "items": _ID}
 _TEXT = {"type": ["string", "null"], "maxLength": 10000}
 _CONFIDENCE = {"type": ["number", "null"], "minimum": 0, "maximum": 1}
@@ -161,17 +164,24 @@ def _describe(error: SchemaError) -> str:
     if error.validator == "type":
         expected = error.validator_value
         expected = " or ".join(expected) if isinstance(expected, list) else expected
-        return f"expected {expected}, got {_json_type(value)} {value!r}"
+        return f"expected {expected}, got {_json_type(value)} {_short(value)}"
     if error.validator == "required":
         missing = error.message.split("'")[1] if "'" in error.message else error.message
         return f"missing required field '{missing}'"
     if error.validator == "additionalProperties":
         return error.message.replace("Additional properties are not allowed", "unknown key(s)")
     if error.validator in {"minimum", "maximum"}:
-        return f"{value!r} is out of range (expected between 0 and 1)"
+        bounds = error.schema.get("minimum"), error.schema.get("maximum")
+        return f"{_short(value)} is out of range (expected between {bounds[0]} and {bounds[1]})"
     if error.validator == "maxLength":
         return f"text is too long (at most {error.validator_value} characters)"
     return error.message
+
+
+def _short(value: Any) -> str:
+    """A value as shown in a message: long texts, lists and huge numbers cut short."""
+    shown = repr(value) if not isinstance(value, int) or abs(value) < 10**30 else "a huge integer"
+    return shown if len(shown) <= 80 else shown[:77] + "..."
 
 
 def _json_type(value: Any) -> str:
@@ -192,7 +202,8 @@ def _duplicate_id_issues(payload: dict) -> list[PayloadIssue]:
     issues = []
     for key in ENTITY_LISTS:
         seen: dict[int, int] = {}
-        for index, item in enumerate(payload.get(key) or []):
+        items = payload.get(key)
+        for index, item in enumerate(items if isinstance(items, list) else []):
             item_id = item.get("id") if isinstance(item, dict) else None
             if not isinstance(item_id, int):
                 continue
@@ -211,9 +222,39 @@ def pdp_issues(payload: Any) -> list[PayloadIssue]:
     """Every problem with a PDP-deltas payload, in document order; empty when it is valid."""
     if not isinstance(payload, dict):
         return [PayloadIssue("", f"expected a JSON object, got {_json_type(payload)}")]
+    text_issues = _text_issues(payload)
+    if text_issues:
+        return text_issues
     errors = sorted(_PDP_VALIDATOR.iter_errors(payload), key=lambda e: list(map(str, e.path)))
     issues = [PayloadIssue(format_path(e.absolute_path), _describe(e)) for e in errors]
     return issues + _duplicate_id_issues(payload)
+
+
+def _text_issues(payload: Any) -> list[PayloadIssue]:
+    """Texts and keys that cannot be stored (NUL, lone surrogates) or nesting beyond the limit.
+
+    Every entry point reaches this (the form editor posts no JSON, so its NUL characters
+    are only seen here). Iterative, so deep nesting cannot exhaust the stack.
+    """
+    issues = []
+    stack: list[tuple[Any, tuple]] = [(payload, ())]
+    while stack:
+        value, path = stack.pop()
+        if len(path) > MAX_JSON_DEPTH:
+            return [PayloadIssue(format_path(path[:3]), f"nested deeper than {MAX_JSON_DEPTH}")]
+        if isinstance(value, str):
+            problem = text_problem(value)
+            if problem:
+                issues.append(PayloadIssue(format_path(path), problem))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                problem = text_problem(key) if isinstance(key, str) else None
+                if problem:
+                    issues.append(PayloadIssue(format_path(path), f"a key: {problem}"))
+                stack.append((item, (*path, "(bad key)" if problem else key)))
+        elif isinstance(value, list):
+            stack.extend((item, (*path, index)) for index, item in enumerate(value))
+    return sorted(issues, key=lambda issue: issue.path)
 
 
 def validate_pdp(payload: Any, *, where: str = "") -> dict:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
@@ -31,7 +32,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from audit.schemas import PayloadError
 from audit.services import WorkflowError
 from audit.services.transfer import NothingToExport
-from metrics.families.common import InputError
+from metrics.families.common import InputError, JsonInputError, parse_json
 
 # --- errors ------------------------------------------------------------------------------------
 
@@ -152,45 +153,21 @@ class IdField(serializers.IntegerField):
 # --- the base view -----------------------------------------------------------------------------
 
 
-MAX_JSON_DEPTH = 64
-
-
-def _json_problem(data: Any) -> str | None:
-    """Why a parsed JSON body is refused (NUL characters, absurd nesting), or None.
-
-    Iterative, so a deeply nested body cannot exhaust the stack.
-    """
-    stack = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if depth > MAX_JSON_DEPTH:
-            return f"JSON nested deeper than {MAX_JSON_DEPTH} levels."
-        if isinstance(value, str):
-            if "\x00" in value:
-                return "JSON strings must not contain NUL (\\u0000) characters."
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                stack.append((key, depth))
-                stack.append((item, depth + 1))
-        elif isinstance(value, list):
-            stack.extend((item, depth + 1) for item in value)
-    return None
-
-
 class StrictJSONParser(JSONParser):
-    """JSON only; refuses NUL characters (PostgreSQL cannot store them) and absurd nesting."""
+    """JSON only, within the limits every JSON input shares (``parse_json``): no NaN, no
+    overflowing numbers, no absurd nesting, no NUL characters or lone surrogates."""
 
     def parse(self, stream, media_type=None, parser_context=None):
+        parser_context = parser_context or {}
+        encoding = parser_context.get("encoding", settings.DEFAULT_CHARSET)
         try:
-            data = super().parse(stream, media_type, parser_context)
-        except RecursionError as exc:
-            raise exceptions.ParseError(
-                f"JSON parse error - nested deeper than {MAX_JSON_DEPTH} levels."
-            ) from exc
-        problem = _json_problem(data)
-        if problem:
-            raise exceptions.ParseError(problem)
-        return data
+            text = stream.read().decode(encoding) if stream is not None else ""
+        except UnicodeDecodeError as exc:
+            raise exceptions.ParseError(f"JSON parse error - not {encoding} text.") from exc
+        try:
+            return parse_json(text)
+        except JsonInputError as exc:
+            raise exceptions.ParseError(f"JSON parse error - {exc}.") from None
 
 
 def _positive_int(value: str, name: str, maximum: int | None = None) -> int:

@@ -5,7 +5,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import (
     SpectacularAPIView,
     SpectacularRedocView,
-    SpectacularSwaggerView,
+    SpectacularSwaggerSplitView,
 )
 from rest_framework.permissions import AllowAny
 
@@ -41,7 +41,7 @@ urlpatterns = [
     path("schema/ground-truth.json", ground_truth_schema, name="api-ground-truth-schema"),
     path(
         "docs/",
-        SpectacularSwaggerView.as_view(url_name="api-schema", permission_classes=[AllowAny]),
+        SpectacularSwaggerSplitView.as_view(url_name="api-schema", permission_classes=[AllowAny]),
         name="api-docs",
     ),
     path(
@@ -51,5 +51,5 @@ urlpatterns = [
     ),
     path("tokens/", api_tokens, name="api-tokens"),
     # Last: unknown /api/ paths answer JSON, like the rest of the API.
-    re_path(r"^.*$", api_not_found),
+    re_path(r"^[\s\S]*$", api_not_found),
 ]

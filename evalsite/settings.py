@@ -64,6 +64,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "evalsite.middleware.RequestGuardMiddleware",
 ]
 
 ROOT_URLCONF = "evalsite.urls"
@@ -80,6 +81,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "audit.context_processors.roles",
+                "evalsite.middleware.csp_nonce",
             ],
             "builtins": ["template_partials.templatetags.partials"],
         },
@@ -133,6 +135,10 @@ STORAGES = {
 # Requests larger than this are refused before parsing (API bulk payloads included).
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("MAX_REQUEST_BYTES", 10 * 1024 * 1024))
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
+# API query strings longer than this answer 414 (JSON), before any view runs. gunicorn's own
+# request-line limit is lifted in gunicorn.conf.py (limit_request_line = 0) so that this check,
+# not gunicorn's HTML 414, is what a client meets.
+MAX_QUERY_STRING_LENGTH = int(os.environ.get("MAX_QUERY_STRING_LENGTH", "16384"))
 EVALUATION_MAX_FILE_BYTES = int(os.environ.get("EVALUATION_MAX_FILE_BYTES", 20 * 1024 * 1024))
 
 if not DEBUG:
@@ -140,6 +146,8 @@ if not DEBUG:
     CSRF_COOKIE_SECURE = env_flag("SECURE_COOKIES", True)
     SECURE_SSL_REDIRECT = env_flag("SECURE_SSL_REDIRECT", False)
     SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "0"))
+# X-Forwarded-Proto is believed only behind a proxy that sets it (and strips what clients send).
+if env_flag("TRUSTED_PROXY"):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True

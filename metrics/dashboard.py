@@ -57,12 +57,12 @@ def run_trend() -> list[dict[str, Any]]:
 
 
 def pick_run(
-    runs: list[ExtractionRun], trend: list[dict[str, Any]], requested: str | None
+    runs: list[ExtractionRun], trend: list[dict[str, Any]], requested: int | None
 ) -> ExtractionRun | None:
     """The run asked for (?run=), else the latest run with results, else the latest run."""
     by_id = {run.pk: run for run in runs}
-    if requested and requested.isdigit() and int(requested) in by_id:
-        return by_id[int(requested)]
+    if requested in by_id:
+        return by_id[requested]
     with_results = [t["run_id"] for t in trend if t.get("n_statements") and t["run_id"] in by_id]
     if with_results:
         return by_id[with_results[-1]]

@@ -18,6 +18,7 @@ from django.utils.safestring import SafeString, mark_safe
 from audit.models import ExtractionRun, Feedback
 from audit.roles import is_admin
 from audit.views import admin_required, auditor_required
+from evalsite.params import parse_id
 from metrics import dashboard as dash
 from metrics.comparison import RunComparison, comparison_from_json
 from metrics.derived import error_analysis_read, run_comparison_read
@@ -53,7 +54,8 @@ def table_download(
 def _runs_and_selection(request: HttpRequest) -> tuple[list, list, ExtractionRun | None]:
     runs = list(ExtractionRun.objects.latest_first())
     trend = dash.run_trend()
-    return runs, trend, dash.pick_run(runs, trend, request.GET.get("run"))
+    requested = parse_id(request.GET.get("run"), name="run")
+    return runs, trend, dash.pick_run(runs, trend, requested)
 
 
 # --- dashboard ---------------------------------------------------------------------------------
@@ -117,8 +119,8 @@ def runs(request: HttpRequest) -> HttpResponse:
 
 
 def _run_param(request: HttpRequest, name: str) -> ExtractionRun | None:
-    value = request.GET.get(name, "")
-    return ExtractionRun.objects.filter(pk=int(value)).first() if value.isdigit() else None
+    pk = parse_id(request.GET.get(name), name=name)
+    return ExtractionRun.objects.filter(pk=pk).first() if pk else None
 
 
 @admin_required

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from audit.models import ExtractionRun
 from audit.views import admin_required, auditor_required
+from evalsite.params import parse_id
 from metrics.cards import extraction_card
 from metrics.models import ComputeJob
 from metrics.services import compute_job_cancel, metrics_recompute_all
@@ -29,10 +30,9 @@ def _jobs_context() -> dict:
 def jobs(request: HttpRequest) -> HttpResponse:
     """GET: the page; POST: start a recompute (or show the one already running)."""
     if request.method == "POST":
-        run_id = request.POST.get("run") or None
         metrics_recompute_all(
             user=request.user,
-            run_id=int(run_id) if run_id and run_id.isdigit() else None,
+            run_id=parse_id(request.POST.get("run"), name="run"),
             stale_only=request.POST.get("stale") == "1",
         )
         if not request.htmx:

@@ -146,7 +146,8 @@ def browser():
 
 @pytest.fixture
 def open_as(browser, live_server):
-    """A page logged in through the login form; JavaScript errors on any page fail the test."""
+    """A page logged in through the login form; JavaScript errors and Content-Security-Policy
+    violations on any page fail the test."""
     from django.urls import reverse
 
     contexts, errors = [], []
@@ -156,6 +157,7 @@ def open_as(browser, live_server):
         contexts.append(context)
         page = context.new_page()
         page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.on("console", lambda message: _csp_violation(message, errors))
         page.goto(live_server.url + reverse("login"))
         page.fill("input[name=username]", user.get_username())
         page.fill("input[name=password]", TEST_PASSWORD)
@@ -167,6 +169,11 @@ def open_as(browser, live_server):
     for context in contexts:
         context.close()
     assert errors == []
+
+
+def _csp_violation(message, errors: list[str]) -> None:
+    if "Content Security Policy" in message.text:
+        errors.append(message.text)
 
 
 def screenshot(page, name: str, *, full_page: bool = True) -> Path:

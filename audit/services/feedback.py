@@ -171,14 +171,20 @@ def feedback_start(
     blind = hasattr(statement, "blind_review") and not is_admin(auditor)
     source = None if blind else latest_extraction(statement, run)
     payload = copy.deepcopy(source.pdp_deltas) if source else empty_pdp()
-    feedback = Feedback.objects.create(
-        statement=statement,
-        auditor=auditor,
-        edited_extraction=validate_pdp(payload),
-        source_extraction=source,
-        blind=blind,
-    )
-    _record_revision(feedback, author=auditor, action="start", before=None)
+    try:
+        with transaction.atomic():
+            feedback = Feedback.objects.create(
+                statement=statement,
+                auditor=auditor,
+                edited_extraction=validate_pdp(payload),
+                source_extraction=source,
+                blind=blind,
+            )
+            _record_revision(feedback, author=auditor, action="start", before=None)
+    except IntegrityError:
+        # A simultaneous start (double submit) created it first: theirs is this one.
+        return Feedback.objects.get(statement=statement, auditor=auditor)
+    feedback.just_created = True
     return feedback
 
 

@@ -17,7 +17,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
@@ -38,6 +38,13 @@ from audit.services.feedback import NotAllowed
 
 SCHEMA_VERSION = "1"
 DEFAULT_IMPORT_RUN = ("imported", "unknown")
+# Limits of the model fields the import writes (PostgreSQL enforces them; SQLite does not).
+MAX_EXTERNAL_ID = 200
+MAX_SPEAKER = 200
+MAX_MODEL_NAME = 200
+MAX_PROMPT_VERSION = 100
+MAX_USERNAME = 150
+MAX_ORDER = 2**31 - 1
 
 Progress = Callable[[int, int], None]
 
@@ -125,11 +132,19 @@ def _statement_issues(statement: Any, path: str) -> list[PayloadIssue]:
                 f"{statement.get('speaker_type')!r} is not one of: Subject, Expert",
             )
         )
-    if "order" in statement and not isinstance(statement["order"], int):
-        issues.append(PayloadIssue(_join(path, "order"), "expected an integer"))
+    if "order" in statement and not _is_order(statement["order"]):
+        issues.append(
+            PayloadIssue(_join(path, "order"), f"expected an integer from 0 to {MAX_ORDER}")
+        )
+    issues += _text_issues(statement, path, {"speaker": MAX_SPEAKER})
+    if isinstance(statement.get("extraction_run"), dict):
+        limits = {"model_name": MAX_MODEL_NAME, "prompt_version": MAX_PROMPT_VERSION}
+        issues += _text_issues(statement["extraction_run"], _join(path, "extraction_run"), limits)
     approved = statement.get("approved_feedback")
     if isinstance(approved, dict):
         issues += _username_issues(approved, _join(path, "approved_feedback"))
+        names = dict.fromkeys(("auditor", "auditor_id", "approved_by"), MAX_USERNAME)
+        issues += _text_issues(approved, _join(path, "approved_feedback"), names)
         issues += _date_issues(
             approved.get("approved_at"),
             _join(path, "approved_feedback.approved_at"),
@@ -164,6 +179,24 @@ def _username_issues(approved: dict, path: str) -> list[PayloadIssue]:
     return []
 
 
+def _is_order(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_ORDER
+
+
+def _text_issues(data: dict, path: str, limits: dict[str, int]) -> list[PayloadIssue]:
+    """Optional text fields: a string (or null) no longer than the column allows."""
+    issues = []
+    for key, limit in limits.items():
+        value = data.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            issues.append(PayloadIssue(_join(path, key), "expected a string or null"))
+        elif len(value) > limit:
+            issues.append(PayloadIssue(_join(path, key), f"longer than {limit} characters"))
+    return issues
+
+
 def _gt_entry(statement: dict) -> tuple[str, Any]:
     payload, meta = _ground_truth_of(statement)
     key = "approved_feedback.edited_extraction" if meta else "ground_truth"
@@ -178,6 +211,13 @@ def _discussion_issues(fields_path: str, fields: dict, statements: Any) -> list[
     issues = []
     if not isinstance(fields.get("summary", ""), str):
         issues.append(PayloadIssue(_join(fields_path, "summary"), "expected a string"))
+    for key in ("external_id", "id"):
+        if not _is_identifier(fields.get(key)):
+            issues.append(
+                PayloadIssue(
+                    _join(fields_path, key), f"expected a text of 1 to {MAX_EXTERNAL_ID} characters"
+                )
+            )
     date_path = _join(fields_path, "date")
     issues += _date_issues(fields.get("date"), date_path, parse_date, "YYYY-MM-DD")
     # Statements sit beside the "discussion" object, not inside it.
@@ -185,6 +225,7 @@ def _discussion_issues(fields_path: str, fields: dict, statements: Any) -> list[
     if not isinstance(statements, list):
         return [*issues, PayloadIssue(_join(path, "statements"), "expected a list")]
     orders = [s.get("order", i) for i, s in enumerate(statements) if isinstance(s, dict)]
+    orders = [order for order in orders if _is_order(order)]
     if len(set(orders)) != len(orders):
         issues.append(PayloadIssue(_join(path, "statements"), "statement orders repeat"))
     earlier: list[dict] = []
@@ -221,6 +262,13 @@ def _date_issues(value: Any, path: str, parser, expected: str) -> list[PayloadIs
     if parsed is None:
         return [PayloadIssue(path, f"{value!r} is not a valid date (expected {expected})")]
     return []
+
+
+def _is_identifier(value: Any) -> bool:
+    """An external id as given: absent, a short text, or an integer (an exported ``id``)."""
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value is None or abs(value) < 10**18
+    return isinstance(value, str) and 0 < len(value) <= MAX_EXTERNAL_ID
 
 
 def _external_id(fields: dict) -> str | None:
@@ -369,11 +417,15 @@ def discussions_import(
     if not is_admin(by):
         raise NotAllowed("Only admins import discussions and ground truth.")
     items = _discussion_items(data)
-    issues = [issue for item in items for issue in _discussion_issues(*item)]
+    run_fields = dict(zip(("model_name", "prompt_version"), default_run, strict=True))
+    limits = {"model_name": MAX_MODEL_NAME, "prompt_version": MAX_PROMPT_VERSION}
+    issues = _text_issues(run_fields, "run", limits)
+    issues += [issue for item in items for issue in _discussion_issues(*item)]
     if issues:
         raise PayloadError(issues)
     summary = ImportSummary()
     with transaction.atomic():
+        _one_import_at_a_time()
         run, _ = ExtractionRun.objects.get_or_create(
             model_name=default_run[0], prompt_version=default_run[1]
         )
@@ -384,6 +436,18 @@ def discussions_import(
         _log_import(summary, by, items)
         _notify_metrics(summary)
     return summary
+
+
+# Any number fixed for this purpose; pg_advisory_xact_lock keys are application-defined.
+IMPORT_LOCK_KEY = 170_001
+
+
+def _one_import_at_a_time() -> None:
+    """Imports wait for each other until the transaction ends, so two submissions of one file
+    (or one external id) find each other's discussions instead of both creating them."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [IMPORT_LOCK_KEY])
 
 
 def _log_import(summary: ImportSummary, by, items: list) -> None:

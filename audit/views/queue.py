@@ -17,6 +17,7 @@ from audit.forms import QueueFilterForm
 from audit.models import Discussion, Feedback, Speaker, Statement
 from audit.services import WorkflowError, feedback_bulk_approve
 from audit.views.access import admin_required, auditor_required, error_fragment
+from evalsite.params import parse_id
 
 S = Feedback.Status
 ITEM = re.compile(r"(\d{1,12}):(\d{1,9})", re.ASCII)
@@ -98,7 +99,7 @@ def home(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
-def review_groups(auditor_id: str) -> tuple[list[dict], list[Feedback]]:
+def review_groups(auditor_id: int | None) -> tuple[list[dict], list[Feedback]]:
     """Submitted feedback grouped per discussion and auditor (bulk approval works on groups).
 
     Each item knows whether its statement already has approved ground truth (``replaces``),
@@ -110,8 +111,8 @@ def review_groups(auditor_id: str) -> tuple[list[dict], list[Feedback]]:
     submitted = Feedback.objects.filter(status=S.SUBMITTED).annotate(
         replaces=Subquery(approved_elsewhere.values("auditor__username")[:1])
     )
-    if auditor_id.isdigit():
-        submitted = submitted.filter(auditor_id=int(auditor_id))
+    if auditor_id:
+        submitted = submitted.filter(auditor_id=auditor_id)
     items = list(
         submitted.select_related("statement__discussion", "auditor").order_by(
             "statement__discussion_id", "auditor_id", "statement__order"
@@ -146,7 +147,7 @@ def proposals() -> QuerySet[Feedback]:
 @require_GET
 @admin_required
 def review_queue(request: HttpRequest) -> HttpResponse:
-    auditor_id = request.GET.get("auditor", "")
+    auditor_id = parse_id(request.GET.get("auditor"), name="auditor")
     groups, items = review_groups(auditor_id)
     auditors = get_user_model().objects.filter(feedback__status=S.SUBMITTED).distinct()
     context = {
@@ -165,7 +166,8 @@ def review_queue(request: HttpRequest) -> HttpResponse:
 def bulk_approve(request: HttpRequest, pk: int) -> HttpResponse:
     """Approve every submitted feedback of one auditor in one discussion."""
     discussion = get_object_or_404(Discussion, pk=pk)
-    auditor = get_object_or_404(get_user_model(), pk=_id(request.POST.get("auditor", "")) or 0)
+    auditor_id = parse_id(request.POST.get("auditor"), name="auditor", required=True)
+    auditor = get_object_or_404(get_user_model(), pk=auditor_id)
     try:
         approved = feedback_bulk_approve(
             discussion=discussion,
@@ -182,14 +184,12 @@ def bulk_approve(request: HttpRequest, pk: int) -> HttpResponse:
         request, f"Approved {len(approved)} statements coded by {auditor.get_username()}."
     )
     if request.htmx:
-        groups, items = review_groups(request.POST.get("filter_auditor", ""))
+        groups, items = review_groups(
+            parse_id(request.POST.get("filter_auditor"), name="filter_auditor")
+        )
         context = {"groups": groups, "submitted_count": len(items), "proposals": proposals()}
         return render(request, "audit/review_queue.html#queue", context)
     return redirect(reverse("audit:review_queue"))
-
-
-def _id(raw: str) -> int | None:
-    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 12 else None
 
 
 def reviewed_versions(items: list[str]) -> dict[int, int]:

@@ -25,6 +25,7 @@ from audit.views.rows import (
     discussion_rows,
     discussion_runs,
 )
+from evalsite.params import parse_id
 
 S = Feedback.Status
 # Submitted first: that is what the admin came for.
@@ -132,8 +133,7 @@ def _target(request: HttpRequest, feedback: Feedback) -> str:
 
 
 def _version(request: HttpRequest) -> int | None:
-    raw = request.POST.get("version", "")
-    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 10 else None
+    return parse_id(request.POST.get("version"), name="version")
 
 
 @require_POST

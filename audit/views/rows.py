@@ -20,6 +20,7 @@ from audit.models import (
 from audit.roles import is_admin
 from audit.services.blind import blind_sealed_statement_ids
 from audit.views.display import Labels, PayloadView, f1_rows, f1_tone, present, sarf_scores
+from evalsite.params import parse_id
 from metrics.models import MetricResult
 
 EXTRACTION_FAMILY = "extraction"
@@ -36,9 +37,9 @@ def discussion_runs(discussion: Discussion) -> list[ExtractionRun]:
 
 def choose_run(request: HttpRequest, runs: list[ExtractionRun]) -> ExtractionRun | None:
     """The run named in ?run= (GET or POST) if it has extractions here, else the latest."""
-    wanted = request.GET.get("run") or request.POST.get("run")
+    wanted = parse_id(request.GET.get("run") or request.POST.get("run"), name="run")
     for run in runs:
-        if str(run.pk) == wanted:
+        if run.pk == wanted:
             return run
     return runs[0] if runs else None
 

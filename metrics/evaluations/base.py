@@ -15,6 +15,8 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from metrics.families.common import JsonInputError, parse_json
+
 TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
 FALSE_WORDS = frozenset({"false", "0", "no", "off"})
 
@@ -157,6 +159,8 @@ def _int(option: Option, value: Any) -> int:
     if isinstance(value, bool):
         raise ValueError(f"expected an integer, got {value!r}")
     if isinstance(value, str):
+        if len(value.strip()) > 20:
+            raise ValueError(f"expected an integer, got a text of {len(value)} characters")
         try:
             value = int(value.strip())
         except ValueError:
@@ -165,6 +169,8 @@ def _int(option: Option, value: Any) -> int:
         value = int(value)
     if not isinstance(value, int):
         raise ValueError(f"expected an integer, got {value!r}")
+    if abs(value) > 2**63 - 1:
+        raise ValueError("expected an integer of at most 64 bits")
     return _in_range(option, value)
 
 
@@ -230,9 +236,9 @@ def _float_list(option: Option, value: Any) -> list[float]:
 def _mapping(option: Option, value: Any) -> dict[str, Any]:
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"expected a JSON object: {exc.msg}") from None
+            value = parse_json(value)
+        except JsonInputError as exc:
+            raise ValueError(f"expected a JSON object: {exc}") from None
     if not isinstance(value, Mapping):
         raise ValueError(f"expected a JSON object, got {value!r}")
     return dict(value)

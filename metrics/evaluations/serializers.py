@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.urls import reverse
 from rest_framework import serializers
 
 from metrics.evaluations.registry import FAMILIES
+from metrics.families.common import JsonInputError, parse_json
 from metrics.models import Evaluation, EvaluationFile
 
 
@@ -33,9 +33,9 @@ class EvaluationCreateInputSerializer(serializers.Serializer):
         if not value.strip():
             return {}
         try:
-            options = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise serializers.ValidationError(f"invalid JSON: {exc.msg}") from None
+            options = parse_json(value)
+        except JsonInputError as exc:
+            raise serializers.ValidationError(str(exc)) from None
         if not isinstance(options, dict):
             raise serializers.ValidationError("expected a JSON object")
         return options

@@ -61,6 +61,15 @@ def _check_size(name: str, size: int) -> None:
         raise InputError(name, "", "file is empty")
 
 
+def _check_text(item: InputFile) -> None:
+    """Every input is text (JSON, JSON Lines, CSV): NUL bytes are refused before anything is
+    stored, since they can be neither parsed reliably nor stored in PostgreSQL text."""
+    position = item.data.find(b"\x00")
+    if position >= 0:
+        line = item.data.count(b"\n", 0, position) + 1
+        raise InputError(item.name, f"line {line}", "contains a NUL byte; expected a text file")
+
+
 def input_file_from_upload(upload: UploadedFile) -> InputFile:
     """An uploaded file as an InputFile; its size is checked before it is read."""
     name = upload.name or "upload"
@@ -93,6 +102,7 @@ def _checked_files(family: Family, files: Files) -> dict[str, list[InputFile]]:
             raise InputError(role_name, "", f"at most {role.max_files} file(s), got {len(items)}")
         for item in items:
             _check_size(item.name, item.size)
+            _check_text(item)
         if items:
             checked[role_name] = items
     for role in family.roles:

@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from audit.roles import is_admin
 from audit.views import admin_required, auditor_required
+from evalsite.params import parse_id
 from metrics.evaluations import services
 from metrics.evaluations.forms import EvaluationFilterForm, EvaluationUploadForm
 from metrics.evaluations.registry import (
@@ -195,8 +196,7 @@ def evaluation_retry(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _int_param(request: HttpRequest, name: str) -> int | None:
-    value = request.GET.get(name) or request.POST.get(name) or ""
-    return int(value) if value.isdigit() and len(value) < 19 else None
+    return parse_id(request.GET.get(name) or request.POST.get(name), name=name)
 
 
 def _compare_pair(request: HttpRequest) -> tuple[Evaluation | None, Evaluation | None, str]:

@@ -1,5 +1,5 @@
-import json
 from pathlib import Path
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
@@ -8,6 +8,26 @@ from audit.management.progress import ProgressBar
 from audit.roles import is_admin
 from audit.schemas import PayloadError
 from audit.services import discussions_import
+from metrics.families.common import JsonInputError, parse_json
+
+
+def _read(path: Path) -> Any:
+    """The file's JSON, checked like an API body (same limits), or a CommandError saying why."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise CommandError(f"{path}: nothing imported.\n  no such file") from None
+    except OSError as exc:
+        raise CommandError(
+            f"{path}: nothing imported.\n  cannot read it ({exc.strerror})"
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise CommandError(f"{path}: nothing imported.\n  not UTF-8 text ({exc.reason})") from None
+    try:
+        return parse_json(text)
+    except JsonInputError as exc:
+        message = str(exc).removeprefix("invalid JSON: ")
+        raise CommandError(f"{path}: nothing imported.\n  not valid JSON: {message}") from None
 
 
 class Command(BaseCommand):
@@ -29,12 +49,7 @@ class Command(BaseCommand):
         if admin is None or not is_admin(admin):
             raise CommandError(f"--by {by}: no admin with that username; nothing imported.")
         for path in files:
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except FileNotFoundError as exc:
-                raise CommandError(f"{path}: no such file") from exc
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise CommandError(f"{path}: not valid JSON ({exc})") from exc
+            data = _read(path)
             try:
                 summary = discussions_import(
                     data=data,
@@ -44,5 +59,5 @@ class Command(BaseCommand):
                 )
             except PayloadError as exc:
                 details = "\n  ".join(exc.messages())
-                raise CommandError(f"{path}: nothing imported.\n  {details}") from exc
+                raise CommandError(f"{path}: nothing imported.\n  {details}") from None
             self.stdout.write(f"{path.name}: {summary.line()}")
