@@ -67,9 +67,13 @@ def test_swagger_docs_are_served_without_a_cdn(client):
     response = client.get("/api/docs/")
     assert response.status_code == 200
     html = response.content.decode()
-    assert "/api/schema/" in html
     assert "cdn." not in html and "jsdelivr" not in html
     assert "drf_spectacular_sidecar/swagger-ui-dist/" in html
+    # No inline script (Content-Security-Policy): the set-up script is its own URL.
+    assert '<script src="/api/docs/?script="></script>' in html
+    script = client.get("/api/docs/?script=")
+    assert script["Content-Type"].startswith("application/javascript")
+    assert "/api/schema/" in script.content.decode()
 
 
 def test_redoc_is_served_without_a_cdn(client):
