@@ -350,20 +350,24 @@ CLI_BAD_FILES = [
 
 
 @pytest.mark.parametrize(("content", "message"), CLI_BAD_FILES)
-def test_cli_import_names_the_problem_and_imports_nothing(tmp_path, unchanged, content, message):
+def test_cli_import_names_the_problem_and_imports_nothing(
+    tmp_path, admin_user, unchanged, content, message
+):
     path = tmp_path / "bad.json"
     path.write_bytes(content)
     with pytest.raises(CommandError) as caught:
-        call_command("import_discussions", str(path))
+        call_command("import_discussions", str(path), "--by", admin_user.username)
     text = str(caught.value)
     assert "nothing imported" in text and message in text, text
 
 
-def test_cli_import_refuses_a_run_name_too_long(tmp_path, unchanged):
+def test_cli_import_refuses_a_run_name_too_long(tmp_path, admin_user, unchanged):
     path = tmp_path / "ok.json"
     path.write_text(json.dumps(_file()))
     with pytest.raises(CommandError, match=r"run\.model_name: longer than 200"):
-        call_command("import_discussions", str(path), "--run-model", "m" * 300)
+        call_command(
+            "import_discussions", str(path), "--run-model", "m" * 300, "--by", admin_user.username
+        )
 
 
 # --- JSON everywhere under /api/ -----------------------------------------------------------------
