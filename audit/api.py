@@ -23,6 +23,7 @@ from audit.models import Discussion, ExtractionRun, Feedback
 from audit.pdp import mark_edited
 from audit.roles import is_admin, is_auditor
 from audit.schemas import validate_pdp
+from audit.selectors import feedback_revisions
 from audit.serializers import (
     AuditLogEntryOutputSerializer,
     AuditLogFilterSerializer,
@@ -44,6 +45,8 @@ from audit.serializers import (
     FeedbackFilterSerializer,
     FeedbackOutputSerializer,
     FeedbackRejectInputSerializer,
+    FeedbackRestoreInputSerializer,
+    FeedbackRevisionOutputSerializer,
     FeedbackSaveInputSerializer,
     FeedbackStartInputSerializer,
     GroundTruthExportQuerySerializer,
@@ -55,6 +58,7 @@ from audit.services import (
     extractions_import,
     feedback_approve,
     feedback_reject,
+    feedback_restore,
     feedback_save,
     feedback_start,
     feedback_submit,
@@ -443,6 +447,58 @@ class FeedbackRejectApi(FeedbackActionApi):
         return feedback_reject(
             feedback=feedback, admin=user, reason=data["reason"], base_version=data.get("version")
         )
+
+
+# --- history -------------------------------------------------------------------------------------
+
+
+class FeedbackRevisionListApi(ApiView):
+    permission_classes = [IsAuditor]
+
+    @extend_schema(
+        operation_id="feedback_revisions_list",
+        responses=FeedbackRevisionOutputSerializer(many=True),
+        description=(
+            "A feedback's history, newest first: each revision with its field-level `changes` "
+            "(item, field, old -> new) against the revision before it. Autosaves of one person "
+            "within a few minutes are folded into one revision (`saves`, `first_version`); a "
+            "restore names the revision it came from (`restored_from`). "
+            + ROLE_NOTE.format("the feedback's auditor, admins")
+        ),
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        feedback = _visible_feedback(request, pk)
+        return self.paginated(
+            feedback_revisions(feedback=feedback), FeedbackRevisionOutputSerializer
+        )
+
+
+class FeedbackRestoreApi(ApiView):
+    permission_classes = [IsAuditor]
+
+    @extend_schema(
+        operation_id="feedback_restore",
+        request=FeedbackRestoreInputSerializer,
+        responses={200: FeedbackOutputSerializer, 409: CONFLICT},
+        description=(
+            "Make an earlier revision's payload (or a conflicting edit that lost) the current one, "
+            "as a new `restore` revision naming it. `version` is the feedback's current version; "
+            "409 with `current_version` if it changed since. "
+            + ROLE_NOTE.format("the feedback's auditor, admins")
+        ),
+    )
+    def post(self, request: Request, pk: int, revision_pk: int) -> Response:
+        feedback = _visible_feedback(request, pk)
+        revision = get_object_or_404(feedback.revisions, pk=revision_pk)
+        serializer = FeedbackRestoreInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        feedback = feedback_restore(
+            feedback=feedback,
+            revision=revision,
+            user=request.user,
+            base_version=serializer.validated_data["version"],
+        )
+        return Response(FeedbackOutputSerializer(feedback).data)
 
 
 # --- ground truth ------------------------------------------------------------------------------

@@ -29,6 +29,16 @@ urlpatterns = [
     path("audit-log/", api.AuditLogApi.as_view(), name="api-audit-log"),
     path("feedback/<int:pk>/reject/", api.FeedbackRejectApi.as_view(), name="api-feedback-reject"),
     path(
+        "feedback/<int:pk>/revisions/",
+        api.FeedbackRevisionListApi.as_view(),
+        name="api-feedback-revisions",
+    ),
+    path(
+        "feedback/<int:pk>/revisions/<int:revision_pk>/restore/",
+        api.FeedbackRestoreApi.as_view(),
+        name="api-feedback-restore",
+    ),
+    path(
         "ground-truth/export",
         api.GroundTruthExportApi.as_view(),
         name="api-ground-truth-export",

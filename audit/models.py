@@ -254,22 +254,47 @@ class Feedback(models.Model):
 
 
 class FeedbackRevision(models.Model):
-    """Every save of a feedback, with the full payload before and after."""
+    """A step of a feedback's history, with the full payload before and after.
+
+    Consecutive autosaves by one person fold into one "edit" revision (``saves`` counts them,
+    from ``first_version`` to ``version``); every other action starts its own.
+    """
 
     feedback = models.ForeignKey(Feedback, on_delete=models.CASCADE, related_name="revisions")
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     version = models.PositiveIntegerField()
+    first_version = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The first version folded into this revision."
+    )
+    saves = models.PositiveIntegerField(default=1, help_text="Saves folded into this revision.")
     action = models.CharField(max_length=30)
     status = models.CharField(max_length=10, choices=Feedback.Status.choices)
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField()
+    restored_from = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The revision a restore brought back.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(
+        null=True, blank=True, help_text="The last save folded into this revision."
+    )
 
     class Meta:
         ordering = ["-version", "-id"]
 
     def __str__(self) -> str:
         return f"Revision v{self.version} of feedback {self.feedback_id} ({self.action})"
+
+    @property
+    def label(self) -> str:
+        """The version, or the range of versions folded into it ("v7", "v3–v7")."""
+        first = self.first_version or self.version
+        return f"v{self.version}" if first == self.version else f"v{first}–v{self.version}"
 
 
 class BlindReview(models.Model):

@@ -10,7 +10,15 @@ from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from audit.models import AuditLogEntry, Discussion, ExtractionRun, Feedback, Speaker, Statement
+from audit.models import (
+    AuditLogEntry,
+    Discussion,
+    ExtractionRun,
+    Feedback,
+    FeedbackRevision,
+    Speaker,
+    Statement,
+)
 from audit.schemas import GROUND_TRUTH_EXPORT_SCHEMA, PDP_SCHEMA
 from audit.services.api_support import (
     MAX_EXTERNAL_ID,
@@ -336,6 +344,77 @@ class FeedbackBulkApproveInputSerializer(serializers.Serializer):
 
 class FeedbackRejectInputSerializer(FeedbackActionInputSerializer):
     reason = StrictCharField(min_length=1, max_length=MAX_TEXT)
+
+
+class FieldChangeSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=["people", "events", "pair_bonds", "delete"])
+    item_id = serializers.JSONField(help_text="the item's id in the payload")
+    item = serializers.CharField(help_text='readable, e.g. "Person John Smith (#-1)"')
+    field = serializers.CharField()
+    old = serializers.CharField(help_text='readable old value ("—" for none)')
+    new = serializers.CharField(help_text='readable new value ("—" for none)')
+    change = serializers.ChoiceField(choices=["added", "removed", "changed"])
+
+
+class RevisionRefSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    version = serializers.IntegerField()
+    label = serializers.CharField()
+    action = serializers.CharField()
+
+
+class FeedbackRevisionOutputSerializer(serializers.ModelSerializer):
+    author_username = serializers.CharField(source="author.get_username", read_only=True)
+    label = serializers.CharField(read_only=True, help_text='"v7", or "v3–v7" when folded')
+    first_version = serializers.IntegerField(source="first", read_only=True)
+    restored_from = serializers.SerializerMethodField()
+    is_current = serializers.BooleanField(read_only=True)
+    summary = serializers.CharField(read_only=True)
+    changes = serializers.SerializerMethodField()
+    after = PdpField(read_only=True, help_text="the whole payload after this revision")
+
+    class Meta:
+        model = FeedbackRevision
+        fields = [
+            "id",
+            "version",
+            "first_version",
+            "label",
+            "saves",
+            "action",
+            "status",
+            "author",
+            "author_username",
+            "created_at",
+            "updated_at",
+            "restored_from",
+            "is_current",
+            "summary",
+            "changes",
+            "after",
+        ]
+
+    @extend_schema_field(RevisionRefSerializer(allow_null=True))
+    def get_restored_from(self, revision: FeedbackRevision) -> dict | None:
+        source = revision.restored_from
+        if source is None:
+            return None
+        return {
+            "id": source.pk,
+            "version": source.version,
+            "label": source.label,
+            "action": source.action,
+        }
+
+    @extend_schema_field(FieldChangeSerializer(many=True))
+    def get_changes(self, revision: FeedbackRevision) -> list[dict]:
+        return [change.as_dict() for change in revision.changes]
+
+
+class FeedbackRestoreInputSerializer(serializers.Serializer):
+    version = StrictIntegerField(
+        help_text="the feedback's current version; 409 if it changed since"
+    )
 
 
 # --- ground truth ------------------------------------------------------------------------------

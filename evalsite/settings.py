@@ -300,6 +300,8 @@ EXPORT_SYNC_MAX_STATEMENTS = int(os.environ.get("EXPORT_SYNC_MAX_STATEMENTS", "2
 # Ground-truth imports with a larger request body run as a background job (about 450
 # statements a megabyte; a megabyte imports in a few seconds).
 IMPORT_SYNC_MAX_BYTES = int(os.environ.get("IMPORT_SYNC_MAX_BYTES", 1024 * 1024))
+# Autosaves of one person closer together than this fold into one history revision.
+REVISION_FOLD_SECONDS = int(os.environ.get("REVISION_FOLD_SECONDS", "300"))
 
 LOGGING = {
     "version": 1,

@@ -7,7 +7,9 @@ after the transaction commits, so stored results are marked stale and recomputed
 from __future__ import annotations
 
 import copy
+from datetime import timedelta
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -123,17 +125,57 @@ def _ground_truth_changed(*statement_ids: int) -> None:
 
 
 def _record_revision(
-    feedback: Feedback, *, author, action: str, before: dict | None
+    feedback: Feedback,
+    *,
+    author,
+    action: str,
+    before: dict | None,
+    restored_from: FeedbackRevision | None = None,
 ) -> FeedbackRevision:
+    """Record a step of the history; an autosave folds into the author's edit revision just
+    before it (see _foldable), so one coding session reads as one revision, not twenty."""
+    now = timezone.now()
+    after = copy.deepcopy(feedback.edited_extraction)
+    folded = _foldable(feedback, author=author, now=now) if action == "edit" else None
+    if folded is not None:
+        folded.version, folded.status, folded.after = feedback.version, feedback.status, after
+        folded.saves += 1
+        folded.updated_at = now
+        folded.save(update_fields=["version", "status", "after", "saves", "updated_at"])
+        return folded
     return FeedbackRevision.objects.create(
         feedback=feedback,
         author=author,
         version=feedback.version,
+        first_version=feedback.version,
         action=action,
         status=feedback.status,
         before=before,
-        after=copy.deepcopy(feedback.edited_extraction),
+        after=after,
+        restored_from=restored_from,
+        updated_at=now,
     )
+
+
+def _foldable(feedback: Feedback, *, author, now) -> FeedbackRevision | None:
+    """The revision an edit folds into: the feedback's latest revision if it is an edit by the
+    same author, with the same status, saved at most REVISION_FOLD_SECONDS ago, and nothing
+    else changed the feedback since (its version is the one just before). A submit, approval,
+    rejection, conflict or restore in between is the latest revision instead, so it ends the
+    fold."""
+    window = settings.REVISION_FOLD_SECONDS
+    latest = feedback.revisions.order_by("-id").first()
+    if window <= 0 or latest is None or latest.action != "edit":
+        return None
+    last_save = latest.updated_at or latest.created_at
+    if (
+        latest.author_id != author.pk
+        or latest.status != feedback.status
+        or latest.version != feedback.version - 1
+        or now - last_save > timedelta(seconds=window)
+    ):
+        return None
+    return latest
 
 
 def _lock(feedback: Feedback, base_version: int | None) -> Feedback:
@@ -203,8 +245,12 @@ def feedback_save(
     edited_extraction: dict,
     base_version: int | None,
     comment: str | None = None,
+    restored_from: FeedbackRevision | None = None,
 ) -> Feedback:
-    """Save an edit (validated), bumping the version; a stale base version is refused."""
+    """Save an edit (validated), bumping the version; a stale base version is refused.
+
+    With ``restored_from`` the save is a restore of that revision: its own revision, naming it.
+    """
     _check_can_edit(feedback, user)
     payload = validate_pdp(edited_extraction)
     locked = _lock(feedback, base_version)
@@ -219,7 +265,8 @@ def feedback_save(
         locked.status = Feedback.Status.DRAFT
     locked.version += 1
     locked.save()
-    _record_revision(locked, author=user, action="edit", before=before)
+    action = "edit" if restored_from is None else "restore"
+    _record_revision(locked, author=user, action=action, before=before, restored_from=restored_from)
     return locked
 
 
@@ -563,6 +610,7 @@ def feedback_restore(
         user=user,
         edited_extraction=copy.deepcopy(revision.after),
         base_version=base_version,
+        restored_from=revision,
     )
 
 
@@ -590,6 +638,8 @@ def feedback_record_conflict(
         feedback=current,
         author=user,
         version=current.version,
+        first_version=current.version,
+        updated_at=timezone.now(),
         action="conflict",
         status=current.status,
         before=copy.deepcopy(current.edited_extraction),

@@ -28,6 +28,7 @@ from audit.models import Feedback, Statement
 from audit.pdp import mark_edited
 from audit.roles import is_admin
 from audit.schemas import PayloadError, PayloadIssue, validate_pdp
+from audit.selectors import feedback_revisions
 from audit.services import (
     NotReady,
     StaleVersion,
@@ -41,7 +42,7 @@ from audit.services import (
 )
 from audit.views.access import auditor_required, error_fragment, safe_next, visible_feedback
 from audit.views.discussion import card_context, statement_url
-from audit.views.display import ENTITY_KINDS, Labels, diff_summary
+from audit.views.display import ENTITY_KINDS, Labels
 from audit.views.presence import presence_others
 from audit.views.rows import choose_run, coded_payloads, discussion_runs
 from metrics.families.extraction import cumulative
@@ -404,24 +405,11 @@ def submit(request: HttpRequest, pk: int) -> HttpResponse:
 
 def history_context(request: HttpRequest, feedback: Feedback) -> dict:
     """Revisions newest first, each with what it changed relative to the one before."""
-    revisions = list(feedback.revisions.select_related("author").order_by("version", "id"))
-    previous: dict | None = None
-    for revision in revisions:
-        before = revision.before if revision.action == "conflict" else previous
-        revision.summary = diff_summary(before, revision.after)
-        revision.after_json = json.dumps(revision.after, indent=2)
-        revision.is_current = False
-        if revision.action != "conflict":
-            previous = revision.after
-    # "current" marks the newest revision whose payload is the one in force.
-    current = [r for r in revisions if r.after == feedback.edited_extraction]
-    if current:
-        current[-1].is_current = True
     can_edit = feedback.is_editable or is_admin(request.user)
     return {
         "feedback": feedback,
         "statement": feedback.statement,
-        "revisions": list(reversed(revisions)),
+        "revisions": feedback_revisions(feedback=feedback),
         "can_restore": can_edit
         and (feedback.auditor_id == request.user.pk or is_admin(request.user)),
     }
@@ -449,9 +437,7 @@ def restore(request: HttpRequest, pk: int, revision_pk: int) -> HttpResponse:
     except (WorkflowError, PayloadError, ValidationError) as exc:
         status = getattr(exc, "status_code", 422 if isinstance(exc, PayloadError) else 400)
         return error_fragment(request, [_message(exc)], status=status, target="#history-msg")
-    messages.success(
-        request, f"Restored revision v{revision.version} as version {feedback.version}."
-    )
+    messages.success(request, f"Restored revision {revision.label} as version {feedback.version}.")
     if request.htmx:
         return render(request, "audit/history.html#history", history_context(request, feedback))
     return redirect(reverse("audit:feedback_history", args=[feedback.pk]))

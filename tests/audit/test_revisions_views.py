@@ -109,9 +109,10 @@ def test_restoring_a_revision_makes_it_current_as_a_new_version(auditor_client, 
     assert feedback.edited_extraction == original.after
     latest = feedback.revisions.order_by("-version").first()
     assert (latest.action, latest.before) == (
-        "edit",
+        "restore",
         {"people": [], "events": [], "pair_bonds": [], "delete": []},
     )
+    assert latest.restored_from == original
 
 
 def test_a_conflicting_edit_can_be_restored_from_history(
