@@ -9,6 +9,7 @@ from django.urls import reverse
 from audit.models import BlindReview, Feedback
 from tests.audit.test_views_pages import approve_with_metric
 from tests.audit.test_views_support import make_scene
+from tests.conftest import screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("transactional_db")]
 
@@ -28,6 +29,8 @@ def test_blind_coder_sees_no_f1_until_submitting(
     expect(card.locator(f"#f1-badge-{scene.first.pk}")).to_have_count(0)
     expect(card.locator(f"#f1-panel-{scene.first.pk}")).to_have_count(0)
     expect(card.get_by_text("Blind review: code this statement")).to_be_visible()
+    card.scroll_into_view_if_needed()
+    screenshot(page, "audit/13-blind-before-submit", full_page=False)
 
     card.click()
     page.keyboard.press("e")
@@ -46,3 +49,4 @@ def test_blind_coder_sees_no_f1_until_submitting(
     expect(badge).to_have_text(f"F1 {result.values['aggregate_micro_f1']:.2f}")
     expect(card.locator(f"#f1-panel-{scene.first.pk}")).to_be_visible()
     expect(card.get_by_test_id("blind-sealed")).to_have_count(0)
+    screenshot(page, "audit/14-blind-after-submit", full_page=False)
