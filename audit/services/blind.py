@@ -8,7 +8,7 @@ import random
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from audit.models import BlindReview, Discussion, Feedback, Statement
 from audit.roles import is_admin
@@ -96,17 +96,33 @@ def _submitted_statement_ids(user: AbstractBaseUser) -> QuerySet:
 def blind_sealed_statement_ids(
     *, user: AbstractBaseUser, statements: QuerySet | None = None
 ) -> set[int]:
-    """Statements of the blind sample whose F1, ground truth and other codings the user may not
-    see yet: marked for blind review and not yet submitted by them. Auditors are sealed from the
-    moment the mark exists; admins only while they code such a statement themselves (an admin
-    reviewing is not a coder)."""
-    marked = BlindReview.objects.all()
+    """Statements whose F1, ground truth and other codings the user may not see yet, because
+    they code it as a second coder, whose agreement must be independent:
+
+    - statements of the blind sample they have not submitted. Auditors are sealed from the
+      moment the mark exists; admins only while they code it themselves (an admin reviewing is
+      not a coder);
+    - statements they are coding (a draft never submitted) that someone else has already coded
+      (submitted or approved).
+    """
+    submitted = _submitted_statement_ids(user)
+    marked = BlindReview.objects.exclude(statement_id__in=submitted)
+    drafts = Feedback.objects.filter(auditor=user, status=Feedback.Status.DRAFT).exclude(
+        statement_id__in=submitted
+    )
+    others_coded = Feedback.objects.filter(
+        statement_id=OuterRef("statement_id"),
+        status__in=(Feedback.Status.SUBMITTED, Feedback.Status.APPROVED),
+    ).exclude(auditor=user)
+    second = drafts.filter(Exists(others_coded))
     if statements is not None:
         marked = marked.filter(statement__in=statements)
-    marked = marked.exclude(statement_id__in=_submitted_statement_ids(user))
+        second = second.filter(statement__in=statements)
     if is_admin(user):
         marked = marked.filter(statement__feedback__auditor=user)
-    return set(marked.values_list("statement_id", flat=True))
+    return set(marked.values_list("statement_id", flat=True)) | set(
+        second.values_list("statement_id", flat=True)
+    )
 
 
 def coding_sealed_statement_ids(*, user: AbstractBaseUser) -> set[int]:

@@ -152,3 +152,21 @@ def test_the_inter_auditor_figures_are_for_admins_only(api, auditor, admin_user)
     assert result.pk not in visible_result_ids(api(auditor))
     assert api(auditor).get(f"{RESULTS}{result.pk}/").status_code == 404
     assert result.pk in visible_result_ids(api(admin_user))
+
+
+def test_a_second_coder_outside_the_sample_sees_no_f1_until_submitting(
+    client, auditor, second_auditor, admin_user
+):
+    """bob's coding is approved ground truth; alice then codes the same statement as a second
+    coder: her coding is compared with his in the agreement figures, so she codes it blind to
+    his F1 too. Before she starts, the statement's F1 shows as usual."""
+    scene = make_scene()
+    approve_with_metric(scene, second_auditor, admin_user)
+    client.force_login(auditor)
+    assert f'id="f1-badge-{scene.first.pk}"' in card_html(client, scene)
+    mine = feedback_start(statement=scene.first, auditor=auditor)
+    html = card_html(client, scene)
+    assert_sealed(html)
+    assert 'data-testid="blind-sealed"' in html
+    feedback_submit(feedback=mine, user=auditor)
+    assert f'id="f1-badge-{scene.first.pk}"' in card_html(client, scene)
