@@ -103,6 +103,14 @@ def approve(committed, world: World, statement: Statement, admin) -> Feedback:
     return committed(feedback_approve, feedback=world.fb(statement), admin=admin)
 
 
+@pytest.fixture
+def approved(f1_world, admin_user, run_committed) -> World:
+    """Every statement of the F1 world approved by the admin."""
+    for statement in f1_world.statements:
+        approve(run_committed, f1_world, statement, admin_user)
+    return f1_world
+
+
 def run_row(run) -> MetricResult | None:
     return MetricResult.objects.filter(key=run_key(run_id=run.pk)).first()
 

@@ -13,20 +13,13 @@ from metrics.apps import check_match_settings
 from metrics.families.extraction import MatchSettings
 from metrics.models import ComputeJob, MetricResult
 from metrics.services import match_settings, results_mark_outdated, results_outdated
-from tests.metrics.extraction_helpers import approve, expected_run, run_row, system_row
+from tests.metrics.extraction_helpers import expected_run, run_row, system_row
 
 pytest_plugins = ["tests.metrics.extraction_helpers"]
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("only_extraction_results")]
 Status = MetricResult.Status
 # Name similarity must exceed 1.0: no person can match, so the figures must change.
 STRICT = {"strategy": "greedy", "name_similarity_threshold": 1.0}
-
-
-@pytest.fixture
-def approved(f1_world, admin_user, run_committed):
-    for statement in f1_world.statements:
-        approve(run_committed, f1_world, statement, admin_user)
-    return f1_world
 
 
 def extraction_rows():

@@ -17,18 +17,10 @@ from metrics.services import (
     compute_jobs_recover,
     metrics_recompute_all,
 )
-from tests.metrics.extraction_helpers import approve
 
 pytest_plugins = ["tests.metrics.extraction_helpers"]
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("only_extraction_results")]
 Job = ComputeJob.Status
-
-
-@pytest.fixture
-def approved(f1_world, admin_user, run_committed):
-    for statement in f1_world.statements:
-        approve(run_committed, f1_world, statement, admin_user)
-    return f1_world
 
 
 @pytest.fixture

@@ -10,20 +10,12 @@ from metrics import services
 from metrics.models import ComputeJob, MetricResult
 from metrics.services import compute_job_cancel, compute_job_run, metrics_recompute_all
 from tests.metrics.extraction_helpers import (
-    approve,
     run_row,
 )
 
 pytest_plugins = ["tests.metrics.extraction_helpers"]
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("only_extraction_results")]
 Job = ComputeJob.Status
-
-
-@pytest.fixture
-def approved(f1_world, admin_user, run_committed):
-    for statement in f1_world.statements:
-        approve(run_committed, f1_world, statement, admin_user)
-    return f1_world
 
 
 def test_recompute_all_processes_every_result_and_reports_progress(approved, admin_user):
