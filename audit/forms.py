@@ -16,6 +16,7 @@ from typing import Any
 from django import forms
 from django.http import QueryDict
 
+from audit.jsonin import JsonInputError, parse_json
 from audit.pdp import ENTITY_KINDS
 from audit.schemas import (
     DATE_CERTAINTIES,
@@ -26,7 +27,6 @@ from audit.schemas import (
     PayloadError,
     PayloadIssue,
 )
-from metrics.families.common import JsonInputError, parse_json
 
 # Field name -> how the form posts it: "text", "enum", "id", "ids" (multi-select) or "bool".
 FIELDS: dict[str, dict[str, str]] = {

@@ -8,18 +8,28 @@ ground-truth import apply the same rules:
   links do not fit). Drafts may keep problems; submit and approve refuse them.
 - ``mark_edited``: the one rule for "edited -> confidence 1.0". An item is edited only when
   its content differs from its source after the same normalisation on both sides.
+- ``ENTITY_KINDS`` and ``entity_items``/``payload_items``: the one way to read a payload's
+  people, events and pair bonds (a missing payload, list or item reads as empty).
+- ``parse_date``: free-text dates, as the F1 library reads them.
+
+The ground floor of the project: pure Python (no Django), imported by audit, the API and
+the metric library alike.
 """
 
 from __future__ import annotations
 
 import copy
+import re
+import warnings
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+from functools import lru_cache
 from typing import Any
 
-from audit.schemas import PayloadIssue
-from metrics.families.extraction.dates import parse_date
+from dateutil import parser as date_parser
 
-ENTITY_KINDS = ("people", "events", "pair_bonds")
+ENTITY_KINDS: tuple[str, ...] = ("people", "events", "pair_bonds")
 EDITED_CONFIDENCE = 1.0
 PAIR_BOND_EVENT_KINDS = ("bonded", "married", "separated", "divorced")
 BIRTH_EVENT_KINDS = ("birth", "adopted")
@@ -27,6 +37,43 @@ DATE_FIELDS = ("dateTime", "endDateTime")
 DATE_EXAMPLES = "e.g. 1985, March 2003, 2003-03-12"
 
 KnownIds = Mapping[str, Iterable[Any]]
+
+
+@dataclass(frozen=True)
+class PayloadIssue:
+    """One problem of a payload: where (a path such as ``events[0].person``) and what."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+# --- reading a payload -----------------------------------------------------------------------
+
+
+def entity_items(payload: Mapping[str, Any] | None, kind: str) -> list[dict[str, Any]]:
+    """The dict items of one entity list.
+
+    None (a statement without ground truth yet) reads as an empty payload, and a missing or
+    malformed list as an empty one: readers never have to guard. Anything but a mapping or
+    None is a caller bug and raises TypeError.
+    """
+    if payload is None:
+        return []
+    try:
+        value = payload.get(kind)
+    except AttributeError:  # cheaper than an isinstance check: the F1 library runs this a lot
+        raise TypeError(f"a PDP payload must be a dict, not {type(payload).__name__}") from None
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, dict)]
+
+
+def payload_items(payload: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The people, events and pair bonds of a payload, in that order."""
+    return [item for kind in ENTITY_KINDS for item in entity_items(payload, kind)]
 
 
 # --- content and the edited rule -----------------------------------------------------------
@@ -107,10 +154,8 @@ def payload_ids(payloads: Iterable[dict | None]) -> dict[str, set]:
     ids: dict[str, set] = {kind: set() for kind in ENTITY_KINDS}
     for payload in payloads:
         for kind in ENTITY_KINDS:
-            items = (payload or {}).get(kind)
-            for item in items if isinstance(items, list) else []:
-                if isinstance(item, dict) and _ident(item) is not None:
-                    ids[kind].add(_ident(item))
+            found = (_ident(item) for item in entity_items(payload, kind))
+            ids[kind].update(ident for ident in found if ident is not None)
     return ids
 
 
@@ -135,6 +180,7 @@ def pdp_problems(payload: dict, *, known: KnownIds | None = None) -> list[Payloa
 
 
 def _entries(payload: dict, kind: str) -> list[tuple[int, dict]]:
+    """(index in the raw list, item) of the dict items, so paths name the right entry."""
     items = payload.get(kind)
     items = items if isinstance(items, list) else []
     return [(index, item) for index, item in enumerate(items) if isinstance(item, dict)]
@@ -233,3 +279,98 @@ def _bond_problems(path: str, bond: dict, refs: _References) -> list[PayloadIssu
     if bond.get("person_a") is not None and bond.get("person_a") == bond.get("person_b"):
         problems.append(PayloadIssue(f"{path}.person_b", "a pair bond needs two different people"))
     return problems
+
+
+# --- dates -----------------------------------------------------------------------------------
+# Dates are free text. Partial dates ("1985", "March 2003") are placed in the middle of the
+# period they name and flagged partial, so the F1 library compares them with the approximate
+# tolerance instead of borrowing today's month or day as a bare dateutil.parse would.
+
+_ISO_DAY = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:[ t].*)?$")
+_ISO_MONTH = re.compile(r"^(\d{4})-(\d{1,2})$")
+_YEAR = re.compile(r"^(\d{4})$")
+_MONTH_YEAR = re.compile(r"^([a-z]+)\.? (\d{4})$")
+_MONTH_DAY_YEAR = re.compile(r"^([a-z]+)\.? (\d{1,2})(?:st|nd|rd|th)?,? (\d{4})$")
+_DAY_MONTH_YEAR = re.compile(r"^(\d{1,2})(?:st|nd|rd|th)? ([a-z]+)\.?,? (\d{4})$")
+# fmt: off
+_MONTH_NAMES = (
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december",
+)
+# fmt: on
+_MONTHS = {
+    name[:length]: number
+    for number, name in enumerate(_MONTH_NAMES, start=1)
+    for length in (3, len(name))
+} | {"sept": 9}
+# Two different defaults reveal which parts dateutil filled in by itself.
+_DEFAULT_A = datetime(2000, 1, 1)
+_DEFAULT_B = datetime(2001, 2, 2)
+_MID_YEAR_MONTH, _MID_MONTH_DAY = 7, 15
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedDate:
+    ordinal: int  # date.toordinal(), so differences are day counts
+    partial: bool  # month or day missing in the text
+
+
+def parse_date(value: Any) -> ParsedDate | None:
+    """A free-text date, or None when missing, yearless or unparseable."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return _parse_text(" ".join(value.lower().split()))
+
+
+def clear_parse_date_cache() -> None:
+    """Forget cached parses (benchmarks time a cold start)."""
+    _parse_text.cache_clear()
+
+
+@lru_cache(maxsize=65536)
+def _parse_text(text: str) -> ParsedDate | None:
+    # Fast paths for the usual forms (ISO, "March 2003", "March 12, 2003"); dateutil is
+    # ~50x slower. The tests check they agree with dateutil, which handles the rest.
+    try:
+        if match := _ISO_DAY.match(text):
+            return _build(int(match[1]), int(match[2]), int(match[3]))
+        if match := _ISO_MONTH.match(text):
+            return _build(int(match[1]), int(match[2]), None)
+        if match := _YEAR.match(text):
+            return _build(int(match[1]), None, None)
+        if (match := _MONTH_YEAR.match(text)) and match[1] in _MONTHS:
+            return _build(int(match[2]), _MONTHS[match[1]], None)
+        if (match := _MONTH_DAY_YEAR.match(text)) and match[1] in _MONTHS:
+            return _build(int(match[3]), _MONTHS[match[1]], int(match[2]))
+        if (match := _DAY_MONTH_YEAR.match(text)) and match[2] in _MONTHS:
+            return _build(int(match[3]), _MONTHS[match[2]], int(match[1]))
+    except ValueError:
+        return None
+    return parse_with_dateutil(text)
+
+
+def parse_with_dateutil(text: str) -> ParsedDate | None:
+    """The slow, general path of parse_date (public so tests can compare the fast paths)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            first = date_parser.parse(text, default=_DEFAULT_A, fuzzy=True)
+            second = date_parser.parse(text, default=_DEFAULT_B, fuzzy=True)
+    except (ValueError, OverflowError, TypeError):
+        return None
+    if first.year != second.year:
+        return None  # no year: cannot be placed in time at all
+    month = first.month if first.month == second.month else None
+    day = first.day if first.day == second.day and month is not None else None
+    try:
+        return _build(first.year, month, day)
+    except ValueError:
+        return None
+
+
+def _build(year: int, month: int | None, day: int | None) -> ParsedDate:
+    if month is None:
+        return ParsedDate(date(year, _MID_YEAR_MONTH, 1).toordinal(), True)
+    if day is None:
+        return ParsedDate(date(year, month, _MID_MONTH_DAY).toordinal(), True)
+    return ParsedDate(date(year, month, day).toordinal(), False)

@@ -6,13 +6,13 @@ Errors are turned into specific messages: which item, which field, what was expe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 
-from metrics.families.common import MAX_JSON_DEPTH, text_problem
+from audit.jsonin import MAX_JSON_DEPTH, text_problem
+from audit.pdp import ENTITY_KINDS, PayloadIssue
 
 GENDERS = ["male", "female", "abortion", "miscarriage", "unknown"]
 EVENT_KINDS = [
@@ -122,16 +122,6 @@ PDP_SCHEMA: dict[str, Any] = {
 }
 
 _PDP_VALIDATOR = Draft202012Validator(PDP_SCHEMA)
-ENTITY_LISTS = ("people", "events", "pair_bonds")
-
-
-@dataclass(frozen=True)
-class PayloadIssue:
-    path: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.message}" if self.path else self.message
 
 
 class PayloadError(ValueError):
@@ -200,7 +190,7 @@ def _json_type(value: Any) -> str:
 
 def _duplicate_id_issues(payload: dict) -> list[PayloadIssue]:
     issues = []
-    for key in ENTITY_LISTS:
+    for key in ENTITY_KINDS:
         seen: dict[int, int] = {}
         items = payload.get(key)
         for index, item in enumerate(items if isinstance(items, list) else []):
@@ -267,7 +257,7 @@ def validate_pdp(payload: Any, *, where: str = "") -> dict:
 
 def normalize_pdp(payload: dict) -> dict:
     """Fill in the four lists so stored payloads always have the same shape."""
-    normalized = {key: list(payload.get(key) or []) for key in (*ENTITY_LISTS, "delete")}
+    normalized = {key: list(payload.get(key) or []) for key in (*ENTITY_KINDS, "delete")}
     return normalized
 
 

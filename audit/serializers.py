@@ -19,6 +19,7 @@ from audit.models import (
     Speaker,
     Statement,
 )
+from audit.pdp import ENTITY_KINDS
 from audit.schemas import GROUND_TRUTH_EXPORT_SCHEMA, PDP_SCHEMA
 from audit.services.api_support import (
     MAX_EXTERNAL_ID,
@@ -347,7 +348,7 @@ class FeedbackRejectInputSerializer(FeedbackActionInputSerializer):
 
 
 class FieldChangeSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=["people", "events", "pair_bonds", "delete"])
+    kind = serializers.ChoiceField(choices=[*ENTITY_KINDS, "delete"])
     item_id = serializers.JSONField(help_text="the item's id in the payload")
     item = serializers.CharField(help_text='readable, e.g. "Person John Smith (#-1)"')
     field = serializers.CharField()

@@ -29,10 +29,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from audit.jsonin import InputError, JsonInputError, parse_json
 from audit.schemas import PayloadError
 from audit.services import WorkflowError
 from audit.services.transfer import NothingToExport
-from metrics.families.common import InputError, JsonInputError, parse_json
 
 # --- errors ------------------------------------------------------------------------------------
 

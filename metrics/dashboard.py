@@ -22,6 +22,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import SafeString, mark_safe
 
 from audit.models import ExtractionRun, Feedback
+from audit.pdp import ENTITY_KINDS
 from metrics.cards import card_base, extraction_card, extraction_state
 from metrics.families.extraction import SARF_VARIABLES, MatchSettings
 from metrics.models import Evaluation, MetricResult
@@ -37,7 +38,7 @@ from metrics.services import (
 
 log = logging.getLogger(__name__)
 Scope = MetricResult.Scope
-ENTITY_LABELS = {"people": "people", "events": "events", "pair_bonds": "pair bonds"}
+ENTITY_LABELS = {kind: kind.replace("_", " ") for kind in ENTITY_KINDS}
 TREND_SERIES = {
     "aggregate_micro_f1": "Overall F1",
     "people_f1": "People",

@@ -10,9 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from audit.pdp import is_edited, normalize_value
+from audit.pdp import ENTITY_KINDS, entity_items, is_edited, normalize_value
 
-ENTITY_KINDS = ("people", "events", "pair_bonds")
 KIND_TITLES = {"people": "People", "events": "Events", "pair_bonds": "Pair bonds"}
 SARF_ARROWS = {"up": "↑", "down": "↓", "same": "="}
 SARF_LETTERS = (("symptom", "S"), ("anxiety", "A"), ("relationship", "R"), ("functioning", "F"))
@@ -36,11 +35,11 @@ class Labels:
 
     def feed(self, payload: dict | None) -> Labels:
         payload = payload or {}
-        for person in _items(payload, "people"):
+        for person in entity_items(payload, "people"):
             self.people[person.get("id")] = person_name(person)
-        for bond in _items(payload, "pair_bonds"):
+        for bond in entity_items(payload, "pair_bonds"):
             self.bonds[bond.get("id")] = (bond.get("person_a"), bond.get("person_b"))
-        for event in _items(payload, "events"):
+        for event in entity_items(payload, "events"):
             self.events[event.get("id")] = self._event_title(event)
         return self
 
@@ -80,11 +79,6 @@ class Labels:
         who = event.get("person")
         kind = str(event.get("kind") or "event")
         return f"{kind} · {self.person(who)}" if who is not None else kind
-
-
-def _items(payload: dict | None, kind: str) -> list[dict]:
-    value = (payload or {}).get(kind)
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 # --- cards ----------------------------------------------------------------------------------
@@ -191,7 +185,7 @@ def present(payload: dict | None, labels: Labels, *, base: dict | None = None) -
     payload = payload or {}
     sections = []
     for kind in ENTITY_KINDS:
-        cards = [CARD_BUILDERS[kind](item, labels) for item in _items(payload, kind)]
+        cards = [CARD_BUILDERS[kind](item, labels) for item in entity_items(payload, kind)]
         if base is not None:
             cards = _mark(kind, cards, payload, base, labels)
         sections.append((kind, cards))
@@ -201,7 +195,7 @@ def present(payload: dict | None, labels: Labels, *, base: dict | None = None) -
 
 
 def _mark(kind: str, cards: list[Card], payload: dict, base: dict, labels: Labels) -> list[Card]:
-    diff = diff_kind(_items(base, kind), _items(payload, kind))
+    diff = diff_kind(entity_items(base, kind), entity_items(payload, kind))
     for card in cards:
         card.state, card.changed_fields = diff.states.get(card.id, ("", []))
     for item in diff.removed:
@@ -259,7 +253,7 @@ def diff_summary(before: dict | None, after: dict | None) -> str:
     """One line such as "+1 people, ~2 events, −1 pair_bonds" for the revision history."""
     parts = []
     for kind in ENTITY_KINDS:
-        diff = diff_kind(_items(before, kind), _items(after, kind))
+        diff = diff_kind(entity_items(before, kind), entity_items(after, kind))
         added = sum(1 for state, _ in diff.states.values() if state == "added")
         changed = sum(1 for state, _ in diff.states.values() if state == "changed")
         parts += [f"+{_count(added, kind)}"] if added else []
@@ -319,9 +313,9 @@ def field_changes(
     labels = (labels or Labels()).copy().feed(before).feed(after)
     changes: list[FieldChange] = []
     for kind in ENTITY_KINDS:
-        old_items = {item.get("id"): item for item in _items(before, kind)}
+        old_items = {item.get("id"): item for item in entity_items(before, kind)}
         new_ids = set()
-        for item in _items(after, kind):
+        for item in entity_items(after, kind):
             new_ids.add(item.get("id"))
             old = old_items.get(item.get("id"))
             changes += _item_changes(kind, old, item, labels)
@@ -412,7 +406,7 @@ def _payload_labels(payload: dict | None, fallback: Labels) -> dict[str, dict[An
     for kind in ENTITY_KINDS:
         titles[kind] = {
             item.get("id"): f"{CARD_BUILDERS[kind](item, labels).title} ({item.get('id')})"
-            for item in _items(payload, kind)
+            for item in entity_items(payload, kind)
         }
     return titles
 

@@ -25,7 +25,7 @@ from audit.forms import (
     reviewer_note,
 )
 from audit.models import Feedback, Statement
-from audit.pdp import mark_edited
+from audit.pdp import ENTITY_KINDS, mark_edited
 from audit.roles import is_admin
 from audit.schemas import PayloadError, PayloadIssue, validate_pdp
 from audit.selectors import feedback_revisions
@@ -42,7 +42,7 @@ from audit.services import (
 )
 from audit.views.access import auditor_required, error_fragment, safe_next, visible_feedback
 from audit.views.discussion import card_context, statement_url
-from audit.views.display import ENTITY_KINDS, Labels
+from audit.views.display import Labels
 from audit.views.presence import presence_others
 from audit.views.rows import choose_run, coded_payloads, discussion_runs
 from metrics.families.extraction import cumulative

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from metrics.families.common import JsonInputError, parse_json
+from audit.jsonin import JsonInputError, parse_json
 
 TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
 FALSE_WORDS = frozenset({"false", "0", "no", "off"})

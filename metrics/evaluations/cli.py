@@ -12,9 +12,9 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from audit.jsonin import InputError
 from metrics.evaluations import services
 from metrics.evaluations.registry import InputFile, family_get
-from metrics.families.common import InputError
 from metrics.models import Evaluation
 
 

@@ -29,8 +29,8 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
+from audit.jsonin import InputError
 from metrics.evaluations.registry import Family, InputFile, family_get
-from metrics.families.common import InputError
 from metrics.models import Evaluation, EvaluationFile
 from metrics.services import TRANSIENT_ERRORS, task_enqueue
 

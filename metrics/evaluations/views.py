@@ -20,6 +20,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from audit.jsonin import InputError
 from audit.roles import is_admin
 from audit.views import admin_required, auditor_required
 from evalsite.params import parse_id
@@ -32,7 +33,6 @@ from metrics.evaluations.registry import (
     example_files,
     family_get,
 )
-from metrics.families.common import InputError
 from metrics.models import Evaluation
 
 log = logging.getLogger(__name__)

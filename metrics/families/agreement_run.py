@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from audit.jsonin import InputError, load_json
 from metrics.families.agreement import (
     aggregate_study_ecs_strict,
     aggregate_study_pas,
@@ -24,7 +25,6 @@ from metrics.families.agreement import (
     compute_ecs_corr,
 )
 from metrics.families.agreement.numbers import finite_or_none
-from metrics.families.common import InputError, load_json
 
 AGREEMENT_OPTIONS: dict[str, Any] = {
     # {domain: [study ids]} for the per-domain ECS (the spec's Cognition / Strategic / Social).

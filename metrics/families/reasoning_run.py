@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from metrics.families.common import InputError, load_json, load_jsonl
+from audit.jsonin import InputError, load_json, load_jsonl
 from metrics.families.reasoning import (
     STRATEGIES,
     BiasRun,

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from audit.jsonin import InputError, load_json
+
 from .bootstrap import (
     BootstrapDeltaResult,
     BootstrapResult,
@@ -33,7 +35,6 @@ from .bootstrap import (
     paired_bootstrap_deltas_by_participant,
 )
 from .calibration import CalibrationArtifact
-from .common import InputError, load_json
 from .confidence import (
     ConfidenceVariant,
     SignalError,

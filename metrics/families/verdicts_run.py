@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from metrics.families.common import InputError, load_json, load_jsonl
+from audit.jsonin import InputError, load_json, load_jsonl
 from metrics.families.verdict_policies import (
     DEFAULT_POLICY_ID,
     Policy,

@@ -28,6 +28,7 @@ from typing import Any
 from django.utils import timezone
 
 from audit.models import BlindReview, Extraction, Feedback, Speaker, Statement
+from audit.pdp import payload_items
 from metrics.families.extraction import SARF_VARIABLES, StatementF1Metrics, calculate_statement_f1
 from metrics.families.interauditor import (
     cluster_bootstrap_mean_diff,
@@ -44,7 +45,6 @@ from metrics.own_data.common import (
     n_resamples,
     result_compute,
 )
-from metrics.own_data.selective import ENTITY_LISTS
 from metrics.services import match_settings
 
 CODED = (Feedback.Status.SUBMITTED, Feedback.Status.APPROVED)
@@ -116,7 +116,7 @@ def _f1(ai: dict | None, gt: dict | None) -> StatementF1Metrics:
 
 
 def entity_count(payload: dict | None) -> int:
-    return sum(len((payload or {}).get(key) or []) for key in ENTITY_LISTS)
+    return len(payload_items(payload))
 
 
 def by_statement(codings: Iterable[Coding]) -> dict[int, list[Coding]]:

@@ -26,6 +26,7 @@ import numpy as np
 from django.utils import timezone
 
 from audit.models import ExtractionRun
+from audit.pdp import ENTITY_KINDS
 from metrics.families.calibration import (
     TemperatureScalingCalibrator,
     compute_binary_nll,
@@ -45,7 +46,7 @@ from metrics.own_data.common import (
     run_key,
     run_pairs_load,
 )
-from metrics.own_data.selective import ENTITY_LISTS, item_confidence
+from metrics.own_data.selective import item_confidence
 
 N_BINS = 10
 HELDOUT_PERCENT = 30
@@ -71,7 +72,7 @@ def statement_items(
 ) -> tuple[list[CalibrationItem], int]:
     """The AI items of one statement with their outcome, and how many were skipped."""
     items, skipped = [], 0
-    for entity in ENTITY_LISTS:
+    for entity in ENTITY_KINDS:
         matched = Counter(row["ai_id"] for row in getattr(metrics, f"{entity}_matches"))
         for item in (ai or {}).get(entity) or []:
             if not isinstance(item, dict):
@@ -198,7 +199,7 @@ def heldout_calibration(items: Sequence[CalibrationItem]) -> dict[str, Any]:
 def calibration_values(items: Sequence[CalibrationItem], *, skipped: int) -> dict[str, Any]:
     p, y = _py(items)
     by_type = {}
-    for entity in ENTITY_LISTS:
+    for entity in ENTITY_KINDS:
         subset = [i for i in items if i.entity == entity]
         figures = calibration_figures(*_py(subset))
         figures.pop("reliability", None)

@@ -28,6 +28,7 @@ from typing import Any
 from django.utils import timezone
 
 from audit.models import ExtractionRun
+from audit.pdp import payload_items
 from metrics.families.review_savings import (
     ReviewItem,
     compute_review_augrc,
@@ -61,7 +62,6 @@ DEFAULT_AGGREGATOR = "min"
 RISK_LEVELS = (0.05, 0.10)
 EMPTY_CONFIDENCE = 1.0
 UNSCORED_CONFIDENCE = 0.0
-ENTITY_LISTS = ("people", "events", "pair_bonds")
 MAX_CURVE_POINTS = 200
 MAX_COMPARISONS = 5
 
@@ -69,14 +69,6 @@ MetricFn = Callable[[Sequence[ReviewItem]], float | None]
 
 
 # --- statement confidence (pure) ---------------------------------------------------------------
-
-
-def payload_items(payload: dict | None) -> list[dict]:
-    """The people, events and pair bonds of a PDP payload."""
-    payload = payload or {}
-    return [
-        item for key in ENTITY_LISTS for item in (payload.get(key) or []) if isinstance(item, dict)
-    ]
 
 
 def item_confidence(item: dict) -> float | None:

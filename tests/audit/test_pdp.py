@@ -6,7 +6,18 @@ import copy
 
 import pytest
 
-from audit.pdp import is_edited, item_content, mark_edited, payload_ids, pdp_problems
+from audit.pdp import (
+    ENTITY_KINDS,
+    entity_items,
+    is_edited,
+    item_content,
+    mark_edited,
+    parse_date,
+    parse_with_dateutil,
+    payload_ids,
+    payload_items,
+    pdp_problems,
+)
 from tests.factories import SIMPLE_PDP, pdp
 
 
@@ -156,3 +167,57 @@ def test_references_that_are_not_ids_do_not_resolve_and_do_not_crash():
         "events[0].spouse",
         "events[0].relationshipTargets[0]",
     ]
+
+
+# --- reading a payload: one rule for None ------------------------------------------------------
+
+
+def test_a_missing_payload_list_or_item_reads_as_empty():
+    assert entity_items(None, "people") == []
+    assert payload_items(None) == []
+    assert entity_items({}, "events") == []
+    assert entity_items({"events": None}, "events") == []
+    assert entity_items({"events": "not a list"}, "events") == []
+    assert entity_items({"people": [None, 3, {"id": -1}]}, "people") == [{"id": -1}]
+
+
+def test_payload_items_lists_people_then_events_then_pair_bonds():
+    payload = {"pair_bonds": [{"id": -3}], "events": [{"id": -2}], "people": [{"id": -1}]}
+    assert [item["id"] for item in payload_items(payload)] == [-1, -2, -3]
+    assert ENTITY_KINDS == ("people", "events", "pair_bonds")
+
+
+@pytest.mark.parametrize("payload", [[], "people", 3])
+def test_a_payload_that_is_not_a_mapping_is_a_caller_bug(payload):
+    with pytest.raises(TypeError, match="must be a dict"):
+        entity_items(payload, "people")
+
+
+# --- dates ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text", ["spring break", "", "   ", "March 12", "Feb 30, 2003", None, 1985]
+)
+def test_unparseable_or_yearless_dates_read_as_missing(text):
+    assert parse_date(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2003-03-12",
+        "2003-03",
+        "1999",
+        "March 2003",
+        "sept 2003",
+        "Mar. 12, 2003",
+        "12th March 2003",
+        "12 mar 2003",
+        "2003-03-12T10:30:00",
+        "around 1985",
+        "03/12/2003",
+    ],
+)
+def test_fast_date_paths_agree_with_dateutil(text):
+    assert parse_date(text) == parse_with_dateutil(" ".join(text.lower().split()))

@@ -4,11 +4,11 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from audit.jsonin import JsonInputError, parse_json
 from audit.management.progress import ProgressBar
 from audit.roles import is_admin
 from audit.schemas import PayloadError
 from audit.services import discussions_import
-from metrics.families.common import JsonInputError, parse_json
 
 
 def _read(path: Path) -> Any:

@@ -1,115 +1,29 @@
-"""Date parsing and the date gate of event matching.
+"""The date gate of event matching.
 
-Dates are free text. Partial dates ("1985", "March 2003") are placed in the
-middle of the period they name and flagged partial, so they are compared with
-the approximate tolerance instead of borrowing today's month or day as a bare
-dateutil.parse would.
+Dates are free text, parsed by ``audit.pdp.parse_date`` (the same rule the editors
+validate with): partial dates ("1985", "March 2003") are placed in the middle of the
+period they name and flagged partial, so they are compared with the approximate
+tolerance here.
 """
 
 from __future__ import annotations
 
-import re
-import warnings
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
-from datetime import date, datetime
 from functools import lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
-from dateutil import parser as date_parser
+
+from audit.pdp import clear_parse_date_cache, parse_date
 
 from .settings import MatchSettings
 
 CERTAIN, APPROXIMATE, UNKNOWN = "certain", "approximate", "unknown"
 
-_ISO_DAY = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:[ t].*)?$")
-_ISO_MONTH = re.compile(r"^(\d{4})-(\d{1,2})$")
-_YEAR = re.compile(r"^(\d{4})$")
-_MONTH_YEAR = re.compile(r"^([a-z]+)\.? (\d{4})$")
-_MONTH_DAY_YEAR = re.compile(r"^([a-z]+)\.? (\d{1,2})(?:st|nd|rd|th)?,? (\d{4})$")
-_DAY_MONTH_YEAR = re.compile(r"^(\d{1,2})(?:st|nd|rd|th)? ([a-z]+)\.?,? (\d{4})$")
-# fmt: off
-_MONTH_NAMES = (
-    "january", "february", "march", "april", "may", "june", "july", "august", "september",
-    "october", "november", "december",
-)
-# fmt: on
-_MONTHS = {
-    name[:length]: number
-    for number, name in enumerate(_MONTH_NAMES, start=1)
-    for length in (3, len(name))
-} | {"sept": 9}
-# Two different defaults reveal which parts dateutil filled in by itself.
-_DEFAULT_A = datetime(2000, 1, 1)
-_DEFAULT_B = datetime(2001, 2, 2)
-_MID_YEAR_MONTH, _MID_MONTH_DAY = 7, 15
-
-
-@dataclass(frozen=True, slots=True)
-class ParsedDate:
-    ordinal: int  # date.toordinal(), so differences are day counts
-    partial: bool  # month or day missing in the text
-
 
 class EventDate(NamedTuple):
     ordinal: int | None  # None: missing or unparseable, matches any date
     certainty: str
-
-
-def parse_date(value: Any) -> ParsedDate | None:
-    """A free-text date, or None when missing, yearless or unparseable."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    return _parse_text(" ".join(value.lower().split()))
-
-
-@lru_cache(maxsize=65536)
-def _parse_text(text: str) -> ParsedDate | None:
-    # Fast paths for the usual forms (ISO, "March 2003", "March 12, 2003"); dateutil is
-    # ~50x slower. The tests check they agree with dateutil, which handles the rest.
-    try:
-        if match := _ISO_DAY.match(text):
-            return _build(int(match[1]), int(match[2]), int(match[3]))
-        if match := _ISO_MONTH.match(text):
-            return _build(int(match[1]), int(match[2]), None)
-        if match := _YEAR.match(text):
-            return _build(int(match[1]), None, None)
-        if (match := _MONTH_YEAR.match(text)) and match[1] in _MONTHS:
-            return _build(int(match[2]), _MONTHS[match[1]], None)
-        if (match := _MONTH_DAY_YEAR.match(text)) and match[1] in _MONTHS:
-            return _build(int(match[3]), _MONTHS[match[1]], int(match[2]))
-        if (match := _DAY_MONTH_YEAR.match(text)) and match[2] in _MONTHS:
-            return _build(int(match[3]), _MONTHS[match[2]], int(match[1]))
-    except ValueError:
-        return None
-    return _parse_with_dateutil(text)
-
-
-def _parse_with_dateutil(text: str) -> ParsedDate | None:
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            first = date_parser.parse(text, default=_DEFAULT_A, fuzzy=True)
-            second = date_parser.parse(text, default=_DEFAULT_B, fuzzy=True)
-    except (ValueError, OverflowError, TypeError):
-        return None
-    if first.year != second.year:
-        return None  # no year: cannot be placed in time at all
-    month = first.month if first.month == second.month else None
-    day = first.day if first.day == second.day and month is not None else None
-    try:
-        return _build(first.year, month, day)
-    except ValueError:
-        return None
-
-
-def _build(year: int, month: int | None, day: int | None) -> ParsedDate:
-    if month is None:
-        return ParsedDate(date(year, _MID_YEAR_MONTH, 1).toordinal(), True)
-    if day is None:
-        return ParsedDate(date(year, month, _MID_MONTH_DAY).toordinal(), True)
-    return ParsedDate(date(year, month, day).toordinal(), False)
 
 
 def normalize_certainty(value: Any) -> str:
@@ -222,7 +136,7 @@ class _DaySorted:
 
 
 def clear_date_cache() -> None:
-    _parse_text.cache_clear()
+    clear_parse_date_cache()
     _event_date.cache_clear()
 
 

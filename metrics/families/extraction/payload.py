@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-ENTITY_LISTS: tuple[str, ...] = ("people", "events", "pair_bonds")
+from audit.pdp import ENTITY_KINDS as ENTITY_LISTS
+from audit.pdp import entity_items as entity_list
 
 
 def as_payload(payload: Any) -> dict[str, Any]:
@@ -15,14 +16,6 @@ def as_payload(payload: Any) -> dict[str, Any]:
     if not isinstance(payload, dict):
         raise TypeError(f"a PDP payload must be a dict, not {type(payload).__name__}")
     return payload
-
-
-def entity_list(payload: dict[str, Any], key: str) -> list[dict[str, Any]]:
-    """The dict items of one list; a missing or malformed list reads as empty."""
-    value = payload.get(key)
-    if not isinstance(value, list):
-        return []
-    return [item for item in value if isinstance(item, dict)]
 
 
 def entity_lists(payload: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, TypeVar
 
+from audit.pdp import ENTITY_KINDS as ENTITY_TYPES
+
 from .sarf import SARF_VARIABLES
 from .settings import DEFAULT_SETTINGS, MatchSettings
 
-ENTITY_TYPES: tuple[str, ...] = ("people", "events", "pair_bonds")
 COUNT_FIELDS: tuple[str, ...] = tuple(
     f"{entity}_{count}" for entity in ENTITY_TYPES for count in ("tp", "fp", "fn")
 )

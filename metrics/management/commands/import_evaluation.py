@@ -6,10 +6,10 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
+from audit.jsonin import InputError
 from metrics.evaluations import services
 from metrics.evaluations.cli import read_files, refusal, split_assignment
 from metrics.evaluations.registry import FAMILIES
-from metrics.families.common import InputError
 
 
 class Command(BaseCommand):

@@ -404,35 +404,6 @@ def test_partial_dates_do_not_borrow_todays_month_or_day():
     assert event_date({"dateTime": "1990-02-03"}).certainty == "certain"
 
 
-@pytest.mark.parametrize(
-    "text", ["spring break", "", "   ", "March 12", "Feb 30, 2003", None, 1985]
-)
-def test_unparseable_or_yearless_dates_read_as_missing(text):
-    assert parse_date(text) is None
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        "2003-03-12",
-        "2003-03",
-        "1999",
-        "March 2003",
-        "sept 2003",
-        "Mar. 12, 2003",
-        "12th March 2003",
-        "12 mar 2003",
-        "2003-03-12T10:30:00",
-        "around 1985",
-        "03/12/2003",
-    ],
-)
-def test_fast_date_paths_agree_with_dateutil(text):
-    from metrics.families.extraction.dates import _parse_with_dateutil
-
-    assert parse_date(text) == _parse_with_dateutil(" ".join(text.lower().split()))
-
-
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(

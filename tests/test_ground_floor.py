@@ -1,0 +1,76 @@
+"""The ground floor stays pure: audit's payload rules and the metric library import no framework.
+
+Each check runs in a fresh interpreter without Django settings, so an import that pulls in
+Django (even transitively) shows up in ``sys.modules`` instead of hiding behind the test run's
+own Django setup.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PURE_AUDIT_MODULES = ("audit.jsonin", "audit.schemas", "audit.pdp")
+FRAMEWORKS = ("django", "rest_framework", "celery", "evalsite", "drf_spectacular")
+
+LOADED = """
+import importlib, json, pkgutil, sys
+for name in sys.argv[1:]:
+    module = importlib.import_module(name)
+    if name == "metrics.families":
+        for info in pkgutil.walk_packages(module.__path__, "metrics.families."):
+            importlib.import_module(info.name)
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def loaded_modules(*names: str) -> list[str]:
+    env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
+    result = subprocess.run(
+        [sys.executable, "-c", LOADED, *names],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(result.stdout)
+
+
+def offenders(modules: list[str], *, allowed_audit: tuple[str, ...]) -> list[str]:
+    """Framework modules, non-library metrics modules, audit modules beyond the pure ones."""
+    bad = [m for m in modules if m.split(".")[0] in FRAMEWORKS]
+    bad += [m for m in modules if m.startswith("metrics.") and not m.startswith("metrics.families")]
+    bad += [m for m in modules if m.startswith("audit.") and m not in allowed_audit]
+    return bad
+
+
+@pytest.mark.parametrize("name", PURE_AUDIT_MODULES)
+def test_the_pure_audit_modules_import_no_framework_and_no_metrics(name):
+    modules = loaded_modules(name)
+    assert name in modules
+    assert offenders(modules, allowed_audit=PURE_AUDIT_MODULES) == []
+    assert "metrics" not in modules
+
+
+def test_every_library_module_imports_only_pure_python_and_the_ground_floor():
+    modules = loaded_modules("metrics.families")
+    assert "metrics.families.extraction.matching" in modules  # the walk did reach the library
+    assert offenders(modules, allowed_audit=PURE_AUDIT_MODULES) == []
+
+
+def test_the_check_catches_a_framework_import():
+    assert offenders(
+        ["django.db", "metrics.models", "audit.models", "audit.pdp"],
+        allowed_audit=PURE_AUDIT_MODULES,
+    ) == [
+        "django.db",
+        "metrics.models",
+        "audit.models",
+    ]
