@@ -12,16 +12,13 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
-from django.urls import reverse
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
-from rest_framework import permissions
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from audit.models import Discussion, ExtractionRun, Feedback
 from audit.pdp import mark_edited
-from audit.roles import is_admin, is_auditor
 from audit.schemas import validate_pdp
 from audit.selectors import feedback_revisions
 from audit.serializers import (
@@ -52,7 +49,6 @@ from audit.serializers import (
     GroundTruthExportQuerySerializer,
     GroundTruthFileSerializer,
     ImportSummarySerializer,
-    JobStartedSerializer,
 )
 from audit.services import (
     extractions_import,
@@ -76,38 +72,8 @@ from audit.services.audit_log import audit_log_list
 from audit.services.export_jobs import ground_truth_export_start
 from audit.services.feedback import feedback_bulk_approve
 from audit.services.import_jobs import ground_truth_import_start
-from evalsite.api import ApiView, ErrorSerializer
-
-# --- permissions -------------------------------------------------------------------------------
-
-
-class IsAuditor(permissions.BasePermission):
-    """Anyone in a role group (auditor or admin)."""
-
-    message = "Your account has no role (auditor or admin) that may use the API."
-
-    def has_permission(self, request: Request, view) -> bool:
-        return is_auditor(request.user)
-
-
-class IsAdmin(permissions.BasePermission):
-    message = "Only admins may do this."
-
-    def has_permission(self, request: Request, view) -> bool:
-        return is_admin(request.user)
-
-
-class IsAdminOrReadOnly(permissions.BasePermission):
-    """Reads for every role; writes for admins. Use after ``IsAuditor``."""
-
-    message = "Only admins may do this."
-
-    def has_permission(self, request: Request, view) -> bool:
-        return request.method in permissions.SAFE_METHODS or is_admin(request.user)
-
-
-READ_ALL_WRITE_ADMIN = [IsAuditor, IsAdminOrReadOnly]
-ADMIN_ONLY = [IsAuditor, IsAdmin]
+from evalsite.access import ADMIN_ONLY, READ_ALL_WRITE_ADMIN, IsAuditor, is_admin
+from evalsite.api import ApiView, ErrorSerializer, JobStartedSerializer, job_started_body
 
 CONFLICT = OpenApiResponse(
     ErrorSerializer, description="Stale version: `current_version` is the one to base a retry on."
@@ -539,19 +505,6 @@ class GroundTruthExportApi(ApiView):
         response = JsonResponse(outcome.data, json_dumps_params={"ensure_ascii": False})
         response["Content-Disposition"] = f'attachment; filename="ground-truth-{stamp}.json"'
         return response
-
-
-def job_started_body(request: Request, job) -> dict:
-    body = {
-        "job_id": job.pk,
-        "status": job.status,
-        "url": request.build_absolute_uri(reverse("api-job-detail", args=[job.pk])),
-    }
-    if job.kind == job.Kind.EXPORT:
-        body["download_url"] = request.build_absolute_uri(
-            reverse("api-job-download", args=[job.pk])
-        )
-    return body
 
 
 class GroundTruthImportApi(ApiView):

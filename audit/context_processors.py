@@ -1,6 +1,6 @@
 from django.http import HttpRequest
 
-from audit.roles import is_admin, is_auditor
+from evalsite.access import is_admin, is_auditor
 
 
 def roles(request: HttpRequest) -> dict:

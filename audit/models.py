@@ -8,6 +8,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from evalsite.access import is_admin
+
 
 def empty_pdp() -> dict:
     return {"people": [], "events": [], "pair_bonds": [], "delete": []}
@@ -146,8 +148,6 @@ class FeedbackQuerySet(models.QuerySet):
         return self.filter(status=Feedback.Status.APPROVED)
 
     def visible_to(self, user) -> FeedbackQuerySet:
-        from audit.roles import is_admin
-
         return self if is_admin(user) else self.filter(auditor=user)
 
 

@@ -455,13 +455,6 @@ class GroundTruthExportQuerySerializer(serializers.Serializer):
         return attrs
 
 
-class JobStartedSerializer(serializers.Serializer):
-    job_id = serializers.IntegerField()
-    status = serializers.CharField()
-    url = serializers.URLField(help_text="poll this for progress")
-    download_url = serializers.URLField(required=False, help_text="the file, once done")
-
-
 class ImportSummarySerializer(serializers.Serializer):
     discussions_created = serializers.IntegerField()
     discussions_existing = serializers.IntegerField()

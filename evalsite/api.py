@@ -5,6 +5,7 @@
   ``current_version`` on a 409).
 - ``ApiView``: the base of every API view (token then session auth, JSON only, stable
   pagination, one transaction per unsafe request that rolls back on any 4xx/5xx answer).
+- ``JobStartedSerializer`` / ``job_started_body``: the 202 answer of every background job.
 - ``add_error_responses``: a drf-spectacular post-processing hook documenting those errors.
 - ``to_openapi30``: JSON Schema (2020-12) → OpenAPI 3.0 schema objects, for the payload schemas.
 """
@@ -19,12 +20,14 @@ from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.http import HttpRequest, HttpResponseBase, JsonResponse
+from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions, serializers, status
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import JSONParser
 from rest_framework.permissions import SAFE_METHODS
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -250,6 +253,31 @@ class ApiView(APIView):
         serializer = serializer_class(data={k: params[k] for k in fields if k in params})
         serializer.is_valid(raise_exception=True)
         return {k: v for k, v in serializer.validated_data.items() if v is not None}
+
+
+# --- background jobs ---------------------------------------------------------------------------
+# Long work (recompute, large imports and exports) answers 202 with where to poll.
+
+
+class JobStartedSerializer(serializers.Serializer):
+    job_id = serializers.IntegerField()
+    status = serializers.CharField()
+    url = serializers.URLField(help_text="poll this for progress")
+    download_url = serializers.URLField(required=False, help_text="the file, once done")
+
+
+def job_started_body(request: Request, job: Any) -> dict[str, Any]:
+    """The 202 body for a started (or already running) job: its id, status and poll URL."""
+    body = {
+        "job_id": job.pk,
+        "status": job.status,
+        "url": request.build_absolute_uri(reverse("api-job-detail", args=[job.pk])),
+    }
+    if job.kind == job.Kind.EXPORT:
+        body["download_url"] = request.build_absolute_uri(
+            reverse("api-job-download", args=[job.pk])
+        )
+    return body
 
 
 @csrf_exempt  # it changes nothing; a CSRF failure would answer an HTML page

@@ -9,9 +9,8 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from audit.api import ADMIN_ONLY, IsAuditor, job_started_body
-from audit.serializers import JobStartedSerializer
-from evalsite.api import ApiView, ErrorSerializer
+from evalsite.access import ADMIN_ONLY, IsAuditor
+from evalsite.api import ApiView, ErrorSerializer, JobStartedSerializer, job_started_body
 from metrics.models import ComputeJob
 from metrics.serializers import (
     JobFilterSerializer,

@@ -10,8 +10,8 @@ from typing import Any
 from django.db.models import QuerySet
 
 from audit.models import Statement
-from audit.roles import is_admin
 from audit.services.blind import coding_sealed_statement_ids
+from evalsite.access import is_admin
 from metrics.models import ComputeJob, MetricResult
 from metrics.own_data.common import INTERAUDITOR
 

@@ -16,8 +16,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.safestring import SafeString, mark_safe
 
 from audit.models import ExtractionRun, Feedback
-from audit.roles import is_admin
-from audit.views import admin_required, auditor_required
+from evalsite.access import admin_required, auditor_required, is_admin
 from evalsite.params import parse_id
 from metrics import dashboard as dash
 from metrics.comparison import RunComparison, comparison_from_json

@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from audit.models import ExtractionRun
-from audit.views import admin_required, auditor_required
+from evalsite.access import admin_required, auditor_required
 from evalsite.params import parse_id
 from metrics.cards import extraction_card
 from metrics.models import ComputeJob

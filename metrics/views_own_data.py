@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from audit.models import ExtractionRun
-from audit.views import admin_required, auditor_required
+from evalsite.access import admin_required, auditor_required
 from metrics.own_data import cards
 
 

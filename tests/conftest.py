@@ -61,7 +61,7 @@ def require_service(name: str, available: bool, why: str) -> None:
 
 @pytest.fixture
 def make_user(db, django_user_model):
-    from audit.roles import ensure_role_groups
+    from evalsite.access import ensure_role_groups
 
     def make(username: str, *, role: str | None = "auditor", password: str = "pw-test-12345"):
         auditor_group, admin_group = ensure_role_groups()

@@ -25,7 +25,6 @@ from audit.models import (
     Feedback,
     Statement,
 )
-from audit.roles import is_admin
 from audit.schemas import GROUND_TRUTH_EXPORT_SCHEMA, PayloadError, PayloadIssue, format_path
 from audit.services.transfer import (  # noqa: F401 (the limits are published by the API)
     MAX_EXTERNAL_ID,
@@ -37,6 +36,7 @@ from audit.services.transfer import (  # noqa: F401 (the limits are published by
     Progress,
     discussions_import,
 )
+from evalsite.access import is_admin, is_auditor
 
 _EXPORT_VALIDATOR = Draft202012Validator(GROUND_TRUTH_EXPORT_SCHEMA)
 
@@ -195,6 +195,4 @@ def api_token_get_or_create(*, user: AbstractBaseUser, regenerate: bool = False)
 
 def api_token_allowed(*, user: AbstractBaseUser) -> bool:
     """Tokens are handed to scripts: only active users in a role group get one."""
-    from audit.roles import is_auditor
-
     return bool(user.is_active) and (is_admin(user) or is_auditor(user))

@@ -11,9 +11,9 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from audit.models import BlindReview, Discussion, Feedback, Statement
-from audit.roles import is_admin
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.feedback import NotAllowed, WorkflowError
+from evalsite.access import is_admin
 
 MAX_SAMPLE = 10_000
 

@@ -10,9 +10,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Speaker, Statement
-from audit.roles import ensure_role_groups
 from audit.schemas import validate_pdp
 from audit.services.feedback import feedback_problems
+from evalsite.access import ensure_role_groups
 from metrics.families.synthetic import SyntheticDiscussion, extraction_run, generate_discussion
 
 DEMO_USERS = (

@@ -24,9 +24,9 @@ from audit.models import (
     empty_pdp,
 )
 from audit.pdp import payload_ids, pdp_problems
-from audit.roles import admins, is_admin
 from audit.schemas import PayloadError, PayloadIssue, validate_pdp
 from audit.services.audit_log import Action, audit_log_record
+from evalsite.access import admins, is_admin
 
 
 class WorkflowError(Exception):

@@ -31,10 +31,10 @@ from audit.models import (
     Statement,
 )
 from audit.pdp import payload_ids, pdp_problems
-from audit.roles import ensure_role_groups, is_admin
 from audit.schemas import PayloadError, PayloadIssue, pdp_issues
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.feedback import NotAllowed
+from evalsite.access import ensure_role_groups, is_admin
 
 SCHEMA_VERSION = "1"
 DEFAULT_IMPORT_RUN = ("imported", "unknown")

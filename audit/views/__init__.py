@@ -1,7 +1,6 @@
 """Audit screens: the auditor's queue, the discussion audit page with its editor, the admins'
 review screens. Each module holds one screen and the actions posted from it."""
 
-from audit.views.access import admin_required, auditor_required, role_required
 from audit.views.queue import home
 
-__all__ = ["admin_required", "auditor_required", "home", "role_required"]
+__all__ = ["home"]

@@ -1,38 +1,14 @@
-"""Who may open what: role decorators, scoped lookups, and turning workflow errors into replies."""
+"""Scoped lookups, safe redirects, and turning workflow errors into replies.
+
+The role decorators themselves live in ``evalsite.access`` (shared by both apps)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
-
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from audit.models import Feedback
-from audit.roles import is_admin, is_auditor
-
-View = Callable[..., HttpResponse]
-
-
-def role_required(check: Callable) -> Callable[[View], View]:
-    def decorator(view: View) -> View:
-        @login_required
-        @wraps(view)
-        def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-            if not check(request.user):
-                raise PermissionDenied("Your account has no role that may open this page.")
-            return view(request, *args, **kwargs)
-
-        return wrapped
-
-    return decorator
-
-
-auditor_required = role_required(is_auditor)
-admin_required = role_required(is_admin)
 
 
 def visible_feedback(request: HttpRequest, pk: int) -> Feedback:

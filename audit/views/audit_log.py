@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET
 from audit.forms import AuditLogFilterForm
 from audit.models import AuditLogEntry
 from audit.services.audit_log import audit_log_list, audit_log_object_types
-from audit.views.access import admin_required
+from evalsite.access import admin_required
 
 PAGE_SIZE = 100
 

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 from audit.models import BlindReview, Discussion, Feedback, Statement
 from audit.services import WorkflowError
 from audit.services.blind import MAX_SAMPLE, blind_review_sample, blind_review_unmark
-from audit.views.access import admin_required
+from evalsite.access import admin_required
 
 CODED = (Feedback.Status.SUBMITTED, Feedback.Status.APPROVED)
 LISTED = 200

@@ -26,7 +26,6 @@ from audit.forms import (
 )
 from audit.models import Feedback, Statement
 from audit.pdp import ENTITY_KINDS, mark_edited
-from audit.roles import is_admin
 from audit.schemas import PayloadError, PayloadIssue, validate_pdp
 from audit.selectors import feedback_revisions
 from audit.services import (
@@ -40,11 +39,12 @@ from audit.services import (
     feedback_start,
     feedback_submit,
 )
-from audit.views.access import auditor_required, error_fragment, safe_next, visible_feedback
+from audit.views.access import error_fragment, safe_next, visible_feedback
 from audit.views.discussion import card_context, statement_url
 from audit.views.display import Labels
 from audit.views.presence import presence_others
 from audit.views.rows import choose_run, coded_payloads, discussion_runs
+from evalsite.access import auditor_required, is_admin
 from metrics.families.extraction import cumulative
 
 # --- the editor's context ---------------------------------------------------------------------

@@ -16,7 +16,8 @@ from django.views.decorators.http import require_GET, require_POST
 from audit.forms import QueueFilterForm
 from audit.models import Discussion, Feedback, Speaker, Statement
 from audit.services import WorkflowError, feedback_bulk_approve
-from audit.views.access import admin_required, auditor_required, error_fragment
+from audit.views.access import error_fragment
+from evalsite.access import admin_required, auditor_required
 from evalsite.params import parse_id
 
 S = Feedback.Status

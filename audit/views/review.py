@@ -12,10 +12,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from audit.forms import RejectForm
 from audit.models import Feedback, Statement
-from audit.roles import admins
 from audit.services import NotReady, WorkflowError, feedback_approve, feedback_reject
 from audit.services.feedback import feedback_authors
-from audit.views.access import admin_required, error_fragment, safe_next
+from audit.views.access import error_fragment, safe_next
 from audit.views.discussion import card_context
 from audit.views.display import Labels, present
 from audit.views.rows import (
@@ -25,6 +24,7 @@ from audit.views.rows import (
     discussion_rows,
     discussion_runs,
 )
+from evalsite.access import admin_required, admins
 from evalsite.params import parse_id
 
 S = Feedback.Status

@@ -17,9 +17,9 @@ from audit.models import (
     Statement,
     empty_pdp,
 )
-from audit.roles import is_admin
 from audit.services.blind import blind_sealed_statement_ids
 from audit.views.display import Labels, PayloadView, f1_rows, f1_tone, present, sarf_scores
+from evalsite.access import is_admin
 from evalsite.params import parse_id
 from metrics.models import MetricResult
 

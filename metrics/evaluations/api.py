@@ -15,7 +15,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from audit.api import ADMIN_ONLY, READ_ALL_WRITE_ADMIN, IsAuditor
+from evalsite.access import ADMIN_ONLY, READ_ALL_WRITE_ADMIN, IsAuditor
 from evalsite.api import ApiView, ErrorSerializer
 from metrics.evaluations import services
 from metrics.evaluations.registry import FAMILIES

@@ -21,8 +21,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from audit.jsonin import InputError
-from audit.roles import is_admin
-from audit.views import admin_required, auditor_required
+from evalsite.access import admin_required, auditor_required, is_admin
 from evalsite.params import parse_id
 from metrics.evaluations import services
 from metrics.evaluations.forms import EvaluationFilterForm, EvaluationUploadForm

@@ -12,7 +12,7 @@ from typing import Any
 
 from django import template
 
-from audit.roles import is_admin
+from evalsite.access import is_admin
 from metrics.own_data import cards
 from metrics.own_data.agreement import statement_disagreement
 

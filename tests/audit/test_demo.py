@@ -2,9 +2,9 @@ import pytest
 from django.core.management import call_command
 
 from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Statement
-from audit.roles import is_admin, is_auditor
 from audit.schemas import pdp_issues
 from audit.services.demo import demo_seed
+from evalsite.access import is_admin, is_auditor
 
 pytestmark = pytest.mark.django_db
 

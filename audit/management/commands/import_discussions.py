@@ -6,9 +6,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from audit.jsonin import JsonInputError, parse_json
 from audit.management.progress import ProgressBar
-from audit.roles import is_admin
 from audit.schemas import PayloadError
 from audit.services import discussions_import
+from evalsite.access import is_admin
 
 
 def _read(path: Path) -> Any:

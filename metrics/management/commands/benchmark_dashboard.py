@@ -25,7 +25,7 @@ from django.test.utils import CaptureQueriesContext, override_settings
 from django.utils import timezone
 
 from audit.models import Discussion, ExtractionRun, Feedback, Speaker, Statement
-from audit.roles import ensure_role_groups
+from evalsite.access import ensure_role_groups
 from metrics.derived import error_analysis_result_compute, run_comparison_result_compute
 from metrics.families.extraction import (
     add_contributions,

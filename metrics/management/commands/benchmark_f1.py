@@ -18,8 +18,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Speaker, Statement
-from audit.roles import ensure_role_groups
 from audit.services import feedback_approve
+from evalsite.access import ensure_role_groups
 from evalsite.celery import app
 from metrics import services, signals
 from metrics.families.bench_extraction import run_benchmark
