@@ -7,10 +7,10 @@ class MetricsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Deletions of statements/extractions/feedback/runs invalidate stored results.
-        from metrics import signals  # noqa: F401
-        from metrics.own_data import signals as own_data_signals  # noqa: F401
+        # Models are loaded only now: audit's changes reach metrics through this one door.
+        from metrics import invalidation
 
+        invalidation.connect()
         check_match_settings()
 
 

@@ -13,6 +13,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from audit.models import BlindReview, Discussion, Feedback, Statement
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.feedback import NotAllowed, WorkflowError
+from audit.signals import coding_changed_send
 from evalsite.access import is_admin
 
 MAX_SAMPLE = 10_000
@@ -77,9 +78,7 @@ def blind_review_unmark(*, statement: Statement, admin: AbstractBaseUser) -> Non
 
 
 def _agreement_changed() -> None:
-    from metrics.own_data.common import interauditor_mark_stale
-
-    transaction.on_commit(lambda: interauditor_mark_stale(reason="blind sample"))
+    coding_changed_send(reason="blind sample")
 
 
 # --- what a coder may not see yet ----------------------------------------------------------------

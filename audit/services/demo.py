@@ -12,6 +12,7 @@ from django.utils import timezone
 from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Speaker, Statement
 from audit.schemas import validate_pdp
 from audit.services.feedback import feedback_problems
+from audit.signals import ground_truth_changed_send
 from evalsite.access import ensure_role_groups
 from metrics.families.synthetic import SyntheticDiscussion, extraction_run, generate_discussion
 
@@ -79,9 +80,7 @@ def demo_seed() -> DemoSummary:
         )
     )
     if created:
-        from metrics.services import results_mark_stale
-
-        transaction.on_commit(lambda: results_mark_stale(statement_ids=touched, reason="demo data"))
+        ground_truth_changed_send(statement_ids=touched, reason="demo data")
     return DemoSummary(discussions_created=created, statements_created=statements)
 
 

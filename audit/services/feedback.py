@@ -26,6 +26,7 @@ from audit.models import (
 from audit.pdp import payload_ids, pdp_problems
 from audit.schemas import PayloadError, PayloadIssue, validate_pdp
 from audit.services.audit_log import Action, audit_log_record
+from audit.signals import ground_truth_changed_send
 from evalsite.access import admins, is_admin
 
 
@@ -118,10 +119,7 @@ CONTENT_ACTIONS = ("edit", "autosave", "restore", "propose")
 
 
 def _ground_truth_changed(*statement_ids: int) -> None:
-    from metrics.services import results_mark_stale
-
-    ids = sorted(set(statement_ids))
-    transaction.on_commit(lambda: results_mark_stale(statement_ids=ids, reason="ground truth"))
+    ground_truth_changed_send(statement_ids=statement_ids, reason="ground truth")
 
 
 def _record_revision(

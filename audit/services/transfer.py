@@ -34,6 +34,7 @@ from audit.pdp import payload_ids, pdp_problems
 from audit.schemas import PayloadError, PayloadIssue, pdp_issues
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.feedback import NotAllowed
+from audit.signals import extractions_changed_send, ground_truth_changed_send
 from evalsite.access import ensure_role_groups, is_admin
 
 SCHEMA_VERSION = "1"
@@ -481,10 +482,7 @@ def _import_discussion(fields: dict, statements: list, run: ExtractionRun, summa
 def _notify_metrics(summary: ImportSummary) -> None:
     if not summary.touched_statement_ids:
         return
-    from metrics.services import results_mark_stale
-
-    ids = sorted(set(summary.touched_statement_ids))
-    transaction.on_commit(lambda: results_mark_stale(statement_ids=ids, reason="import"))
+    ground_truth_changed_send(statement_ids=summary.touched_statement_ids, reason="import")
 
 
 @transaction.atomic
@@ -506,10 +504,7 @@ def extractions_import(*, run: ExtractionRun, items: list[dict]) -> list[Extract
             defaults={"pdp_deltas": _normalized(item["pdp_deltas"])},
         )
         saved.append(extraction)
-    ids = sorted({e.statement_id for e in saved})
-    from metrics.services import results_mark_stale
-
-    transaction.on_commit(lambda: results_mark_stale(statement_ids=ids, reason="extractions"))
+    extractions_changed_send(statement_ids=[e.statement_id for e in saved], reason="extractions")
     return saved
 
 

@@ -21,7 +21,7 @@ from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Speake
 from audit.services import feedback_approve
 from evalsite.access import ensure_role_groups
 from evalsite.celery import app
-from metrics import services, signals
+from metrics import invalidation, services
 from metrics.families.bench_extraction import run_benchmark
 from metrics.families.synthetic import generate_workload
 from metrics.models import MetricResult
@@ -136,8 +136,8 @@ class Command(BaseCommand):
 def _stale_marking_times(times: list) -> Iterator[None]:
     """Record when the approval's on-commit hook reaches the extraction metrics.
 
-    The audit services look ``results_mark_stale`` up at call time, so wrapping the module
-    attribute for the duration of one approval is enough.
+    ``metrics.invalidation`` looks ``results_mark_stale`` up at call time, so wrapping the
+    module attribute for the duration of one approval is enough.
     """
     original = services.results_mark_stale
 
@@ -222,7 +222,7 @@ class _Seeded:
 
     def delete(self) -> None:
         # The signals would recompute as rows go; the run goes too, so only the trend changes.
-        with signals.suspended(), transaction.atomic():
+        with invalidation.suspended(), transaction.atomic():
             Discussion.objects.filter(external_id__startswith=f"{self.tag}-").delete()
             self.run.delete()
             get_user_model().objects.filter(pk__in=[self.admin.pk, self.auditor.pk]).delete()
