@@ -183,7 +183,7 @@ if REDIS_URL:
     _transport = {"socket_connect_timeout": 2, "socket_timeout": 5, "retry_on_timeout": True}
     # A web request publishing a task fails fast instead of waiting on a dead broker
     # (max_retries 0: one attempt). The work stays stale for the sweep; see
-    # metrics.services.task_enqueue. Worker processes replace these options with
+    # metrics.queue.task_enqueue. Worker processes replace these options with
     # WORKER_BROKER_TRANSPORT_OPTIONS when they start (evalsite/celery.py).
     CELERY_BROKER_TRANSPORT_OPTIONS = {**_transport, "max_retries": 0}
     WORKER_BROKER_TRANSPORT_OPTIONS = {**_transport, "interval_start": 1, "interval_max": 30}

@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from audit.models import ExtractionRun
 from metrics.models import MetricResult
-from metrics.services import TRANSIENT_ERRORS, task_enqueue
+from metrics.queue import TRANSIENT_ERRORS, task_enqueue
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings as django_settings
-from django.db import IntegrityError, InterfaceError, OperationalError, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -46,6 +46,7 @@ from metrics.families.extraction import (
     system_f1_from_totals,
 )
 from metrics.models import ComputeJob, MetricResult
+from metrics.queue import TRANSIENT_ERRORS, task_enqueue, task_enqueue_on_commit
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +56,6 @@ EXTRACTION = "extraction"
 # 2: one parent rule on both sides, bonds to committed people. 3: SARF mean of per-statement values.
 # 4: joint people assignment (people + events + pair bonds).
 CODE_VERSION = "extraction-f1/4"
-# Database errors worth retrying: lock timeouts, deadlocks, a restarted server.
-TRANSIENT_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError)
 
 Scope = MetricResult.Scope
 Status = MetricResult.Status
@@ -644,8 +643,10 @@ def results_forget_deleted(*, discussion_ids: Iterable[int], run_ids: Iterable[i
         )
         _mark(Q(scope=Scope.SYSTEM))
     results_mark_stale(statement_ids=[], discussion_ids=discussion_ids, reason="deleted")
+    from metrics import tasks
+
     for run_id in runs:
-        transaction.on_commit(lambda run_id=run_id: _enqueue_run(run_id))
+        task_enqueue_on_commit(tasks.compute_run, run_id=run_id)
 
 
 def results_run_deleted() -> None:
@@ -696,54 +697,6 @@ def results_mark_outdated() -> int:
 # --- queueing ----------------------------------------------------------------------------------
 
 
-def _broker_errors() -> tuple[type[Exception], ...]:
-    from kombu.exceptions import OperationalError as KombuOperationalError
-    from redis.exceptions import ConnectionError as RedisConnectionError
-    from redis.exceptions import TimeoutError as RedisTimeoutError
-
-    return (KombuOperationalError, RedisConnectionError, RedisTimeoutError, OSError)
-
-
-class _BrokerCircuit:
-    """After a failed publish, skip publishing for a while.
-
-    Each attempt on a dead broker can cost up to the connect timeout and one approval queues
-    several tasks; a user's request must not wait on that. Skipped work stays stale.
-    """
-
-    def __init__(self, pause_seconds: float):
-        self.pause_seconds = pause_seconds
-        self.open_until = 0.0
-
-    def is_open(self) -> bool:
-        return time.monotonic() < self.open_until
-
-    def trip(self) -> None:
-        self.open_until = time.monotonic() + self.pause_seconds
-
-    def reset(self) -> None:
-        self.open_until = 0.0
-
-
-broker_circuit = _BrokerCircuit(pause_seconds=15.0)
-
-
-def task_enqueue(task: Any, **kwargs: Any) -> bool:
-    """Queue a task without waiting on a dead broker. On failure the rows stay stale and the
-    periodic sweep (or `recompute_metrics --stale`) computes them later."""
-    eager = task.app.conf.task_always_eager
-    if not eager and broker_circuit.is_open():
-        log.info("broker recently down: not queueing %s%s; left stale", task.name, kwargs)
-        return False
-    try:
-        task.apply_async(kwargs=kwargs, retry=False)
-    except _broker_errors() as exc:
-        broker_circuit.trip()
-        log.warning("could not queue %s%s (%s); left stale for the sweep", task.name, kwargs, exc)
-        return False
-    return True
-
-
 def _queue_recompute(statements: list[tuple], discussions: list[tuple], runs: list[int]) -> None:
     from metrics import tasks
 
@@ -754,12 +707,6 @@ def _queue_recompute(statements: list[tuple], discussions: list[tuple], runs: li
     # Settles a run whose rows all turned out current (or went away) — cheap when nothing to do.
     for run_id in runs:
         task_enqueue(tasks.compute_run, run_id=run_id)
-
-
-def _enqueue_run(run_id: int) -> None:
-    from metrics import tasks
-
-    task_enqueue(tasks.compute_run, run_id=run_id)
 
 
 def _enqueue_system() -> None:

@@ -3,6 +3,9 @@
 Transient database errors are retried with backoff; any other error is recorded on the
 result row as ``failed`` with its traceback (``failure_recorded``), so nothing vanishes.
 Tasks are idempotent: the services skip work whose input hash matches the stored row.
+
+Every task is named explicitly: routes (settings.CELERY_TASK_ROUTES), the beat schedule and
+messages already queued refer to these names, so a task may move module without breaking them.
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ from celery.signals import worker_ready
 from django.conf import settings
 
 from metrics.models import MetricResult
+from metrics.queue import TRANSIENT_ERRORS
 from metrics.services import (
-    TRANSIENT_ERRORS,
     compute_job_run,
     discussion_result_compute,
     failure_recorded,
@@ -38,19 +41,19 @@ RETRYING = {
 }
 
 
-@shared_task(**RETRYING)
+@shared_task(name="metrics.tasks.compute_statement", **RETRYING)
 def compute_statement(statement_id: int, run_id: int) -> None:
     with failure_recorded(scope=Scope.STATEMENT, run_id=run_id, statement_id=statement_id):
         statement_result_compute(statement_id=statement_id, run_id=run_id)
 
 
-@shared_task(**RETRYING)
+@shared_task(name="metrics.tasks.compute_discussion", **RETRYING)
 def compute_discussion(discussion_id: int, run_id: int) -> None:
     with failure_recorded(scope=Scope.DISCUSSION, run_id=run_id, discussion_id=discussion_id):
         discussion_result_compute(discussion_id=discussion_id, run_id=run_id)
 
 
-@shared_task(**RETRYING)
+@shared_task(name="metrics.tasks.compute_run", **RETRYING)
 def compute_run(run_id: int) -> None:
     from metrics.derived import derived_results_refresh
 
@@ -60,7 +63,7 @@ def compute_run(run_id: int) -> None:
     derived_results_refresh(run_id=run_id)
 
 
-@shared_task(**RETRYING)
+@shared_task(name="metrics.tasks.compute_run_comparison", **RETRYING)
 def compute_run_comparison(left_id: int, right_id: int) -> None:
     """Two runs' comparison with bootstrap CIs, stored (metrics.derived)."""
     from metrics.derived import run_comparison_result_compute
@@ -68,7 +71,7 @@ def compute_run_comparison(left_id: int, right_id: int) -> None:
     run_comparison_result_compute(left_id=left_id, right_id=right_id)
 
 
-@shared_task(**RETRYING)
+@shared_task(name="metrics.tasks.compute_error_analysis", **RETRYING)
 def compute_error_analysis(run_id: int) -> None:
     """A run's event-kind errors, stored (metrics.derived)."""
     from metrics.derived import error_analysis_result_compute
@@ -76,13 +79,13 @@ def compute_error_analysis(run_id: int) -> None:
     error_analysis_result_compute(run_id=run_id)
 
 
-@shared_task(**RETRYING)
+@shared_task(name="metrics.tasks.compute_system", **RETRYING)
 def compute_system() -> None:
     with failure_recorded(scope=Scope.SYSTEM):
         system_result_compute()
 
 
-@shared_task(**RETRYING)
+@shared_task(name="metrics.tasks.recompute_stale", **RETRYING)
 def recompute_stale(after_outage: bool = False) -> dict:
     """The sweep: picks up results, evaluations and jobs whose task was lost or whose worker
     died, and results computed with other match settings or code than those in force. Beat
@@ -111,12 +114,12 @@ def outdated_results_on_worker_start(**_kwargs) -> None:
         log.exception("checking for outdated results at worker start failed; the sweep retries")
 
 
-@shared_task(**RETRYING)
+@shared_task(name="metrics.tasks.run_compute_job", **RETRYING)
 def run_compute_job(job_id: int) -> None:
     compute_job_run(job_id=job_id)
 
 
-@shared_task(**RETRYING)
+@shared_task(name="metrics.tasks.export_ground_truth_job", **RETRYING)
 def export_ground_truth_job(job_id: int) -> None:
     """A large ground-truth export (ComputeJob kind "export"): writes the file to the job."""
     from audit.services.export_jobs import ground_truth_export_job_run
@@ -124,7 +127,7 @@ def export_ground_truth_job(job_id: int) -> None:
     ground_truth_export_job_run(job_id=job_id)
 
 
-@shared_task(**RETRYING)
+@shared_task(name="metrics.tasks.import_ground_truth_job", **RETRYING)
 def import_ground_truth_job(job_id: int) -> None:
     """A large ground-truth import (ComputeJob kind "import"): imports the stored file."""
     from audit.services.import_jobs import ground_truth_import_job_run
@@ -132,7 +135,7 @@ def import_ground_truth_job(job_id: int) -> None:
     ground_truth_import_job_run(job_id=job_id)
 
 
-@shared_task(acks_late=True, **RETRYING)
+@shared_task(name="metrics.tasks.evaluation_compute", acks_late=True, **RETRYING)
 def evaluation_compute(evaluation_id: int) -> None:
     """Compute an imported evaluation's metric family (metrics.evaluations.services)."""
     from metrics.evaluations import services as evaluation_services
@@ -144,7 +147,7 @@ def evaluation_compute(evaluation_id: int) -> None:
 # --- own-data families (metrics.own_data): whole-run / whole-system results --------------------
 
 
-@shared_task(**RETRYING)
+@shared_task(name="metrics.tasks.compute_review_savings", **RETRYING)
 def compute_review_savings(run_id: int) -> None:
     from metrics.own_data.common import REVIEW_SAVINGS, failure_recorded
     from metrics.own_data.selective import review_savings_result_compute
@@ -153,7 +156,7 @@ def compute_review_savings(run_id: int) -> None:
         review_savings_result_compute(run_id=run_id)
 
 
-@shared_task(**RETRYING)
+@shared_task(name="metrics.tasks.compute_calibration", **RETRYING)
 def compute_calibration(run_id: int) -> None:
     from metrics.own_data.calibration import calibration_result_compute
     from metrics.own_data.common import CALIBRATION, failure_recorded
@@ -162,7 +165,7 @@ def compute_calibration(run_id: int) -> None:
         calibration_result_compute(run_id=run_id)
 
 
-@shared_task(**RETRYING)
+@shared_task(name="metrics.tasks.compute_interauditor", **RETRYING)
 def compute_interauditor() -> None:
     from metrics.own_data.agreement import interauditor_result_compute
     from metrics.own_data.common import INTERAUDITOR, failure_recorded

@@ -78,7 +78,7 @@ def ground_truth_export_start(
 
 def _queue_export(job_id: int) -> None:
     from metrics import tasks
-    from metrics.services import task_enqueue
+    from metrics.queue import task_enqueue
 
     if not task_enqueue(tasks.export_ground_truth_job, job_id=job_id):
         _fail(job_id, "Could not queue the export (the task broker is unavailable); try again.")

@@ -65,7 +65,7 @@ def ground_truth_import_start(
 
 def _queue_import(job_id: int) -> None:
     from metrics import tasks
-    from metrics.services import task_enqueue
+    from metrics.queue import task_enqueue
 
     if not task_enqueue(tasks.import_ground_truth_job, job_id=job_id):
         _finish(

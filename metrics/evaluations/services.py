@@ -32,7 +32,7 @@ from django.utils.text import get_valid_filename
 from audit.jsonin import InputError
 from metrics.evaluations.registry import Family, InputFile, family_get
 from metrics.models import Evaluation, EvaluationFile
-from metrics.services import TRANSIENT_ERRORS, task_enqueue
+from metrics.queue import TRANSIENT_ERRORS, task_enqueue
 
 log = logging.getLogger(__name__)
 

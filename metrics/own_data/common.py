@@ -31,7 +31,8 @@ from django.utils import timezone
 from audit.models import Extraction, Feedback, Speaker
 from metrics.families.extraction import StatementF1Metrics, calculate_statement_f1
 from metrics.models import MetricResult
-from metrics.services import TRANSIENT_ERRORS, match_settings, task_enqueue
+from metrics.queue import TRANSIENT_ERRORS, task_enqueue
+from metrics.services import match_settings
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from kombu.exceptions import OperationalError as KombuOperationalError
 from metrics import tasks
 from metrics.evaluations import services
 from metrics.models import Evaluation
-from metrics.services import broker_circuit
+from metrics.queue import broker_circuit
 from tests.metrics.test_evaluations_fixtures import example_files
 
 pytest_plugins = ["tests.metrics.test_evaluations_fixtures"]

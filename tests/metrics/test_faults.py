@@ -30,7 +30,8 @@ from django.db import connection, connections
 from audit.models import Feedback
 from metrics import services
 from metrics.models import ComputeJob, MetricResult
-from metrics.services import broker_circuit, metrics_recompute_all
+from metrics.queue import broker_circuit
+from metrics.services import metrics_recompute_all
 from tests.conftest import require_service
 from tests.metrics.extraction_helpers import celery_broker, make_world
 
