@@ -3,7 +3,7 @@
 Computed in the background and stored (``metrics.derived``): it reads stored per-statement
 counts only (one scan of both runs' statement rows, the counts pulled out of `contribution` by
 the database) and runs a vectorised discussion-cluster bootstrap
-(`metrics.families.bootstrap_f1`); the bootstrap itself takes milliseconds, reading
+(`metrics.families.extraction.bootstrap`); the bootstrap itself takes milliseconds, reading
 2 x 50,000 stored rows about a second on PostgreSQL, which is why no page does it. The stored
 row is keyed by both runs' results fingerprint: when either run's results change, the page
 shows the last comparison as "updating" while a worker computes the new one. Statement results
@@ -22,7 +22,7 @@ from django.db.models.functions import Cast, Coalesce
 
 from audit.models import ExtractionRun
 from metrics.families.bootstrap import BootstrapDeltaResult, BootstrapResult
-from metrics.families.bootstrap_f1 import COLUMNS, FIGURES, paired_bootstrap_f1
+from metrics.families.extraction.bootstrap import COLUMNS, FIGURES, paired_bootstrap_f1
 from metrics.models import MetricResult
 from metrics.services import EXTRACTION
 

@@ -16,9 +16,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from metrics.evaluations.base import Option
-from metrics.families import agreement_run, reasoning_run, selective_run, verdicts_run
+from metrics.families.agreement import run as agreement_run
 from metrics.families.reasoning import STRATEGIES
-from metrics.families.verdict_policies import UnknownPolicyError, load_policy
+from metrics.families.reasoning import run as reasoning_run
+from metrics.families.selective import run as selective_run
+from metrics.families.verdicts import run as verdicts_run
+from metrics.families.verdicts.policy import UnknownPolicyError, load_policy
 
 if TYPE_CHECKING:
     from metrics.evaluations.base import InputFile

@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from .bootstrap import (
+from .selective import ItemPrediction, Loss
+from .selective.bootstrap import (
     BootstrapResult,
     SelectiveMetric,
     bootstrap_by_participant,
     bootstrap_replicates,
 )
-from .selective import ItemPrediction, Loss
 
 # The speed the issue asks of the vectorised path for 10,000 resamples of AURC.
 TARGET_MS = 50.0

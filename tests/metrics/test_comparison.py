@@ -12,7 +12,12 @@ from django.urls import reverse
 
 from metrics.comparison import comparison_from_json, comparison_to_json, run_comparison
 from metrics.derived import run_comparison_read
-from metrics.families.bootstrap_f1 import COLUMNS, bootstrap_f1, paired_bootstrap_f1, pooled_f1
+from metrics.families.extraction.bootstrap import (
+    COLUMNS,
+    bootstrap_f1,
+    paired_bootstrap_f1,
+    pooled_f1,
+)
 from metrics.models import MetricResult
 from tests.factories import ExtractionRunFactory
 from tests.metrics.dashboard_rows import discussion_with_statements, settle, statement_row

@@ -14,7 +14,7 @@ from metrics.families.calibration import (
     StandardScalerParams,
     TemperatureScalingCalibrator,
 )
-from metrics.families.confidence import (
+from metrics.families.selective.confidence import (
     BASE_VARIANTS,
     CONFIDENCE_VARIANTS,
     SignalError,

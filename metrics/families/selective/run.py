@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from audit.jsonin import InputError, load_json
+from metrics.families.calibration import CalibrationArtifact
 
 from .bootstrap import (
     BootstrapDeltaResult,
@@ -34,7 +35,6 @@ from .bootstrap import (
     bootstrap_metrics_by_participant,
     paired_bootstrap_deltas_by_participant,
 )
-from .calibration import CalibrationArtifact
 from .confidence import (
     ConfidenceVariant,
     SignalError,
@@ -42,7 +42,7 @@ from .confidence import (
     compute_confidence,
     parse_confidence_variant,
 )
-from .selective import (
+from .curves import (
     LOSS_DIVISORS,
     ItemPrediction,
     compute_augrc,

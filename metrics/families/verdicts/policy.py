@@ -1,6 +1,6 @@
 """Verdict policies: verdict names and scoring rules, loaded from JSON data files.
 
-A policy file lives in ``metrics/families/policies/<name>.json`` and holds:
+A policy file lives in ``metrics/families/verdicts/policies/<name>.json`` and holds:
 
 - ``verdicts``: the verdict names from lowest to highest risk (the ordinal scale, 0, 1, 2);
 - ``verdict_aliases``: other spellings that mean a verdict ("critical" -> "Critical Risk");

@@ -22,7 +22,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from audit.jsonin import InputError, load_json, load_jsonl
-from metrics.families.reasoning import (
+
+from .faithfulness import (
     STRATEGIES,
     BiasRun,
     VignetteRun,

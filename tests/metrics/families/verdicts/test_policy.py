@@ -2,7 +2,7 @@
 
 import pytest
 
-from metrics.families.verdict_policies import (
+from metrics.families.verdicts.policy import (
     UnknownPolicyError,
     canonical_judgement,
     contains_phrase,

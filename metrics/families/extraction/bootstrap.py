@@ -25,14 +25,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bootstrap import (
+from metrics.families.selective.bootstrap import (
     BootstrapDeltaResult,
     BootstrapResult,
     _check_resamples,
     _summarise,
     draw_participant_counts,
 )
-from .extraction.results import COUNT_FIELDS, ENTITY_TYPES
+
+from .results import COUNT_FIELDS, ENTITY_TYPES
 
 # Figure name -> the entity types it pools ("aggregate": the pooled micro-F1 of all three).
 FIGURES: dict[str, tuple[str, ...]] = {

@@ -23,7 +23,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from audit.jsonin import InputError, load_json, load_jsonl
-from metrics.families.verdict_policies import (
+
+from .policy import (
     DEFAULT_POLICY_ID,
     Policy,
     UnknownPolicyError,
@@ -32,7 +33,7 @@ from metrics.families.verdict_policies import (
     verdict_for_score,
     verdict_ordinal,
 )
-from metrics.families.verdicts import compute_evaluation_metrics
+from .quality import compute_evaluation_metrics
 
 VERDICT_OPTIONS: dict[str, Any] = {"policy_id": None, "method": None}
 

@@ -6,14 +6,14 @@ from pathlib import Path
 import pytest
 
 from metrics.families.common import InputError
-from metrics.families.reasoning_run import (
+from metrics.families.reasoning.run import (
     REASONING_OPTIONS,
     compute_reasoning_artifact,
     format_reasoning_report,
     parse_reasoning_inputs,
 )
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "metrics" / "families" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[4] / "metrics" / "families" / "examples"
 
 
 def example_files(with_bias=True):

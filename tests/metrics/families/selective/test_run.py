@@ -13,7 +13,7 @@ from metrics.families.bootstrap import SelectiveMetric, bootstrap_by_participant
 from metrics.families.calibration import CalibrationArtifact, TemperatureScalingCalibrator
 from metrics.families.common import InputError
 from metrics.families.selective import compute_aurc
-from metrics.families.selective_run import (
+from metrics.families.selective.run import (
     PHQ8_ITEMS,
     SELECTIVE_OPTIONS,
     compute_selective_artifact,
@@ -21,7 +21,7 @@ from metrics.families.selective_run import (
     run_items,
 )
 
-EXAMPLE = Path(__file__).parents[3] / "metrics" / "families" / "examples" / "selective_run.json"
+EXAMPLE = Path(__file__).parents[4] / "metrics" / "families" / "examples" / "selective_run.json"
 
 
 def signals(evidence: int) -> dict[str, Any]:

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from metrics.families.agreement_run import (
+from metrics.families.agreement.run import (
     AGREEMENT_OPTIONS,
     compute_agreement_artifact,
     parse_tests,
 )
 from metrics.families.common import InputError
 
-EXAMPLE = Path(__file__).parents[3] / "metrics" / "families" / "examples" / "agreement_tests.csv"
+EXAMPLE = Path(__file__).parents[4] / "metrics" / "families" / "examples" / "agreement_tests.csv"
 
 HEADER = (
     "Study_ID,Sub_Study_ID,Finding_ID,Test_Name,Statistical_Test_Type,"

@@ -16,7 +16,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .calibration import CalibrationArtifact, TemperatureScalingCalibrator, predict_calibrated
+from metrics.families.calibration import (
+    CalibrationArtifact,
+    TemperatureScalingCalibrator,
+    predict_calibrated,
+)
 
 Signals = Mapping[str, Any]
 

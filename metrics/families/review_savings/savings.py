@@ -16,7 +16,7 @@ import math
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
-from .selective import (
+from metrics.families.selective import (
     RiskCoverageCurve,
     area_under_curve,
     lower_convex_hull,

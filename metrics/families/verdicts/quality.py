@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import average_precision_score, f1_score
 
-from metrics.families.verdict_policies import (
+from .policy import (
     Policy,
     canonical_judgement,
     fields_equivalent,

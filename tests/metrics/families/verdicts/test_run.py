@@ -6,14 +6,14 @@ from pathlib import Path
 import pytest
 
 from metrics.families.common import InputError
-from metrics.families.verdicts_run import (
+from metrics.families.verdicts.run import (
     VERDICT_OPTIONS,
     compute_verdict_artifact,
     format_console_table,
     parse_verdict_inputs,
 )
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "metrics" / "families" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[4] / "metrics" / "families" / "examples"
 
 
 def example_files():

@@ -1,0 +1,68 @@
+"""Selective prediction: risk-coverage curves and areas (``curves``), the participant bootstrap
+(``bootstrap``), confidence variants (``confidence``) and uploaded runs (``run``).
+
+The package exports the curve definitions, as ``metrics.families.selective`` always has;
+``metrics.families.bootstrap`` keeps exporting the bootstrap.
+"""
+
+from .curves import (
+    LOSS_DIVISORS,
+    ItemPrediction,
+    Loss,
+    RiskCoverageCurve,
+    area_under_curve,
+    compute_augrc,
+    compute_augrc_at_coverage,
+    compute_augrc_optimal,
+    compute_aurc,
+    compute_aurc_achievable,
+    compute_aurc_at_coverage,
+    compute_aurc_optimal,
+    compute_cmax,
+    compute_eaugrc,
+    compute_eaurc,
+    compute_risk_at_coverage,
+    compute_risk_coverage_curve,
+    loss_divisor,
+    lower_convex_hull,
+    oracle_curve_from_losses,
+    predicted_confidences_and_errors,
+    risk_coverage_curve_from_losses,
+    selective_risk_at_coverage,
+    sum_left_to_right,
+    trapezoid_area,
+    truncated_area_under_curve,
+    truncated_trapezoid_area,
+    working_point_values,
+)
+
+__all__ = [
+    "LOSS_DIVISORS",
+    "ItemPrediction",
+    "Loss",
+    "RiskCoverageCurve",
+    "area_under_curve",
+    "compute_augrc",
+    "compute_augrc_at_coverage",
+    "compute_augrc_optimal",
+    "compute_aurc",
+    "compute_aurc_achievable",
+    "compute_aurc_at_coverage",
+    "compute_aurc_optimal",
+    "compute_cmax",
+    "compute_eaugrc",
+    "compute_eaurc",
+    "compute_risk_at_coverage",
+    "compute_risk_coverage_curve",
+    "loss_divisor",
+    "lower_convex_hull",
+    "oracle_curve_from_losses",
+    "predicted_confidences_and_errors",
+    "risk_coverage_curve_from_losses",
+    "selective_risk_at_coverage",
+    "sum_left_to_right",
+    "trapezoid_area",
+    "truncated_area_under_curve",
+    "truncated_trapezoid_area",
+    "working_point_values",
+]
