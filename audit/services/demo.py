@@ -13,8 +13,8 @@ from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Speake
 from audit.schemas import validate_pdp
 from audit.services.feedback import feedback_problems
 from audit.signals import ground_truth_changed_send
+from audit.synthetic import SyntheticDiscussion, extraction_run, generate_discussion
 from evalsite.access import ensure_role_groups
-from metrics.families.synthetic import SyntheticDiscussion, extraction_run, generate_discussion
 
 DEMO_USERS = (
     ("admin", "admin-demo-pass", "admin"),

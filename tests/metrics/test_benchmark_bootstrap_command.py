@@ -1,6 +1,15 @@
+"""The bootstrap benchmark: the figures function and the command that prints them."""
+
+import json
 from io import StringIO
 
 from django.core.management import call_command
+
+from metrics.management.commands.benchmark_bootstrap import (
+    TARGET_MS,
+    run_benchmark,
+    synthetic_items,
+)
 
 
 def test_benchmark_bootstrap_prints_figures_and_identical_numbers():
@@ -19,3 +28,34 @@ def test_benchmark_bootstrap_prints_figures_and_identical_numbers():
     assert "6 participants x 8 items, 200 resamples" in text
     assert "identical replicates: True" in text
     assert "identical results: True" in text
+
+
+def test_benchmark_reports_identical_numbers_and_timings() -> None:
+    figures = run_benchmark(n_participants=10, n_resamples=300, repeats=1)
+    assert figures["identical_replicates"] is True
+    assert figures["identical_results"] is True
+    assert figures["max_abs_difference"] == 0.0
+    assert figures["vectorised"] == figures["loop"]
+    assert figures["n_items"] == 80
+    assert figures["vectorised_ms"] > 0 and figures["loop_ms"] > 0
+    assert figures["speedup"] == figures["loop_ms"] / figures["vectorised_ms"]
+    assert figures["target_ms"] == TARGET_MS
+    json.dumps(figures, allow_nan=False)
+
+
+def test_benchmark_with_the_issue_sizes_is_much_faster_vectorised() -> None:
+    # 41 participants x 8 items, continuous confidences (3,000 resamples to keep the test
+    # quick; the management command runs 10,000). Absolute times
+    # depend on the machine's load, so only the ratio is asserted here (loosely).
+    figures = run_benchmark(n_resamples=3000, repeats=3)
+    assert figures["n_items"] == 41 * 8
+    assert figures["identical_replicates"] is True
+    assert figures["speedup"] > 5
+
+
+def test_synthetic_items_are_reproducible_and_continuous() -> None:
+    first = synthetic_items(n_participants=5, items_per_participant=8, abstention_rate=0.3, seed=1)
+    again = synthetic_items(n_participants=5, items_per_participant=8, abstention_rate=0.3, seed=1)
+    assert first == again
+    assert len({item.confidence for item in first}) == len(first)
+    assert any(item.pred is None for item in first)

@@ -25,6 +25,7 @@ from django.test.utils import CaptureQueriesContext, override_settings
 from django.utils import timezone
 
 from audit.models import Discussion, ExtractionRun, Feedback, Speaker, Statement
+from audit.synthetic import extraction_run, generate_discussion
 from evalsite.access import ensure_role_groups
 from metrics.derived import error_analysis_result_compute, run_comparison_result_compute
 from metrics.families.extraction import (
@@ -34,7 +35,6 @@ from metrics.families.extraction import (
     empty_totals,
     statement_contribution,
 )
-from metrics.families.synthetic import extraction_run, generate_discussion
 from metrics.models import MetricResult
 from metrics.services import (
     CODE_VERSION,

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from audit.synthetic import generate_workload
 from metrics.families.extraction import (
     MatchSettings,
     StatementInput,
@@ -41,7 +42,6 @@ from metrics.families.extraction.text import (
     similarity,
     similarity_matrix,
 )
-from metrics.families.synthetic import generate_workload
 
 # --- assignment -------------------------------------------------------------
 

@@ -1,16 +1,15 @@
-"""The synthetic workload generator and the benchmark entry point."""
+"""The synthetic workload generator of the demo data and the benchmarks."""
 
 from __future__ import annotations
 
 import random
 
-from metrics.families.bench_extraction import run_benchmark
+from audit.synthetic import extraction_run, generate_discussion, generate_workload
 from metrics.families.extraction import (
     calculate_statement_f1,
     calculate_system_f1,
     normalize_for_exact_match,
 )
-from metrics.families.synthetic import extraction_run, generate_discussion, generate_workload
 
 
 def test_same_seed_same_discussion():
@@ -106,12 +105,3 @@ def test_generate_workload_sizes():
     workload = generate_workload(3, 4, seed=9)
     assert len(workload) == 3
     assert all(len(d.subject_statements()) == 4 == len(d.statements) for d in workload)
-
-
-def test_run_benchmark_reports_timings_and_headline_figures():
-    figures = run_benchmark(n_discussions=2, n_statements=5, seed=3)
-    assert figures["statements"] == 10 and figures["discussions"] == 2
-    assert figures["system_seconds"] > 0 and figures["cumulative_seconds"] > 0
-    assert figures["total_seconds"] >= figures["system_seconds"]
-    assert figures["statements_per_second"] > 0
-    assert 0.0 < figures["system_aggregate_micro_f1"] <= 1.0
