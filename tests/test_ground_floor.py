@@ -74,3 +74,43 @@ def test_the_check_catches_a_framework_import():
         "metrics.models",
         "audit.models",
     ]
+
+
+def banned_imports(source: str, *, path: str) -> list[str]:
+    """The TID251 (banned import) findings ruff reports for ``source`` as if it lived at ``path``."""
+    command = [sys.executable, "-m", "ruff", "check", "--select", "TID251"]
+    result = subprocess.run(
+        [*command, "--output-format", "json", "--stdin-filename", path, "-"],
+        cwd=ROOT,
+        input=source,
+        capture_output=True,
+        text=True,
+    )
+    return sorted(finding["message"].split("`")[1] for finding in json.loads(result.stdout))
+
+
+def test_the_ruff_rule_bans_framework_and_project_imports_in_the_library():
+    source = (
+        "import django.db\nfrom rest_framework import serializers\nfrom celery import shared_task\n"
+        "from evalsite import access\nfrom metrics.models import MetricResult\n"
+        "from audit.models import Feedback\n"
+    )
+    banned = banned_imports(source, path="metrics/families/selective/new_module.py")
+    assert banned == [
+        "audit.models",
+        "celery",
+        "django",
+        "evalsite",
+        "metrics.models",
+        "rest_framework",
+    ]
+
+
+def test_the_ruff_rule_lets_the_library_import_itself_and_the_pure_audit_modules():
+    source = (
+        "from audit.jsonin import parse_json\nfrom audit.pdp import ENTITY_KINDS\n"
+        "from metrics.families.agreement import weighted_ccc\nfrom ..selective import Loss\n"
+    )
+    assert banned_imports(source, path="metrics/families/review_savings/new_module.py") == []
+    # Outside the library the rule does not apply.
+    assert banned_imports("import django.db\n", path="metrics/services_new.py") == []
