@@ -228,6 +228,32 @@ def feedback_start(
     return feedback
 
 
+# The one submit rule: an auditor submits their own draft, or their coding sent back to them.
+SUBMITTABLE = (Feedback.Status.DRAFT, Feedback.Status.REJECTED)
+
+
+def feedback_can_submit(*, feedback: Feedback, user: AbstractBaseUser) -> bool:
+    return feedback.auditor_id == user.pk and feedback.status in SUBMITTABLE
+
+
+def feedback_awaits_approval(*, feedback: Feedback) -> bool:
+    """A submission, or a proposed change to approved ground truth, waits for an admin."""
+    return feedback.has_proposal or feedback.status == Feedback.Status.SUBMITTED
+
+
+REJECTABLE = (Feedback.Status.SUBMITTED, Feedback.Status.APPROVED)
+
+
+def feedback_can_be_rejected(*, feedback: Feedback) -> bool:
+    """A submission is sent back; approved ground truth (or its proposed change) too."""
+    return feedback.status in REJECTABLE
+
+
+def feedback_opens_in_editor(*, feedback: Feedback, user: AbstractBaseUser) -> bool:
+    """Approved ground truth is read-only for auditors; admins edit it (as a proposal)."""
+    return feedback.is_editable or is_admin(user)
+
+
 def _check_can_edit(feedback: Feedback, user) -> None:
     if feedback.is_approved and not is_admin(user):
         raise NotAllowed("Approved ground truth can only be edited by an admin.")
@@ -302,7 +328,7 @@ def feedback_submit(
     if feedback.auditor_id != user.pk:
         raise NotAllowed("You can only submit your own feedback.")
     locked = _lock(feedback, base_version)
-    if locked.status not in (Feedback.Status.DRAFT, Feedback.Status.REJECTED):
+    if locked.status not in SUBMITTABLE:
         raise WorkflowError(f"Feedback is already {locked.get_status_display().lower()}.")
     _check_ready(locked, action="submit")
     locked.status = Feedback.Status.SUBMITTED
@@ -506,7 +532,7 @@ def feedback_reject(
     locked = _lock(feedback, base_version)
     if locked.has_proposal:
         return _reject_proposal(locked, admin=admin, reason=reason)
-    if locked.status not in (Feedback.Status.SUBMITTED, Feedback.Status.APPROVED):
+    if locked.status not in REJECTABLE:
         raise WorkflowError(
             f"Only submitted or approved feedback can be rejected; this one is "
             f"{locked.get_status_display().lower()}."

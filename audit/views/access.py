@@ -42,7 +42,7 @@ def error_fragment(
     *,
     status: int,
     target: str | None = None,
-    template: str = "audit/parts.html#error",
+    template: str = "audit/components/messages.html#error",
     extra: dict | None = None,
 ) -> HttpResponse:
     """A 4xx reply htmx swaps into `target` (see htmx-config in base.html), keeping the form."""

@@ -78,7 +78,7 @@ def statement(request: HttpRequest, pk: int) -> HttpResponse:
     statement = _statement(pk)
     context = card_context(request, statement)
     if request.htmx:
-        return render(request, "audit/parts.html#card", context)
+        return render(request, "audit/components/card.html#card", context)
     context["state"] = state_context(request, statement, context["run"])
     return render(request, "audit/statement.html", context)
 
@@ -106,7 +106,7 @@ def statement_state(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect(reverse("audit:statement", args=[pk]) + "#state")
     runs = discussion_runs(statement.discussion)
     context = state_context(request, statement, choose_run(request, runs))
-    return render(request, "audit/parts.html#state", context)
+    return render(request, "audit/components/payload.html#state", context)
 
 
 @require_GET
@@ -116,7 +116,7 @@ def statement_f1(request: HttpRequest, pk: int) -> HttpResponse:
     statement = _statement(pk)
     if not request.htmx:
         return redirect(reverse("audit:statement", args=[pk]))
-    return render(request, "audit/parts.html#f1", card_context(request, statement))
+    return render(request, "audit/components/f1.html#f1", card_context(request, statement))
 
 
 @require_POST
@@ -125,7 +125,9 @@ def presence(request: HttpRequest, pk: int) -> HttpResponse:
     """Refreshed by the open editor every 15 s; answers with who else is editing."""
     statement = _statement(pk)
     others = presence_touch(statement.pk, request.user)
-    return render(request, "audit/parts.html#presence", {"others": others, "statement": statement})
+    return render(
+        request, "audit/components/editor.html#presence", {"others": others, "statement": statement}
+    )
 
 
 @require_GET

@@ -39,6 +39,7 @@ from audit.services import (
     feedback_start,
     feedback_submit,
 )
+from audit.services.feedback import feedback_can_submit, feedback_opens_in_editor
 from audit.views.access import error_fragment, safe_next, visible_feedback
 from audit.views.discussion import card_context, statement_url
 from audit.views.display import Labels
@@ -61,6 +62,7 @@ class Editor:
     others: list[dict]
     json_text: str
     is_owner: bool
+    can_submit: bool
     choices: dict = field(default_factory=lambda: CHOICES)
     issues: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # drafts may keep them; submit refuses
@@ -100,6 +102,7 @@ def build_editor(
         others=presence_others(feedback.statement_id, request.user),
         json_text=json.dumps(feedback.edited_extraction, indent=2),
         is_owner=feedback.auditor_id == request.user.pk,
+        can_submit=feedback_can_submit(feedback=feedback, user=request.user),
         issues=error.messages() if error else [],
         problems=[str(problem) for problem in problems],
     )
@@ -160,7 +163,7 @@ def editor_card(
     payload=None,
     error=None,
     status: int = 200,
-    template: str = "audit/parts.html#card",
+    template: str = "audit/components/card.html#card",
 ) -> HttpResponse:
     """The statement card with the editor open on this feedback."""
     context = card_context(request, feedback.statement, owner=feedback.auditor)
@@ -182,7 +185,7 @@ def workflow_error(request: HttpRequest, exc: Exception, feedback: Feedback) -> 
         extra = {"feedback": exc.feedback, "changed_by": latest.author if latest else None}
         response = error_fragment(
             request, [str(exc)], status=409, target=target,
-            template="audit/parts.html#conflict", extra=extra,
+            template="audit/components/messages.html#conflict", extra=extra,
         )  # fmt: skip
         response["HX-Trigger"] = json.dumps({"audit:conflict": {"feedback": feedback.pk}})
         return response
@@ -239,11 +242,11 @@ def _edit_url(feedback: Feedback, run=None) -> str:
 def edit(request: HttpRequest, pk: int) -> HttpResponse:
     """The editor: in place on the discussion page (htmx), or as its own page."""
     feedback = visible_feedback(request, pk)
-    if not (feedback.is_editable or is_admin(request.user)):
+    if not feedback_opens_in_editor(feedback=feedback, user=request.user):
         # Approved ground truth is read-only for auditors: show the card instead.
         if request.htmx:
             context = card_context(request, feedback.statement)
-            return render(request, "audit/parts.html#card", context)
+            return render(request, "audit/components/card.html#card", context)
         return redirect(reverse("audit:statement", args=[feedback.statement_id]))
     if request.htmx:
         return editor_card(request, feedback)
@@ -309,7 +312,9 @@ def _saved_reply(request: HttpRequest, saved: Feedback, before: dict, op: str) -
         messages.success(request, f"Saved (version {saved.version}).")
         return redirect(_edit_url(saved, run))
     if op == "submit":
-        return render(request, "audit/parts.html#card", card_context(request, saved.statement))
+        return render(
+            request, "audit/components/card.html#card", card_context(request, saved.statement)
+        )
     if op != "save":
         return editor_card(request, saved)
     problems = feedback_problems(feedback=saved)
@@ -321,7 +326,7 @@ def _saved_reply(request: HttpRequest, saved: Feedback, before: dict, op: str) -
         "fields": " ".join(field_name(problem.path) for problem in problems),
         "row_errors": row_errors(saved, problems),
     }
-    return render(request, "audit/parts.html#saved", context)
+    return render(request, "audit/components/editor.html#saved", context)
 
 
 def row_errors(feedback: Feedback, issues: list[PayloadIssue]) -> list[dict]:
@@ -395,7 +400,9 @@ def submit(request: HttpRequest, pk: int) -> HttpResponse:
             return error_fragment(request, exc.messages(), status=422, target=target, extra=extra)
         return error_fragment(request, [_message(exc)], status=status, target=target)
     if request.htmx:
-        return render(request, "audit/parts.html#card", card_context(request, feedback.statement))
+        return render(
+            request, "audit/components/card.html#card", card_context(request, feedback.statement)
+        )
     messages.success(request, "Submitted for review.")
     return redirect(safe_next(request, statement_url(feedback.statement)))
 
@@ -405,7 +412,7 @@ def submit(request: HttpRequest, pk: int) -> HttpResponse:
 
 def history_context(request: HttpRequest, feedback: Feedback) -> dict:
     """Revisions newest first, each with what it changed relative to the one before."""
-    can_edit = feedback.is_editable or is_admin(request.user)
+    can_edit = feedback_opens_in_editor(feedback=feedback, user=request.user)
     return {
         "feedback": feedback,
         "statement": feedback.statement,

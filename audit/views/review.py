@@ -13,7 +13,11 @@ from django.views.decorators.http import require_GET, require_POST
 from audit.forms import RejectForm
 from audit.models import Feedback, Statement
 from audit.services import NotReady, WorkflowError, feedback_approve, feedback_reject
-from audit.services.feedback import feedback_authors
+from audit.services.feedback import (
+    feedback_authors,
+    feedback_awaits_approval,
+    feedback_can_be_rejected,
+)
 from audit.views.access import error_fragment, safe_next
 from audit.views.discussion import card_context
 from audit.views.display import Labels, present
@@ -77,6 +81,8 @@ def review_context(request: HttpRequest, statement: Statement) -> dict:
         c["replaces"] = approved if approved and approved.pk != f.pk else None
         c["is_author"] = request.user.pk in feedback_authors(feedback=f)
         c["self_approval"] = c["is_author"] and alone
+        c["can_approve"] = feedback_awaits_approval(feedback=f)
+        c["can_reject"] = feedback_can_be_rejected(feedback=f)
         if f.has_proposal:
             proposal = f.proposed_extraction
             c["proposal_view"] = present(
@@ -121,7 +127,7 @@ def _reviewed(request: HttpRequest, feedback: Feedback, message: str) -> HttpRes
         default = reverse("audit:statement_review", args=[statement.pk])
         return redirect(safe_next(request, default))
     if request.POST.get("view") == "card":
-        return render(request, "audit/parts.html#card", card_context(request, statement))
+        return render(request, "audit/components/card.html#card", card_context(request, statement))
     context = review_context(request, statement)
     context["notice"] = message
     return render(request, "audit/review.html#review", context)

@@ -18,6 +18,7 @@ from audit.models import (
     empty_pdp,
 )
 from audit.services.blind import blind_sealed_statement_ids
+from audit.services.feedback import feedback_can_submit, feedback_opens_in_editor
 from audit.views.display import Labels, PayloadView, f1_rows, f1_tone, present, sarf_scores
 from evalsite.access import is_admin
 from evalsite.params import parse_id
@@ -74,6 +75,8 @@ class StatementRow:
     mine_view: PayloadView | None = None
     f1: F1View | None = None
     quick_approve: Feedback | None = None  # the one submission the "a" key approves
+    can_edit: bool = False  # the viewer may open `mine` in the editor
+    can_submit: bool = False
     lazy: bool = False  # rendered as a placeholder that loads itself when scrolled into view
     presented: bool = False  # cards built (rows loaded only for names and payloads have none)
 
@@ -149,14 +152,13 @@ def build_rows(
     with `only_last`, earlier rows are loaded for their names and payloads only.
     """
     owner = owner or user
-    admin = is_admin(user)
     by_statement: dict[int, list[Feedback]] = {}
     for feedback in data.feedback:
         by_statement.setdefault(feedback.statement_id, []).append(feedback)
     # The AI column names people as the AI did; the coding column as the owner coded them.
     labels, ai_labels, rows, subjects = Labels(), Labels(), [], 0
     for statement in data.statements:
-        row = _row(statement, data, by_statement.get(statement.pk, []), owner, admin)
+        row = _row(statement, data, by_statement.get(statement.pk, []), owner, user)
         if statement.is_subject:
             subjects += 1
             row.lazy = full_cards is not None and subjects > full_cards
@@ -169,7 +171,8 @@ def build_rows(
     return rows
 
 
-def _row(statement, data: DiscussionData, feedback: list[Feedback], owner, admin) -> StatementRow:
+def _row(statement, data: DiscussionData, feedback: list[Feedback], owner, viewer) -> StatementRow:
+    admin = is_admin(viewer)
     mine = next((f for f in feedback if f.auditor_id == owner.pk), None)
     sealed = statement.pk in data.sealed_ids
     others = [f for f in feedback if f.auditor_id != owner.pk] if admin and not sealed else []
@@ -182,6 +185,9 @@ def _row(statement, data: DiscussionData, feedback: list[Feedback], owner, admin
         ai_hidden=statement.pk in data.blind_ids and not admin,
         sealed=sealed,
     )
+    if mine is not None:
+        row.can_edit = feedback_opens_in_editor(feedback=mine, user=viewer)
+        row.can_submit = feedback_can_submit(feedback=mine, user=viewer)
     pending = row.pending_review
     # Replacing approved ground truth is confirmed on the review page, never by one key.
     if admin and len(pending) == 1 and not row.has_approved:
