@@ -9,7 +9,8 @@ from django.urls import reverse
 from audit.models import ExtractionRun
 from metrics.families.extraction import SARF_VARIABLES
 from metrics.models import MetricResult
-from metrics.services import run_key
+from metrics.results import run_key
+from metrics.services import EXTRACTION
 
 FRESH, UPDATING, FAILED, EMPTY = "fresh", "updating", "failed", "empty"
 
@@ -45,7 +46,7 @@ def extraction_card(run: ExtractionRun) -> dict[str, Any]:
 
     While updating, the last figures (if any) are shown with an "updating…" note.
     """
-    row = MetricResult.objects.filter(key=run_key(run_id=run.pk)).first()
+    row = MetricResult.objects.filter(key=run_key(EXTRACTION, run.pk)).first()
     values = (row.values if row else None) or {}
     state = extraction_state(row)
     return {

@@ -27,13 +27,13 @@ from metrics.cards import card_base, extraction_card, extraction_state
 from metrics.families.extraction import SARF_VARIABLES, MatchSettings
 from metrics.models import Evaluation, MetricResult
 from metrics.plots import category_line_plot, heatmap
+from metrics.results import run_key
 from metrics.services import (
     CODE_VERSION,
     EXTRACTION,
     SYSTEM_KEY,
     match_settings,
     results_outdated,
-    run_key,
 )
 
 log = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ def pick_run(
 def run_row(run: ExtractionRun, *, totals: bool = True) -> MetricResult | None:
     """The run's stored result; without its additive totals unless asked (they hold one entry
     per discussion, which the cards do not need)."""
-    rows = MetricResult.objects.filter(key=run_key(run_id=run.pk))
+    rows = MetricResult.objects.filter(key=run_key(EXTRACTION, run.pk))
     return (rows if totals else rows.defer("contribution")).first()
 
 
@@ -81,7 +81,7 @@ def results_fingerprint(*runs: ExtractionRun) -> str:
     """A digest that changes whenever any of these runs' stored results change (one query):
     the run rows' input hash (of their totals), status and computed_at. Caches of figures
     derived from a run's rows are keyed by it, so they can never serve stale figures."""
-    keys = [run_key(run_id=run.pk) for run in runs]
+    keys = [run_key(EXTRACTION, run.pk) for run in runs]
     rows = {
         key: (input_hash, status, str(computed_at))
         for key, input_hash, status, computed_at in MetricResult.objects.filter(

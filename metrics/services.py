@@ -16,14 +16,12 @@ system row — so two workers never wait on each other in a cycle.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import time
 import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -35,6 +33,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from audit.models import Extraction, ExtractionRun, Feedback, Speaker, Statement
+from metrics import results
 from metrics.families.extraction import (
     MatchSettings,
     add_contributions,
@@ -46,7 +45,15 @@ from metrics.families.extraction import (
     system_f1_from_totals,
 )
 from metrics.models import ComputeJob, MetricResult
-from metrics.queue import TRANSIENT_ERRORS, task_enqueue, task_enqueue_on_commit
+from metrics.queue import task_enqueue, task_enqueue_on_commit
+from metrics.results import (
+    input_hash,
+    result_key,
+    row_locked,
+    row_locked_or_created,
+    run_key,
+    system_key,
+)
 
 log = logging.getLogger(__name__)
 
@@ -68,26 +75,15 @@ Progress = Callable[[int, int], None]
 
 
 def statement_key(*, run_id: int, discussion_id: int, statement_id: int) -> str:
-    return MetricResult.make_key(
-        EXTRACTION,
-        Scope.STATEMENT,
-        run_id=run_id,
-        discussion_id=discussion_id,
-        statement_id=statement_id,
-    )
+    ids = {"run_id": run_id, "discussion_id": discussion_id, "statement_id": statement_id}
+    return result_key(EXTRACTION, Scope.STATEMENT, **ids)
 
 
 def discussion_key(*, run_id: int, discussion_id: int) -> str:
-    return MetricResult.make_key(
-        EXTRACTION, Scope.DISCUSSION, run_id=run_id, discussion_id=discussion_id
-    )
+    return result_key(EXTRACTION, Scope.DISCUSSION, run_id=run_id, discussion_id=discussion_id)
 
 
-def run_key(*, run_id: int) -> str:
-    return MetricResult.make_key(EXTRACTION, Scope.RUN, run_id=run_id)
-
-
-SYSTEM_KEY = MetricResult.make_key(EXTRACTION, Scope.SYSTEM)
+SYSTEM_KEY = system_key(EXTRACTION)
 
 
 def match_settings() -> MatchSettings:
@@ -95,10 +91,7 @@ def match_settings() -> MatchSettings:
 
 
 def _hash(inputs: Any) -> str:
-    """Hash of the inputs plus everything else that shapes the output."""
-    payload = {"inputs": inputs, "settings": match_settings().to_dict(), "code": CODE_VERSION}
-    encoded = json.dumps(payload, sort_keys=True, default=str).encode()
-    return hashlib.sha256(encoded).hexdigest()
+    return input_hash(inputs, code_version=CODE_VERSION, settings=match_settings().to_dict())
 
 
 def _results() -> Any:
@@ -108,23 +101,16 @@ def _results() -> Any:
 # --- row locking ---------------------------------------------------------------------------
 
 
-def _locked(key: str) -> MetricResult | None:
-    # `values` is always rewritten, never read: no need to fetch and decode it.
-    return MetricResult.objects.select_for_update().defer("values").filter(key=key).first()
-
-
-def _locked_or_created(key: str, **fields: Any) -> MetricResult:
-    """The row under a lock, inserted first (as stale) if missing; safe against a racing insert."""
-    placeholder = MetricResult(
-        key=key, family=EXTRACTION, status=Status.STALE, stale_since=timezone.now(), **fields
+def _locked_or_created(key: str, *, scope: str, **ids: Any) -> MetricResult:
+    """A placeholder waits for its computation: stale since now until stored."""
+    return row_locked_or_created(
+        key=key, family=EXTRACTION, scope=scope, stale_since=timezone.now(), **ids
     )
-    MetricResult.objects.bulk_create([placeholder], ignore_conflicts=True)
-    return MetricResult.objects.select_for_update().defer("values").get(key=key)
 
 
 def _run_row_locked(run_id: int) -> MetricResult:
-    key = run_key(run_id=run_id)
-    row = _locked(key) or _locked_or_created(key, scope=Scope.RUN, run_id=run_id)
+    key = run_key(EXTRACTION, run_id)
+    row = row_locked(key) or _locked_or_created(key, scope=Scope.RUN, run_id=run_id)
     if row.contribution is None:
         row.contribution = _run_totals_rebuild(run_id)
     return row
@@ -247,7 +233,7 @@ def run_result_compute(*, run_id: int, rebuild: bool = False) -> MetricResult | 
         return None
     with transaction.atomic():
         if rebuild:
-            _results().filter(key=run_key(run_id=run_id)).update(contribution=None)
+            _results().filter(key=run_key(EXTRACTION, run_id)).update(contribution=None)
         row = _run_row_locked(run_id)
         follow = _run_row_settle(row)
     if follow or rebuild:
@@ -313,9 +299,9 @@ def _run_totals_swap(row: MetricResult, new: dict | None, batch: bool) -> Metric
     """
     if batch:
         if row.contribution != new:
-            _results().filter(key=run_key(run_id=row.run_id), contribution__isnull=False).update(
-                contribution=None
-            )
+            _results().filter(
+                key=run_key(EXTRACTION, row.run_id), contribution__isnull=False
+            ).update(contribution=None)
         return None
     # Before saving the child: a rebuild of unknown totals must still see its old contribution.
     run_row = _run_row_locked(row.run_id)
@@ -449,7 +435,7 @@ def discussion_result_compute(
     """Cumulative F1 of one discussion in one run (accumulated AI vs GT PDP), stored."""
     key = discussion_key(run_id=run_id, discussion_id=discussion_id)
     with transaction.atomic():
-        row = _locked(key)
+        row = row_locked(key)
         inputs = _discussion_inputs(discussion_id, run_id)
         if inputs is None:
             follow, row = _row_remove(row, batch), None
@@ -481,59 +467,25 @@ def _discussion_store(row: MetricResult, inputs: _Inputs, force: bool, batch: bo
 # --- failures --------------------------------------------------------------------------------
 
 
-def result_record_failure(
-    *, scope: str, run_id: int | None, error: str, statement_id=None, discussion_id=None
-) -> None:
-    """Mark one result failed with the error text, and its run and the system result with it.
-
-    Nothing is recomputed here (that could fail the same way); the old contribution stays
-    counted, and the next successful compute of the run settles its status again.
-    """
-    if scope == Scope.STATEMENT:
-        discussion_id = (
-            Statement.objects.filter(pk=statement_id)
-            .values_list("discussion_id", flat=True)
-            .first()
-        )
-        if discussion_id is None:
-            return
-    key = MetricResult.make_key(
-        EXTRACTION, scope, run_id=run_id, discussion_id=discussion_id, statement_id=statement_id
+def failure_recorded(
+    *,
+    scope: str,
+    run_id: int | None = None,
+    statement_id: int | None = None,
+    discussion_id: int | None = None,
+) -> AbstractContextManager[None]:
+    """A bug in one extraction result becomes a failed row, and its run and system rows show
+    it (``metrics.results.failure_recorded``); a missing row is created stale since now."""
+    return results.failure_recorded(
+        family=EXTRACTION,
+        scope=scope,
+        code_version=CODE_VERSION,
+        settings=match_settings().to_dict(),
+        run_id=run_id,
+        discussion_id=discussion_id,
+        statement_id=statement_id,
+        stale_now=True,
     )
-    with transaction.atomic():
-        row = _locked_or_created(
-            key, scope=scope, run_id=run_id, discussion_id=discussion_id, statement_id=statement_id
-        )
-        row.status, row.error = Status.FAILED, error[-8000:]
-        # What it failed with: a change of settings or code retries it (results_mark_outdated).
-        row.match_settings, row.code_version = match_settings().to_dict(), CODE_VERSION
-        row.save(update_fields=["status", "error", "match_settings", "code_version"])
-        summary = f"{scope} result {key} failed; see that row for the error."
-        if run_id is not None and scope != Scope.RUN:
-            _results().filter(key=run_key(run_id=run_id)).update(
-                status=Status.FAILED, error=summary
-            )
-        if scope != Scope.SYSTEM:
-            _results().filter(key=SYSTEM_KEY).update(status=Status.FAILED, error=summary)
-
-
-@contextmanager
-def failure_recorded(*, scope: str, run_id=None, statement_id=None, discussion_id=None):
-    """Record a bug as a failed result instead of losing it; transient DB errors propagate
-    so the task is retried."""
-    try:
-        yield
-    except TRANSIENT_ERRORS:
-        raise
-    except Exception:
-        log.exception("computing %s result failed (run %s)", scope, run_id)
-        result_record_failure(
-            scope=scope,
-            run_id=run_id,
-            statement_id=statement_id,
-            discussion_id=discussion_id,
-            error=traceback.format_exc(),
-        )
 
 
 # --- invalidation ----------------------------------------------------------------------------
@@ -556,7 +508,7 @@ def _placeholders_create(approved: Any, run_ids: Iterable[int] | None) -> None:
         rows[statement_key(**ids)] = (Scope.STATEMENT, ids)
         ids = {"run_id": run_id, "discussion_id": discussion_id}
         rows[discussion_key(**ids)] = (Scope.DISCUSSION, ids)
-        rows[run_key(run_id=run_id)] = (Scope.RUN, {"run_id": run_id})
+        rows[run_key(EXTRACTION, run_id)] = (Scope.RUN, {"run_id": run_id})
     placeholders = [_placeholder(key, scope, **ids) for key, (scope, ids) in rows.items()]
     MetricResult.objects.bulk_create(placeholders, ignore_conflicts=True, batch_size=500)
 

@@ -14,12 +14,9 @@ overwrites it, so two workers finishing out of order cannot leave an older resul
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import traceback
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -29,9 +26,18 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.models import Extraction, Feedback, Speaker
+from metrics import results
 from metrics.families.extraction import StatementF1Metrics, calculate_statement_f1
 from metrics.models import MetricResult
-from metrics.queue import TRANSIENT_ERRORS, task_enqueue
+from metrics.queue import task_enqueue
+from metrics.results import (
+    changed_since,
+    input_hash,
+    row_locked,
+    row_locked_or_created,
+    run_key,
+    system_key,
+)
 from metrics.services import match_settings
 
 log = logging.getLogger(__name__)
@@ -58,11 +64,7 @@ def n_resamples() -> int:
     return int(getattr(django_settings, "OWN_DATA_BOOTSTRAP_RESAMPLES", 1000))
 
 
-def run_key(family: str, run_id: int) -> str:
-    return MetricResult.make_key(family, Scope.RUN, run_id=run_id)
-
-
-INTERAUDITOR_KEY = MetricResult.make_key(INTERAUDITOR, Scope.SYSTEM)
+INTERAUDITOR_KEY = system_key(INTERAUDITOR)
 
 
 # --- inputs ------------------------------------------------------------------------------------
@@ -148,41 +150,24 @@ def runs_with_ground_truth() -> list[int]:
 
 
 def inputs_hash(family: str, inputs: Any) -> str:
-    """Hash of the inputs plus everything else that shapes the output."""
-    payload = {
-        "inputs": inputs,
-        "settings": match_settings().to_dict(),
-        "code": CODE_VERSIONS[family],
-        "resamples": n_resamples(),
-        "seed": SEED,
-    }
-    encoded = json.dumps(payload, sort_keys=True, default=str).encode()
-    return hashlib.sha256(encoded).hexdigest()
+    """Hash of the inputs, settings and code, plus the bootstrap's resamples and seed."""
+    return input_hash(
+        inputs,
+        code_version=CODE_VERSIONS[family],
+        settings=match_settings().to_dict(),
+        resamples=n_resamples(),
+        seed=SEED,
+    )
 
 
 # --- storing -----------------------------------------------------------------------------------
-
-
-def _locked_or_created(*, key: str, family: str, scope: str, run_id: int | None) -> MetricResult:
-    """The row under a lock; inserted first if missing (filled by the caller at once, so no
-    ``stale_since``: nothing changed after the caller read its inputs)."""
-    placeholder = MetricResult(
-        key=key, family=family, scope=scope, run_id=run_id, status=Status.STALE
-    )
-    MetricResult.objects.bulk_create([placeholder], ignore_conflicts=True)
-    return MetricResult.objects.select_for_update().get(key=key)
-
-
-def _changed_since(row: MetricResult, read_at: datetime) -> bool:
-    """An input changed after this computation read its inputs (see ``_mark``)."""
-    return row.status == Status.STALE and row.stale_since is not None and row.stale_since > read_at
 
 
 def _settle(row: MetricResult, read_at: datetime) -> bool:
     """Fresh, unless an input changed after ``read_at``: then it stays stale and another
     computation is queued (the marking queued none: the row was already stale). Returns
     whether the row is fresh."""
-    if _changed_since(row, read_at):
+    if changed_since(row, read_at):
         family, run_id = row.family, row.run_id
         transaction.on_commit(lambda: _queue_one(family, run_id))
         return False
@@ -193,7 +178,7 @@ def _settle(row: MetricResult, read_at: datetime) -> bool:
 def _current(key: str, input_hash: str, read_at: datetime) -> MetricResult | None:
     """The stored row when its inputs are unchanged (confirmed fresh), else None."""
     with transaction.atomic():
-        row = MetricResult.objects.select_for_update().filter(key=key).first()
+        row = row_locked(key, with_values=True)
         if row is None or row.input_hash != input_hash or row.values is None:
             return None
         if row.status == Status.FAILED:
@@ -222,7 +207,10 @@ def result_store(
     read newer inputs already stored its own."""
     stamped = {**values, "inputs_read_at": read_at.isoformat(timespec="microseconds")}
     with transaction.atomic():
-        row = _locked_or_created(key=key, family=family, scope=scope, run_id=run_id)
+        # Filled at once from inputs read at `read_at`: created with no ``stale_since``.
+        row = row_locked_or_created(
+            key=key, family=family, scope=scope, run_id=run_id, with_values=True
+        )
         if _read_at(row) > stamped["inputs_read_at"]:
             return row
         row.values, row.input_hash = stamped, input_hash
@@ -265,27 +253,15 @@ def result_compute(
 # --- failures ----------------------------------------------------------------------------------
 
 
-def result_record_failure(*, family: str, run_id: int | None, error: str) -> None:
-    scope = Scope.RUN if family in RUN_FAMILIES else Scope.SYSTEM
-    key = run_key(family, run_id) if scope == Scope.RUN else INTERAUDITOR_KEY
-    with transaction.atomic():
-        row = _locked_or_created(key=key, family=family, scope=scope, run_id=run_id)
-        row.status, row.error = Status.FAILED, error[-8000:]
-        # What it failed with: a change of settings or code retries it (own_results_outdated).
-        row.match_settings, row.code_version = match_settings().to_dict(), CODE_VERSIONS[family]
-        row.save(update_fields=["status", "error", "match_settings", "code_version"])
-
-
-@contextmanager
-def failure_recorded(*, family: str, run_id: int | None = None) -> Iterator[None]:
-    """A bug becomes a failed row with its traceback; transient DB errors propagate (retry)."""
-    try:
-        yield
-    except TRANSIENT_ERRORS:
-        raise
-    except Exception:
-        log.exception("computing %s failed (run %s)", family, run_id)
-        result_record_failure(family=family, run_id=run_id, error=traceback.format_exc())
+def failure_recorded(*, family: str, run_id: int | None = None) -> AbstractContextManager[None]:
+    """A bug becomes the family's failed row with its traceback (``metrics.results``)."""
+    return results.failure_recorded(
+        family=family,
+        scope=Scope.RUN if family in RUN_FAMILIES else Scope.SYSTEM,
+        code_version=CODE_VERSIONS[family],
+        settings=match_settings().to_dict(),
+        run_id=run_id,
+    )
 
 
 # --- staleness ---------------------------------------------------------------------------------
@@ -295,7 +271,7 @@ Target = tuple[str, int | None]  # (family, run id or None for the system row)
 
 def _key(target: Target) -> str:
     family, run_id = target
-    return INTERAUDITOR_KEY if family == INTERAUDITOR else run_key(family, run_id)
+    return INTERAUDITOR_KEY if family == INTERAUDITOR else run_key(family, run_id)  # type: ignore[arg-type]
 
 
 def _mark(targets: Iterable[Target]) -> list[Target]:

@@ -18,10 +18,10 @@ from metrics.families.extraction import (
     statement_contribution,
 )
 from metrics.models import MetricResult
+from metrics.results import run_key
 from metrics.services import (
     EXTRACTION,
     discussion_key,
-    run_key,
     run_result_compute,
     statement_key,
 )
@@ -125,7 +125,7 @@ def settle(run: ExtractionRun) -> MetricResult:
 
 
 def run_result(run: ExtractionRun) -> MetricResult:
-    return MetricResult.objects.get(key=run_key(run_id=run.pk))
+    return MetricResult.objects.get(key=run_key(EXTRACTION, run.pk))
 
 
 def discussion_with_statements(n: int, summary: str = "") -> tuple[Discussion, list[Statement]]:

@@ -25,7 +25,8 @@ from metrics.families.extraction import (
     statement_contribution,
 )
 from metrics.models import MetricResult
-from metrics.services import SYSTEM_KEY, match_settings, run_key
+from metrics.results import run_key
+from metrics.services import EXTRACTION, SYSTEM_KEY, match_settings
 from tests.factories import (
     SIMPLE_PDP,
     DiscussionFactory,
@@ -112,7 +113,7 @@ def approved(f1_world, admin_user, run_committed) -> World:
 
 
 def run_row(run) -> MetricResult | None:
-    return MetricResult.objects.filter(key=run_key(run_id=run.pk)).first()
+    return MetricResult.objects.filter(key=run_key(EXTRACTION, run.pk)).first()
 
 
 def system_row() -> MetricResult | None:

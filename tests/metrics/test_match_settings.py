@@ -132,9 +132,10 @@ def test_the_sweep_and_a_starting_worker_find_outdated_results(approved, setting
 
 def test_a_failed_result_is_retried_once_per_change(approved, settings, run_committed):
     row = extraction_rows().filter(scope="statement").first()
-    services.result_record_failure(
-        scope="statement", run_id=row.run_id, statement_id=row.statement_id, error="boom"
-    )
+    with services.failure_recorded(
+        scope="statement", run_id=row.run_id, statement_id=row.statement_id
+    ):
+        raise RuntimeError("boom")
     row.refresh_from_db()
     assert row.status == Status.FAILED
     assert not results_outdated().filter(pk=row.pk).exists()  # failed with the settings in force

@@ -15,11 +15,11 @@ from metrics.own_data.common import (
     CALIBRATION,
     INTERAUDITOR_KEY,
     REVIEW_SAVINGS,
+    failure_recorded,
     own_results_mark_stale,
-    result_record_failure,
-    run_key,
 )
 from metrics.own_data.selective import review_savings_result_compute
+from metrics.results import run_key
 from tests.factories import ExtractionFactory, ExtractionRunFactory, FeedbackFactory
 
 
@@ -70,7 +70,8 @@ class TestStates:
         # The last figures stay on screen while the card polls itself.
         assert 'data-state="updating"' in html and 'hx-trigger="every 3s"' in html
         assert "updating…" in html and 'data-testid="reading-5"' in html
-        result_record_failure(family=REVIEW_SAVINGS, run_id=run.pk, error="Traceback: boom")
+        with failure_recorded(family=REVIEW_SAVINGS, run_id=run.pk):
+            raise RuntimeError("boom")
         html = auditor_client.get(url).content.decode()
         assert 'data-state="failed"' in html and "boom" in html
 

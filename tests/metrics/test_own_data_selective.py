@@ -14,7 +14,7 @@ from metrics.families.bootstrap import (
     paired_bootstrap_delta_by_participant,
 )
 from metrics.families.review_savings import ReviewItem
-from metrics.own_data.common import REVIEW_SAVINGS, run_key
+from metrics.own_data.common import REVIEW_SAVINGS
 from metrics.own_data.resampling import review_replicates
 from metrics.own_data.selective import (
     EMPTY_CONFIDENCE,
@@ -27,6 +27,7 @@ from metrics.own_data.selective import (
     savings_summary,
     statement_confidence,
 )
+from metrics.results import run_key
 from tests.factories import (
     DiscussionFactory,
     ExtractionFactory,

@@ -22,8 +22,8 @@ from metrics.own_data.common import (
     own_results_mark_stale,
     own_results_recompute_stale,
     result_store,
-    run_key,
 )
+from metrics.results import run_key
 from metrics.services import results_mark_stale
 from tests.factories import (
     ExtractionFactory,

@@ -36,13 +36,13 @@ from metrics.families.extraction import (
     statement_contribution,
 )
 from metrics.models import MetricResult
+from metrics.results import run_key
 from metrics.services import (
     CODE_VERSION,
     EXTRACTION,
     _run_values,
     discussion_key,
     match_settings,
-    run_key,
     statement_key,
     system_result_compute,
 )
@@ -180,7 +180,7 @@ def _run_rows_create(run: ExtractionRun, statements: list[Statement], variants: 
             _row(Scope.DISCUSSION, key, values, contribution, run=run, discussion_id=discussion_id)
         )
     totals["discussions"] = _sum(r.contribution for r in rows if r.scope == Scope.DISCUSSION)
-    rows.append(_row(Scope.RUN, run_key(run_id=run.pk), _run_values(totals), totals, run=run))
+    rows.append(_row(Scope.RUN, run_key(EXTRACTION, run.pk), _run_values(totals), totals, run=run))
     MetricResult.objects.bulk_create(rows, batch_size=BATCH)
 
 

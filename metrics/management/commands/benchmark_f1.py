@@ -38,11 +38,12 @@ from metrics.families.extraction import (
     clear_caches,
 )
 from metrics.models import MetricResult
+from metrics.results import run_key
 from metrics.services import (
+    EXTRACTION,
     SYSTEM_KEY,
     compute_job_run,
     metrics_recompute_all,
-    run_key,
     system_result_compute,
 )
 
@@ -234,14 +235,14 @@ def _stale_marking_times(times: list) -> Iterator[None]:
 
 
 def _run_values(run: ExtractionRun) -> dict:
-    row = MetricResult.objects.filter(key=run_key(run_id=run.pk)).first()
+    row = MetricResult.objects.filter(key=run_key(EXTRACTION, run.pk)).first()
     return (row.values if row else None) or {"n_statements": 0}
 
 
 def _wait_until_reflected(run: ExtractionRun, n_statements: int, *, timeout: float):
     """Poll (as a page would) until the run and system rows are fresh and count the approval;
     returns the system row."""
-    keys = [run_key(run_id=run.pk), SYSTEM_KEY]
+    keys = [run_key(EXTRACTION, run.pk), SYSTEM_KEY]
     deadline = time.perf_counter() + timeout
     while time.perf_counter() < deadline:
         rows = {row.key: row for row in MetricResult.objects.filter(key__in=keys)}
