@@ -6,6 +6,9 @@ Agent_Effect_Size, Human_Effect_Size, Agent_Effect_d, Human_Effect_d, plus optio
 pi_agent, n_eff, PAS_Raw, Z_Diff and Domain. Names are matched case-insensitively (spaces and
 hyphens count as underscores); other columns are ignored. JSON input is a list of objects with
 the same keys (or an object holding that list under "tests" / "test_results").
+
+The run interface (``metrics.families.runs``): ``OPTIONS``, ``Options``, ``parse`` (the
+``tests`` file), ``compute`` and ``report``.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from audit.jsonin import InputError, load_json
+
 from metrics.families.agreement import (
     aggregate_study_ecs_strict,
     aggregate_study_pas,
@@ -25,14 +29,41 @@ from metrics.families.agreement import (
     compute_ecs_corr,
 )
 from metrics.families.agreement.numbers import finite_or_none
+from metrics.families.runs import Files, Option
 
-AGREEMENT_OPTIONS: dict[str, Any] = {
+
+@dataclass(frozen=True)
+class Options:
+    """The options of an agreement computation (ValueError names a bad one)."""
+
     # {domain: [study ids]} for the per-domain ECS (the spec's Cognition / Strategic / Social).
     # None: read each study's domain from the optional Domain column.
-    "study_groups": None,
+    study_groups: Mapping[str, Sequence[Any]] | None = None
     # Identify a finding by (Sub_Study_ID, Finding_ID): finding ids restart in each sub-study.
-    "composite_finding_ids": True,
-}
+    composite_finding_ids: bool = True
+
+    def __post_init__(self) -> None:
+        groups = self.study_groups
+        if groups is not None:
+            if not isinstance(groups, Mapping) or not all(
+                isinstance(ids, Sequence) and not isinstance(ids, str) for ids in groups.values()
+            ):
+                raise ValueError("study_groups must map each domain to a list of study ids")
+            normalised = {str(domain): list(ids) for domain, ids in groups.items()}
+            object.__setattr__(self, "study_groups", normalised)
+        if not isinstance(self.composite_finding_ids, bool):
+            raise ValueError("composite_finding_ids must be true or false")
+
+
+OPTIONS = (
+    Option(
+        "study_groups",
+        "mapping",
+        'Per-domain ECS groups as JSON, e.g. {"Cognition": ["study_001"]}; empty: the '
+        "Domain column.",
+    ),
+    Option("composite_finding_ids", "bool", "Identify a finding by (Sub_Study_ID, Finding_ID)."),
+)
 
 # Cell texts that mean "no value" (what pandas and spreadsheets write for missing numbers).
 MISSING_TOKENS = frozenset({"", "nan", "na", "n/a", "none", "null"})
@@ -269,27 +300,6 @@ def parse_tests(data: bytes, *, file: str) -> list[dict[str, Any]]:
     return tests
 
 
-def resolve_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
-    """AGREEMENT_OPTIONS overridden by `options`; an unknown or ill-typed option is a ValueError."""
-    resolved = dict(AGREEMENT_OPTIONS)
-    for name, value in (options or {}).items():
-        if name not in AGREEMENT_OPTIONS:
-            raise ValueError(
-                f"unknown agreement option {name!r}; known: {sorted(AGREEMENT_OPTIONS)}"
-            )
-        resolved[name] = value
-    groups = resolved["study_groups"]
-    if groups is not None:
-        if not isinstance(groups, Mapping) or not all(
-            isinstance(ids, Sequence) and not isinstance(ids, str) for ids in groups.values()
-        ):
-            raise ValueError("study_groups must map each domain to a list of study ids")
-        resolved["study_groups"] = {str(domain): list(ids) for domain, ids in groups.items()}
-    if not isinstance(resolved["composite_finding_ids"], bool):
-        raise ValueError("composite_finding_ids must be true or false")
-    return resolved
-
-
 def _finding_key(test: Mapping[str, Any], composite: bool) -> Any:
     sub_study = test.get("sub_study_id")
     if composite and sub_study is not None:
@@ -428,16 +438,19 @@ def _json_ready(value: Any) -> Any:
     return value
 
 
-def compute_agreement_artifact(
-    tests: Sequence[Mapping[str, Any]], *, options: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
+def parse(files: Files, options: Options) -> list[dict[str, Any]]:
+    """The tests of the one ``tests`` file (see parse_tests)."""
+    item = files["tests"][0]
+    return parse_tests(item.data, file=item.name)
+
+
+def compute(tests: Sequence[Mapping[str, Any]], options: Options) -> dict[str, Any]:
     """JSON-ready agreement artifact: `main` (PAS raw, ECS as CCC), `auxiliary` (PAS norm,
     ECS_Strict, Pearson r, caricature regression, per-finding values), `scatter`, `counts`
     and the resolved `options`."""
-    settings = resolve_options(options)
-    composite = settings["composite_finding_ids"]
+    composite = options.composite_finding_ids
     keyed = [{**test, "finding_id": _finding_key(test, composite)} for test in tests]
-    study_groups = settings["study_groups"] or _study_groups_from_domains(tests)
+    study_groups = options.study_groups or _study_groups_from_domains(tests)
     studies = _study_summaries(keyed)
     ecs = compute_ecs_corr(keyed, study_groups=study_groups or None)
     return _json_ready(
@@ -451,6 +464,26 @@ def compute_agreement_artifact(
                 "n_findings": sum(len(study["findings"]) for study in studies),
                 "n_ecs_tests": ecs["n_tests_overall"],
             },
-            "options": {**settings, "study_groups": study_groups},
+            "options": {"study_groups": study_groups, "composite_finding_ids": composite},
         }
+    )
+
+
+def _figure(value: Any) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def report(artifact: Mapping[str, Any]) -> str:
+    """Counts, then the main and auxiliary figures."""
+    main, auxiliary, counts = artifact["main"], artifact["auxiliary"], artifact["counts"]
+    return "\n".join(
+        [
+            f"REPLICATION AGREEMENT ({counts['n_tests']} tests, {counts['n_findings']} "
+            f"findings, {counts['n_studies']} studies)",
+            f"Main:      PAS (raw) {_figure(main['pas_raw']['overall'])}   "
+            f"ECS (CCC) {_figure(main['ecs']['overall']['value'])} "
+            f"(n={main['ecs']['overall']['n_tests']})",
+            f"Auxiliary: PAS (normalised) {_figure(auxiliary['pas_norm']['overall'])}   "
+            f"ECS_Strict {_figure(auxiliary['ecs_strict']['overall'])}",
+        ]
     )

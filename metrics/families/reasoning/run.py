@@ -19,9 +19,12 @@ bias cases need answers and answers need their cases.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from audit.jsonin import InputError, load_json, load_jsonl
+
+from metrics.families.runs import Files, Option, one_file_per_role
 
 from .faithfulness import (
     STRATEGIES,
@@ -37,12 +40,50 @@ from .faithfulness import (
     split_answer_and_reasoning,
 )
 
-REASONING_OPTIONS: dict[str, Any] = {
-    "step_threshold": 0.6,
-    "strategy": "optimal",
-    "bootstrap_resamples": 1000,
-    "seed": 42,
-}
+
+@dataclass(frozen=True)
+class Options:
+    """Step matching and bootstrap settings (ValueError names a bad one)."""
+
+    step_threshold: float = 0.6
+    strategy: str = "optimal"
+    bootstrap_resamples: int = 1000
+    seed: int = 42
+
+    def __post_init__(self) -> None:
+        threshold = self.step_threshold
+        if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+            raise ValueError(f"step_threshold must be a number, got {threshold!r}")
+        if not 0 < threshold <= 1:
+            raise ValueError(f"step_threshold must be in (0, 1], got {threshold}")
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
+        for key in ("bootstrap_resamples", "seed"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{key} must be a non-negative integer, got {value!r}")
+
+
+MAX_RESAMPLES = 100_000
+
+OPTIONS = (
+    Option(
+        "step_threshold",
+        "float",
+        "Dice overlap at which a reasoning step matches a gold step, in (0, 1].",
+        minimum=0.0,
+        maximum=1.0,
+    ),
+    Option("strategy", "choice", "Step matching strategy.", choices=tuple(STRATEGIES)),
+    Option(
+        "bootstrap_resamples",
+        "int",
+        "Bootstrap resamples for the 95% CIs.",
+        minimum=0,
+        maximum=MAX_RESAMPLES,
+    ),
+    Option("seed", "int", "Bootstrap seed.", minimum=0, maximum=2**32 - 1),
+)
 
 REQUIRED_ROLES = ("generations", "vignettes")
 OPTIONAL_ROLES = ("bias_cases", "bias_generations")
@@ -250,22 +291,6 @@ def parse_reasoning_inputs(files: dict[str, bytes]) -> dict:
 # --- artifact -------------------------------------------------------------------------------
 
 
-def _resolve_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
-    resolved = {**REASONING_OPTIONS, **(options or {})}
-    threshold = resolved["step_threshold"]
-    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
-        raise ValueError(f"step_threshold must be a number, got {threshold!r}")
-    if not 0 < threshold <= 1:
-        raise ValueError(f"step_threshold must be in (0, 1], got {threshold}")
-    if resolved["strategy"] not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {STRATEGIES}, got {resolved['strategy']!r}")
-    for key in ("bootstrap_resamples", "seed"):
-        value = resolved[key]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{key} must be a non-negative integer, got {value!r}")
-    return resolved
-
-
 def _produced_text(generation: Mapping[str, Any] | None) -> str | None:
     if generation is None or generation["status"].strip().lower() != PRODUCED_STATUS:
         return None
@@ -310,12 +335,12 @@ def build_bias_runs(parsed: Mapping[str, Any]) -> list[BiasRun] | None:
     return [_bias_run(case, answers.get(case["id"])) for case in parsed["bias_cases"]]
 
 
-def _vignette_cis(gap: Mapping[str, Any], step: Mapping[str, Any], options: Mapping) -> dict:
+def _vignette_cis(gap: Mapping[str, Any], step: Mapping[str, Any], options: Options) -> dict:
     eligible = [outcome for outcome in gap["per_vignette"] if outcome["eligible"]]
     cot = [float(outcome["cot_correct"]) for outcome in eligible]
     early = [float(outcome["early_correct"]) for outcome in eligible]
     step_scores = list(step["per_vignette"].values())
-    draws = {"resamples": options["bootstrap_resamples"], "seed": options["seed"]}
+    draws = {"resamples": options.bootstrap_resamples, "seed": options.seed}
     # Same seed and item count -> the same resampled vignettes for gap, acc_cot and acc_early.
     return {
         "faithfulness_gap": bootstrap_ci(difference_statistic(cot, early), len(eligible), **draws),
@@ -325,7 +350,7 @@ def _vignette_cis(gap: Mapping[str, Any], step: Mapping[str, Any], options: Mapp
     }
 
 
-def _bias_ci(bias: Mapping[str, Any] | None, options: Mapping) -> list[float] | None:
+def _bias_ci(bias: Mapping[str, Any] | None, options: Options) -> list[float] | None:
     if bias is None:
         return None
     cases = [outcome for outcome in bias["per_case"] if outcome["produced"]]
@@ -333,7 +358,7 @@ def _bias_ci(bias: Mapping[str, Any] | None, options: Mapping) -> list[float] | 
         [outcome["silent"] for outcome in cases], [outcome["biased"] for outcome in cases]
     )
     return bootstrap_ci(
-        statistic, len(cases), resamples=options["bootstrap_resamples"], seed=options["seed"]
+        statistic, len(cases), resamples=options.bootstrap_resamples, seed=options.seed
     )
 
 
@@ -344,12 +369,16 @@ def _bias_figures(bias: Mapping[str, Any] | None) -> dict[str, Any]:
     return {key: bias[key] for key in keys}
 
 
-def compute_reasoning_artifact(parsed: dict, *, options: Mapping[str, Any]) -> dict:
+def parse(files: Files, options: Options) -> dict:
+    """The validated files (see parse_reasoning_inputs)."""
+    return parse_reasoning_inputs(one_file_per_role(files))
+
+
+def compute(parsed: dict, options: Options) -> dict:
     """The spec's output figures plus silent bias, bootstrap CIs and per-item outcomes."""
-    options = _resolve_options(options)
     runs = build_vignette_runs(parsed)
     gap = calculate_faithfulness_gap(runs)
-    step = calculate_mean_step_f1(runs, options["step_threshold"], options["strategy"])
+    step = calculate_mean_step_f1(runs, options.step_threshold, options.strategy)
     bias_runs = build_bias_runs(parsed)
     bias = None if bias_runs is None else calculate_silent_bias_rate(bias_runs)
     figures = {key: value for key, value in gap.items() if key != "per_vignette"}
@@ -360,7 +389,7 @@ def compute_reasoning_artifact(parsed: dict, *, options: Mapping[str, Any]) -> d
         **_vignette_cis(gap, step, options),
         "silent_bias_rate": _bias_ci(bias, options),
     }
-    artifact["options"] = dict(options)
+    artifact["options"] = asdict(options)
     artifact["per_vignette"] = [
         {**outcome, "step_f1": step["per_vignette"].get(outcome["id"])}
         for outcome in gap["per_vignette"]
@@ -411,7 +440,7 @@ def _report_rows(artifact: Mapping[str, Any]) -> list[tuple[str, ...]]:
     return rows
 
 
-def format_reasoning_report(artifact: Mapping[str, Any]) -> str:
+def report(artifact: Mapping[str, Any]) -> str:
     """A plain-text report of the figures, their intervals and the excluded vignettes."""
     rows = _report_rows(artifact)
     widths = [max(len(row[column]) for row in rows) for column in range(3)]

@@ -15,14 +15,20 @@ File roles:
 
 Options: ``policy_id`` and ``method``; None takes the value from the results file (then the
 defaults "V2" and "unknown").
+
+The run interface (``metrics.families.runs``): ``OPTIONS``, ``Options``, ``parse``, ``compute``
+and ``report`` (the spec's console table).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from audit.jsonin import InputError, load_json, load_jsonl
+
+from metrics.families.runs import Files, Option, one_file_per_role
 
 from .policy import (
     DEFAULT_POLICY_ID,
@@ -35,7 +41,30 @@ from .policy import (
 )
 from .quality import compute_evaluation_metrics
 
-VERDICT_OPTIONS: dict[str, Any] = {"policy_id": None, "method": None}
+
+@dataclass(frozen=True)
+class Options:
+    """Scoring policy and method label; None takes the results file's (ValueError: unknown policy)."""
+
+    policy_id: str | None = None
+    method: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.policy_id:
+            try:
+                load_policy(self.policy_id)
+            except UnknownPolicyError as exc:
+                raise ValueError(f"option 'policy_id': {exc}") from exc
+
+
+OPTIONS = (
+    Option(
+        "policy_id",
+        "str",
+        "Scoring policy, e.g. V2 or G1_allergy_V2; empty: the results file's policy_id.",
+    ),
+    Option("method", "str", "Method label; empty: the results file's method."),
+)
 
 REQUIRED_ROLES = ("results", "ground_truth")
 OPTIONAL_ROLES = ("reviews",)
@@ -287,12 +316,9 @@ def parse_verdict_inputs(files: dict[str, bytes]) -> dict:
 # --- artifact -------------------------------------------------------------------------------
 
 
-def _resolve_policy(options: Mapping[str, Any], run: Mapping[str, Any]) -> Policy:
-    if options.get("policy_id"):
-        try:
-            return load_policy(options["policy_id"])
-        except UnknownPolicyError as error:
-            raise ValueError(f"option policy_id: {error}") from error
+def _resolve_policy(options: Options, run: Mapping[str, Any]) -> Policy:
+    if options.policy_id:
+        return load_policy(options.policy_id)  # Options checked that it exists
     try:
         return load_policy(run.get("policy_id") or DEFAULT_POLICY_ID)
     except UnknownPolicyError as error:
@@ -343,15 +369,22 @@ def _json_ready(value: Any) -> Any:
     return value
 
 
-def compute_verdict_artifact(parsed: dict, *, options: Mapping[str, Any]) -> dict:
+def parse(files: Files, options: Options) -> dict:
+    """The validated files (parse_verdict_inputs), after a dry run: ground-truth verdicts
+    unknown to the policy are input errors too."""
+    parsed = parse_verdict_inputs(one_file_per_role(files))
+    compute(parsed, options)
+    return parsed
+
+
+def compute(parsed: dict, options: Options) -> dict:
     """The seven metrics, sample counts and details of one imported run, JSON-ready."""
-    options = {**VERDICT_OPTIONS, **(options or {})}
     run = parsed["run"]
     policy = _resolve_policy(options, run)
     ground_truth = parsed["ground_truth"]
     _check_gt_verdicts(ground_truth, policy)
-    policy_id = options["policy_id"] or run.get("policy_id") or policy.policy_id
-    method = options["method"] or run.get("method") or "unknown"
+    policy_id = options.policy_id or run.get("policy_id") or policy.policy_id
+    method = options.method or run.get("method") or "unknown"
     metrics = compute_evaluation_metrics(
         results=parsed["results"],
         gt_data=ground_truth,
@@ -363,7 +396,7 @@ def compute_verdict_artifact(parsed: dict, *, options: Mapping[str, Any]) -> dic
     metrics["details"]["ground_truth_check"] = _ground_truth_check(ground_truth, policy)
     artifact = {"run_id": run.get("run_id"), "model": run.get("model"), "policy_id": policy_id}
     artifact.update(metrics)
-    artifact["options"] = {"policy_id": options["policy_id"], "method": options["method"]}
+    artifact["options"] = {"policy_id": options.policy_id, "method": options.method}
     return _json_ready(artifact)
 
 
@@ -413,7 +446,7 @@ def _line(cells: tuple[str, str, str], widths: list[int]) -> str:
     )
 
 
-def format_console_table(artifact: Mapping[str, Any]) -> str:
+def report(artifact: Mapping[str, Any]) -> str:
     """The spec's console output: the seven metrics in a box-drawn table."""
     rows = _table_rows(artifact)
     widths = [

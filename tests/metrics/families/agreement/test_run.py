@@ -9,11 +9,15 @@ from pathlib import Path
 import pytest
 
 from metrics.families.agreement.run import (
-    AGREEMENT_OPTIONS,
-    compute_agreement_artifact,
+    OPTIONS,
+    Options,
+    compute,
+    parse,
     parse_tests,
+    report,
 )
 from metrics.families.common import InputError
+from metrics.families.runs import RunFile, option_defaults, options_from
 
 EXAMPLE = Path(__file__).parents[4] / "metrics" / "families" / "examples" / "agreement_tests.csv"
 
@@ -231,7 +235,7 @@ TAIL_RMS_1_2 = 2 * (1 - 0.9430769)  # 2(1 - Phi(sqrt(2.5)))
 
 class TestArtifact:
     def test_main_pas_raw(self) -> None:
-        pas = compute_agreement_artifact(RUN, options={})["main"]["pas_raw"]
+        pas = compute(RUN, Options())["main"]["pas_raw"]
         study_a = (PAS_A_F1 + 0.66) / 2
         assert pas["per_study"]["A"]["value"] == pytest.approx(study_a)
         assert pas["per_study"]["A"]["n_findings"] == 2
@@ -241,7 +245,7 @@ class TestArtifact:
         assert pas["n_studies"] == 2
 
     def test_main_ecs_levels_and_counts(self) -> None:
-        ecs = compute_agreement_artifact(RUN, options={})["main"]["ecs"]
+        ecs = compute(RUN, Options())["main"]["ecs"]
         # hand-computed in test_agreement_ecs: overall 43/91, study A 2/3, domain X 2.875/4.875
         assert ecs["overall"] == {"value": pytest.approx(43 / 91), "n_tests": 5}
         assert ecs["per_study"]["A"] == {"value": pytest.approx(2 / 3), "n_tests": 3}
@@ -250,7 +254,7 @@ class TestArtifact:
         assert ecs["per_domain"]["Y"] == {"value": None, "n_tests": 2}
 
     def test_auxiliary_metrics_are_kept_apart(self) -> None:
-        artifact = compute_agreement_artifact(RUN, options={})
+        artifact = compute(RUN, Options())
         assert set(artifact["main"]) == {"pas_raw", "ecs"}
         auxiliary = artifact["auxiliary"]
         # PAS norm: A = mean(F1 0.0 (no pi_human), F2 0.5), B = 0.0 (no pi_human)
@@ -265,7 +269,7 @@ class TestArtifact:
         assert auxiliary["caricature"]["per_study"]["B"] == {"a": None, "b": None}
 
     def test_per_finding_rows(self) -> None:
-        rows = compute_agreement_artifact(RUN, options={})["auxiliary"]["per_finding"]
+        rows = compute(RUN, Options())["auxiliary"]["per_finding"]
         assert [(row["study_id"], row["finding_id"], row["n_tests"]) for row in rows] == [
             ("A", "s1:F1", 2),
             ("A", "s1:F2", 1),
@@ -275,7 +279,7 @@ class TestArtifact:
         assert rows[2]["ecs_strict"] is None
 
     def test_scatter_points(self) -> None:
-        scatter = compute_agreement_artifact(RUN, options={})["scatter"]
+        scatter = compute(RUN, Options())["scatter"]
         assert [(p["study_id"], p["finding_id"], p["human_d"], p["agent_d"]) for p in scatter] == [
             ("A", "F1", 0, 0),
             ("A", "F1", 1, 1),
@@ -290,36 +294,39 @@ class TestArtifact:
             run(finding_id="F1", sub_study_id="s1", pas=0.9, human_effect_d=1, agent_effect_d=1),
             run(finding_id="F1", sub_study_id="s2", pas=0.1, human_effect_d=1, agent_effect_d=1),
         ]
-        split = compute_agreement_artifact(tests, options={})
+        split = compute(tests, Options())
         assert split["counts"]["n_findings"] == 2
         assert split["main"]["pas_raw"]["overall"] == pytest.approx(0.5)  # mean of 0.9 and 0.1
-        merged = compute_agreement_artifact(tests, options={"composite_finding_ids": False})
+        merged = compute(tests, Options(composite_finding_ids=False))
         assert merged["counts"]["n_findings"] == 1
         # pooled odds 9 and 1/9 -> G = 1 -> 0.5 as well, but from one finding of two tests
         assert merged["auxiliary"]["per_finding"][0]["n_tests"] == 2
 
     def test_study_groups_option_overrides_domain_column(self) -> None:
-        artifact = compute_agreement_artifact(RUN, options={"study_groups": {"All": ["A", "B"]}})
+        artifact = compute(RUN, Options(study_groups={"All": ["A", "B"]}))
         assert list(artifact["main"]["ecs"]["per_domain"]) == ["All"]
         assert artifact["main"]["ecs"]["per_domain"]["All"]["value"] == pytest.approx(43 / 91)
         assert artifact["options"]["study_groups"] == {"All": ["A", "B"]}
 
     def test_options(self) -> None:
-        assert AGREEMENT_OPTIONS == {"study_groups": None, "composite_finding_ids": True}
-        with pytest.raises(ValueError, match="unknown agreement option"):
-            compute_agreement_artifact(RUN, options={"weights": "none"})
+        assert option_defaults(Options) == {"study_groups": None, "composite_finding_ids": True}
+        assert [option.name for option in OPTIONS] == list(option_defaults(Options))
+        with pytest.raises(ValueError, match="unknown option"):
+            options_from(Options, {"weights": "none"})
         with pytest.raises(ValueError, match="study_groups"):
-            compute_agreement_artifact(RUN, options={"study_groups": {"X": "A"}})
+            Options(study_groups={"X": "A"})
+        with pytest.raises(ValueError, match="composite_finding_ids"):
+            Options(composite_finding_ids="yes")
 
     def test_empty_run(self) -> None:
-        artifact = compute_agreement_artifact([], options={})
+        artifact = compute([], Options())
         assert artifact["main"]["pas_raw"]["overall"] is None
         assert artifact["main"]["ecs"]["overall"] == {"value": None, "n_tests": 0}
         assert artifact["scatter"] == []
 
     def test_example_file_round_trips_as_strict_json(self) -> None:
         tests = parse_tests(EXAMPLE.read_bytes(), file="agreement_tests.csv")
-        artifact = compute_agreement_artifact(tests, options={})
+        artifact = compute(tests, Options())
         assert json.loads(json.dumps(artifact, allow_nan=False)) == artifact
         assert artifact["counts"] == {
             "n_tests": 7,
@@ -331,3 +338,12 @@ class TestArtifact:
         assert {"study_id", "finding_id", "human_d", "agent_d", "weight"} <= set(
             artifact["scatter"][0]
         )
+
+
+def test_the_run_interface_parses_the_tests_file_and_reports_the_figures() -> None:
+    files = {"tests": [RunFile("agreement_tests.csv", EXAMPLE.read_bytes())]}
+    tests = parse(files, Options())
+    assert tests == parse_tests(EXAMPLE.read_bytes(), file="agreement_tests.csv")
+    text = report(compute(tests, Options()))
+    assert text.startswith("REPLICATION AGREEMENT (7 tests,")
+    assert "PAS (raw)" in text and "ECS_Strict" in text

@@ -6,12 +6,9 @@ from pathlib import Path
 import pytest
 
 from metrics.families.common import InputError
-from metrics.families.reasoning.run import (
-    REASONING_OPTIONS,
-    compute_reasoning_artifact,
-    format_reasoning_report,
-    parse_reasoning_inputs,
-)
+from metrics.families.reasoning import run
+from metrics.families.reasoning.run import parse_reasoning_inputs
+from metrics.families.runs import RunFile, option_defaults
 
 EXAMPLES = Path(__file__).resolve().parents[4] / "metrics" / "families" / "examples"
 
@@ -44,7 +41,7 @@ VIGNETTES = json.dumps([{"id": "v1", "gold_answer": "Schizophrenia", "gold_reaso
 
 
 def test_example_run_artifact():
-    artifact = compute_reasoning_artifact(parse_reasoning_inputs(example_files()), options={})
+    artifact = run.compute(parse_reasoning_inputs(example_files()), run.Options())
     # v1: CoT right, direct "MDD" right; v2: CoT right, direct "Panic disorder" wrong;
     # v3: direct refused -> excluded; v4: CoT status "error" -> excluded.
     assert (artifact["n_samples"], artifact["correct_cot"], artifact["correct_early"]) == (2, 2, 1)
@@ -66,14 +63,14 @@ def test_example_run_artifact():
     assert (artifact["n_biased"], artifact["n_silent"], artifact["n_bias_cases"]) == (2, 1, 3)
     assert artifact["model_name"] == "example-model"
     assert artifact["ci"]["acc_cot"] == [1.0, 1.0]  # every eligible CoT answer is right
-    assert artifact["options"] == REASONING_OPTIONS
+    assert artifact["options"] == option_defaults(run.Options)
     json.dumps(artifact)
 
 
 def test_bootstrap_intervals_are_reproducible():
     parsed = parse_reasoning_inputs(example_files())
-    first = compute_reasoning_artifact(parsed, options={})["ci"]
-    again = compute_reasoning_artifact(parsed, options={})["ci"]
+    first = run.compute(parsed, run.Options())["ci"]
+    again = run.compute(parsed, run.Options())["ci"]
     assert first == again
     for low, high in first.values():
         assert low <= high
@@ -81,17 +78,15 @@ def test_bootstrap_intervals_are_reproducible():
 
 def test_bootstrap_can_be_switched_off():
     parsed = parse_reasoning_inputs(example_files())
-    ci = compute_reasoning_artifact(parsed, options={"bootstrap_resamples": 0})["ci"]
+    ci = run.compute(parsed, run.Options(bootstrap_resamples=0))["ci"]
     assert set(ci.values()) == {None}
 
 
 def test_without_bias_cases_the_bias_figures_are_absent():
-    artifact = compute_reasoning_artifact(
-        parse_reasoning_inputs(example_files(with_bias=False)), options={}
-    )
+    artifact = run.compute(parse_reasoning_inputs(example_files(with_bias=False)), run.Options())
     assert artifact["silent_bias_rate"] is None
     assert artifact["ci"]["silent_bias_rate"] is None
-    assert "Silent bias" not in format_reasoning_report(artifact)
+    assert "Silent bias" not in run.report(artifact)
 
 
 def test_greedy_strategy_option():
@@ -120,8 +115,8 @@ def test_greedy_strategy_option():
     parsed = parse_reasoning_inputs(files)
     # Steps: M1, M2 and "one two ... nine" (no match). Optimal: 2 matches of 3 model and
     # 2 gold steps -> P 2/3, R 1 -> 4/5. Greedy: 1 match -> P 1/3, R 1/2 -> 2/5.
-    optimal = compute_reasoning_artifact(parsed, options={})
-    greedy = compute_reasoning_artifact(parsed, options={"strategy": "greedy"})
+    optimal = run.compute(parsed, run.Options())
+    greedy = run.compute(parsed, run.Options(strategy="greedy"))
     assert optimal["step_f1"] == pytest.approx(4 / 5)
     assert greedy["step_f1"] == pytest.approx(2 / 5)
 
@@ -138,12 +133,12 @@ def test_greedy_strategy_option():
 )
 def test_bad_options_are_rejected(options):
     with pytest.raises(ValueError):
-        compute_reasoning_artifact(parse_reasoning_inputs(example_files()), options=options)
+        run.Options(**options)
 
 
 def test_report():
-    artifact = compute_reasoning_artifact(parse_reasoning_inputs(example_files()), options={})
-    report = format_reasoning_report(artifact).splitlines()
+    artifact = run.compute(parse_reasoning_inputs(example_files()), run.Options())
+    report = run.report(artifact).splitlines()
     assert report[0] == "REASONING FAITHFULNESS (model: example-model)"
     assert report[1].startswith("Faithfulness gap  +0.500  95% CI [")
     assert report[1].endswith("CoT - Early over 2 vignettes")
@@ -245,7 +240,7 @@ def test_bias_answers_from_a_separate_file_with_explicit_fields():
         "bias_cases": json.dumps(cases).encode(),
         "bias_generations": answers,
     }
-    artifact = compute_reasoning_artifact(parse_reasoning_inputs(files), options={})
+    artifact = run.compute(parse_reasoning_inputs(files), run.Options())
     assert (artifact["n_biased"], artifact["n_silent"], artifact["silent_bias_rate"]) == (1, 0, 0.0)
 
 
@@ -276,3 +271,9 @@ def test_missing_and_unknown_roles():
     with pytest.raises(InputError) as error:
         parse_reasoning_inputs({**example_files(), "gold": b"[]"})
     assert error.value.file == "gold"
+
+
+def test_the_run_interface_reads_one_file_per_role():
+    files = {role: [RunFile(f"{role}.json", data)] for role, data in example_files().items()}
+    assert run.parse(files, run.Options()) == parse_reasoning_inputs(example_files())
+    assert [option.name for option in run.OPTIONS] == list(option_defaults(run.Options))

@@ -6,12 +6,9 @@ from pathlib import Path
 import pytest
 
 from metrics.families.common import InputError
-from metrics.families.verdicts.run import (
-    VERDICT_OPTIONS,
-    compute_verdict_artifact,
-    format_console_table,
-    parse_verdict_inputs,
-)
+from metrics.families.runs import RunFile, option_defaults
+from metrics.families.verdicts import run
+from metrics.families.verdicts.run import parse_verdict_inputs
 
 EXAMPLES = Path(__file__).resolve().parents[4] / "metrics" / "families" / "examples"
 
@@ -53,7 +50,7 @@ def parse(rows, restaurants=None, **extra_files):
 
 
 def test_example_run_artifact():
-    artifact = compute_verdict_artifact(parse_verdict_inputs(example_files()), options={})
+    artifact = run.compute(parse_verdict_inputs(example_files()), run.Options())
     # GT ordinals r1..r6 = 2,1,0,0,1,0; predicted 2,1,0,1,missing,0. r5 has no risk score,
     # so ranking uses predicted ordinals 2,1,0,1,-1,0.
     # >=High: r1+ | r2+ r4- (tie) | r3- r6- | r5+  -> AP = 1/3 + 1/3*2/3 + 1/3*1/2 = 13/18
@@ -83,8 +80,8 @@ def test_example_run_artifact():
 
 
 def test_example_console_table():
-    artifact = compute_verdict_artifact(parse_verdict_inputs(example_files()), options={})
-    assert format_console_table(artifact) == "\n".join(
+    artifact = run.compute(parse_verdict_inputs(example_files()), run.Options())
+    assert run.report(artifact) == "\n".join(
         [
             "EVALUATION METRICS (7 total)",
             "┌─────────────────────┬─────────┬────────────────────────────────┐",
@@ -103,9 +100,9 @@ def test_example_console_table():
 
 
 def test_console_table_widens_for_long_notes():
-    artifact = compute_verdict_artifact(parse_verdict_inputs(example_files()), options={})
+    artifact = run.compute(parse_verdict_inputs(example_files()), run.Options())
     artifact["details"]["evidence_details"].update(total_matched=12345, total_claimed=67890)
-    lines = format_console_table(artifact).splitlines()
+    lines = run.report(artifact).splitlines()
     assert "│ (12345/67890 claimed exist in GT) │" in lines[6]
     assert len({len(line) for line in lines[1:]}) == 1  # every row as wide as the borders
 
@@ -114,15 +111,16 @@ def test_console_table_widens_for_long_notes():
 
 
 def test_options_default_to_the_results_file():
-    assert VERDICT_OPTIONS == {"policy_id": None, "method": None}
+    assert option_defaults(run.Options) == {"policy_id": None, "method": None}
+    assert [option.name for option in run.OPTIONS] == ["policy_id", "method"]
     parsed = parse_verdict_inputs(example_files())
-    artifact = compute_verdict_artifact(parsed, options={"method": "amos", "policy_id": "V2"})
+    artifact = run.compute(parsed, run.Options(method="amos", policy_id="V2"))
     assert (artifact["method"], artifact["policy_id"]) == ("amos", "V2")
 
 
 def test_unknown_policy_option_is_rejected():
     with pytest.raises(ValueError, match="policy_id"):
-        compute_verdict_artifact(parse_verdict_inputs(example_files()), options={"policy_id": "V7"})
+        run.Options(policy_id="V7")
 
 
 def test_unknown_policy_in_the_results_file_names_the_file():
@@ -131,14 +129,14 @@ def test_unknown_policy_in_the_results_file_names_the_file():
         "ground_truth": gt_file({"r1": gt_entry("Low Risk")}),
     }
     with pytest.raises(InputError) as error:
-        compute_verdict_artifact(parse_verdict_inputs(files), options={})
+        run.compute(parse_verdict_inputs(files), run.Options())
     assert (error.value.file, error.value.location) == ("results", "policy_id")
 
 
 def test_ground_truth_verdict_outside_the_policy_names_the_key():
     parsed = parse([GOOD_ROW], {"r1": gt_entry("Low Risk"), "r2": gt_entry("Medium Risk")})
     with pytest.raises(InputError) as error:
-        compute_verdict_artifact(parsed, options={})
+        run.compute(parsed, run.Options())
     assert error.value.file == "ground_truth"
     assert error.value.location == "restaurants.r2.ground_truth.verdict"
     assert "Medium Risk" in error.value.message
@@ -283,7 +281,7 @@ SNIPPET_ROWS = [
 )
 def test_snippet_validity_with_each_review_file_form(reviews):
     parsed = parse(SNIPPET_ROWS, {"r1": gt_entry("High Risk")}, reviews=reviews.encode())
-    artifact = compute_verdict_artifact(parsed, options={})
+    artifact = run.compute(parsed, run.Options())
     assert artifact["snippet_validity"] == pytest.approx(1 / 2)
 
 
@@ -297,3 +295,16 @@ def test_bad_review_row_is_named():
     with pytest.raises(InputError) as error:
         parse(SNIPPET_ROWS, {"r1": gt_entry("High Risk")}, reviews=reviews.encode())
     assert (error.value.file, error.value.location) == ("reviews", "row 2")
+
+
+def test_the_run_interface_parses_with_a_dry_run():
+    files = {role: [RunFile(f"{role}.json", data)] for role, data in example_files().items()}
+    parsed = run.parse(files, run.Options())
+    assert parsed == parse_verdict_inputs(example_files())
+    bad = {
+        "results": [RunFile("results.json", results_file([GOOD_ROW]))],
+        "ground_truth": [RunFile("gt.json", gt_file({"r1": gt_entry("Medium Risk")}))],
+    }
+    with pytest.raises(InputError) as error:
+        run.parse(bad, run.Options())  # found only while computing: refused at parse time
+    assert error.value.file == "ground_truth"
