@@ -16,6 +16,8 @@ from typing import Any
 from django.core.exceptions import ValidationError
 
 from audit.jsonin import JsonInputError, parse_json
+from metrics.families.runs import Option as OptionSpec
+from metrics.families.runs import RunFile
 
 TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
 FALSE_WORDS = frozenset({"false", "0", "no", "off"})
@@ -35,16 +37,9 @@ class UnknownFamilyError(ValidationError):
         super().__init__(f"unknown metric family {name!r}; known: {', '.join(known)}")
 
 
-@dataclass(frozen=True)
-class InputFile:
-    """One uploaded (or read) input file: its original name and its bytes."""
-
-    name: str
-    data: bytes
-
-    @property
-    def size(self) -> int:
-        return len(self.data)
+# One uploaded (or read) input file: its original name and its bytes.
+InputFile = RunFile
+Files = Mapping[str, Sequence[RunFile]]
 
 
 @dataclass(frozen=True)
@@ -66,16 +61,12 @@ class FileRole:
 
 
 @dataclass(frozen=True)
-class Option:
-    """A family option. `kind`: str, int, float, bool, choice, str_list, float_list, mapping."""
+class Option(OptionSpec):
+    """A family option as the registry offers it: the family's declaration (kind: str, int,
+    float, bool, choice, str_list, float_list, mapping) with its default, coerced from JSON
+    or text."""
 
-    name: str
-    kind: str
     default: Any = None
-    help: str = ""
-    choices: tuple[str, ...] = ()
-    minimum: float | None = None
-    maximum: float | None = None
 
     def coerce(self, value: Any) -> Any:
         """The typed value (from JSON or from text such as a form field or `key=value`);

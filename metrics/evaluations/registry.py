@@ -4,8 +4,8 @@ An entry declares everything the upload page, the API, the management commands a
 need: the family's name and label, its input file roles (format, example file), its options
 (type, default, allowed values), the parse-and-validate function, the compute function, the
 card template (``metrics/cards/family_<name>.html``) and the function turning an artifact into
-that card's context. Adding a family is adding one entry to `FAMILIES`, with its adapter
-functions (`metrics.evaluations.adapters`) and card context (`metrics.evaluations.cards`).
+that card's context. Adding a family is adding one entry to `FAMILIES`, with its ``run.py``
+(declared in `metrics.evaluations.adapters`) and card context (`metrics.evaluations.cards`).
 
 Parse functions take ``{role: [InputFile, ...]}`` and the resolved options and raise
 ``InputError(file, location, message)`` for a bad file; compute functions take what parse
@@ -62,12 +62,12 @@ FAMILIES: dict[str, Family] = {
                     help="reproduce_results.py output; two files for a paired comparison.",
                 ),
             ),
-            options=adapters.SELECTIVE_REGISTRY_OPTIONS,
-            parse=adapters.selective_parse,
-            compute=adapters.selective_compute,
+            options=adapters.SELECTIVE.options,
+            parse=adapters.SELECTIVE.parse,
+            compute=adapters.SELECTIVE.compute,
             card_context=cards.selective_card,
-            check_options=adapters.selective_check_options,
-            report=adapters.selective_report,
+            check_options=adapters.SELECTIVE.check_options,
+            report=adapters.SELECTIVE.report,
             pairable=True,
         ),
         Family(
@@ -87,12 +87,12 @@ FAMILIES: dict[str, Family] = {
                     help="detailed_stats.csv columns (Study_ID, Finding_ID, …) or JSON rows.",
                 ),
             ),
-            options=adapters.AGREEMENT_REGISTRY_OPTIONS,
-            parse=adapters.agreement_parse,
-            compute=adapters.agreement_compute,
+            options=adapters.AGREEMENT.options,
+            parse=adapters.AGREEMENT.parse,
+            compute=adapters.AGREEMENT.compute,
             card_context=cards.agreement_card,
-            check_options=adapters.agreement_check_options,
-            report=adapters.agreement_report,
+            check_options=adapters.AGREEMENT.check_options,
+            report=adapters.AGREEMENT.report,
         ),
         Family(
             name="verdicts",
@@ -125,12 +125,12 @@ FAMILIES: dict[str, Family] = {
                     help="Optional: review texts, for snippet validity.",
                 ),
             ),
-            options=adapters.VERDICT_REGISTRY_OPTIONS,
-            parse=adapters.verdicts_parse,
-            compute=adapters.verdicts_compute,
+            options=adapters.VERDICTS.options,
+            parse=adapters.VERDICTS.parse,
+            compute=adapters.VERDICTS.compute,
             card_context=cards.verdicts_card,
-            check_options=adapters.verdicts_check_options,
-            report=adapters.verdicts_report,
+            check_options=adapters.VERDICTS.check_options,
+            report=adapters.VERDICTS.report,
         ),
         Family(
             name="reasoning",
@@ -170,12 +170,12 @@ FAMILIES: dict[str, Family] = {
                     help="Optional: answers to the bias cases (or 'bias' rows in generations).",
                 ),
             ),
-            options=adapters.REASONING_REGISTRY_OPTIONS,
-            parse=adapters.reasoning_parse,
-            compute=adapters.reasoning_compute,
+            options=adapters.REASONING.options,
+            parse=adapters.REASONING.parse,
+            compute=adapters.REASONING.compute,
             card_context=cards.reasoning_card,
-            check_options=adapters.reasoning_check_options,
-            report=adapters.reasoning_report,
+            check_options=adapters.REASONING.check_options,
+            report=adapters.REASONING.report,
         ),
     )
 }

@@ -66,7 +66,7 @@ class Option:
 def options_from(cls: type[T], values: Mapping[str, Any] | None) -> T:
     """``cls(**values)``, refusing names ``cls`` does not have (ValueError names them)."""
     values = dict(values or {})
-    known = {field.name for field in fields(cls)}  # type: ignore[arg-type]
+    known = {field.name for field in fields(cls) if field.init}  # type: ignore[arg-type]
     unknown = sorted(set(values) - known)
     if unknown:
         raise ValueError(f"unknown option(s) {unknown}; known: {sorted(known)}")
@@ -77,6 +77,8 @@ def option_defaults(cls: type) -> dict[str, Any]:
     """Field name -> default of an ``Options`` dataclass (tuples as lists, as JSON has them)."""
     defaults = {}
     for field in fields(cls):
+        if not field.init:
+            continue  # derived from the options, not one of them
         value = field.default if field.default_factory is MISSING else field.default_factory()
         defaults[field.name] = list(value) if isinstance(value, tuple) else value
     return defaults

@@ -14,19 +14,24 @@ Run-output JSON (as written by the spec's `reproduce_results.py`):
 
 Participants with `success: false` are counted as failures and excluded from the metrics.
 The artifact follows the spec's schema, whose exact keys and nesting are those built by the
-SSOT script `evaluate_selective_prediction.py` (see `compute_selective_artifact`).
+SSOT script `evaluate_selective_prediction.py` (see `compute`).
+
+The run interface (``metrics.families.runs``): ``OPTIONS``, ``Options``, ``parse`` (one or two
+``run`` files, or one read in two modes), ``compute`` and ``report``.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from audit.jsonin import InputError, load_json
+
 from metrics.families.calibration import CalibrationArtifact
+from metrics.families.runs import Files, Option
 
 from .bootstrap import (
     BootstrapDeltaResult,
@@ -71,19 +76,6 @@ PHQ8_ITEMS = (
 MAX_ITEM_SCORE = 3
 SCHEMA_VERSION = "1"
 DEFAULT_COVERAGE_GRID = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
-
-# Option name -> default (the SSOT script's defaults). `mode` is consumed by parse_run.
-SELECTIVE_OPTIONS: dict[str, Any] = {
-    "mode": None,
-    "loss": "abs_norm",
-    "confidence_variants": ("llm", "total_evidence"),
-    "bootstrap_resamples": 10_000,
-    "seed": 42,
-    "coverage_grid": DEFAULT_COVERAGE_GRID,
-    "area_coverage": 0.5,
-    "intersection_only": False,
-    "calibration": None,
-}
 
 LOSS_DEFINITIONS = {"abs": "abs(pred - gt)", "abs_norm": "abs(pred - gt) / 3"}
 # Multiply a loss by this to get back raw score points.
@@ -353,23 +345,82 @@ class SelectiveSettings:
     calibration: CalibrationArtifact | None
 
 
-def resolve_options(options: Mapping[str, Any] | None) -> SelectiveSettings:
-    """Defaults filled in and every value checked (ValueError says which option)."""
-    unknown = sorted(set(options or {}) - set(SELECTIVE_OPTIONS))
-    if unknown:
-        raise ValueError(f"unknown option(s) {unknown}; known: {sorted(SELECTIVE_OPTIONS)}")
-    merged = {**SELECTIVE_OPTIONS, **(options or {})}
-    if merged["loss"] not in LOSS_DIVISORS:
-        raise ValueError(f"loss must be one of {sorted(LOSS_DIVISORS)}, got {merged['loss']!r}")
+@dataclass(frozen=True)
+class Options:
+    """The options of a selective-prediction run (the SSOT script's defaults).
+
+    Constructing one checks every value (ValueError says which option); ``settings`` holds
+    them parsed (confidence variants, coverages as floats).
+    """
+
+    mode: str | None = None  # experiment mode of the (first) run; read by parse
+    second_mode: str | None = None  # parse: with one file, read it again in this mode
+    loss: str = "abs_norm"
+    confidence_variants: Sequence[str] = ("llm", "total_evidence")
+    bootstrap_resamples: int = 10_000
+    seed: int = 42
+    coverage_grid: Sequence[float] = DEFAULT_COVERAGE_GRID
+    area_coverage: float = 0.5
+    intersection_only: bool = False
+    calibration: CalibrationArtifact | None = None
+    settings: SelectiveSettings = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "settings", resolve_options(self))
+
+
+MAX_RESAMPLES = 100_000
+
+OPTIONS = (
+    Option(
+        "mode",
+        "str",
+        "Experiment mode of the (first) run, e.g. few_shot; needed when a file holds several.",
+    ),
+    Option(
+        "second_mode",
+        "str",
+        "Mode of the second input; with one file, that file is read again in this mode and "
+        "the two modes are compared (paired deltas).",
+    ),
+    Option("loss", "choice", "Item loss.", choices=tuple(LOSS_DEFINITIONS)),
+    Option(
+        "confidence_variants",
+        "str_list",
+        "Confidence signals ranking the items (comma-separated), e.g. llm, token_msp, "
+        "secondary:llm+token_msp:average.",
+    ),
+    Option(
+        "bootstrap_resamples",
+        "int",
+        "Participant-level bootstrap resamples for the 95% CIs (0: no CIs).",
+        minimum=0,
+        maximum=MAX_RESAMPLES,
+    ),
+    Option("seed", "int", "Bootstrap seed.", minimum=0, maximum=2**32 - 1),
+    Option("coverage_grid", "float_list", "Coverages of the MAE@coverage table."),
+    Option(
+        "area_coverage", "float", "Coverage up to which the truncated AURC/AUGRC are integrated."
+    ),
+    Option(
+        "intersection_only", "bool", "Paired runs: compare only the participants both runs hold."
+    ),
+)
+
+
+def resolve_options(options: Options) -> SelectiveSettings:
+    """Every value of ``options`` checked and parsed (ValueError says which option)."""
+    if options.loss not in LOSS_DIVISORS:
+        raise ValueError(f"loss must be one of {sorted(LOSS_DIVISORS)}, got {options.loss!r}")
     settings = SelectiveSettings(
-        loss=merged["loss"],
-        variants=_variants(merged["confidence_variants"]),
-        n_resamples=_integer(merged["bootstrap_resamples"], "bootstrap_resamples", 0, None),
-        seed=_integer(merged["seed"], "seed", 0, 2**32 - 1),
-        coverage_grid=_coverages(merged["coverage_grid"]),
-        area_coverage=_coverage(merged["area_coverage"], "area_coverage"),
-        intersection_only=_flag(merged["intersection_only"], "intersection_only"),
-        calibration=_calibration(merged["calibration"]),
+        loss=options.loss,
+        variants=_variants(options.confidence_variants),
+        n_resamples=_integer(options.bootstrap_resamples, "bootstrap_resamples", 0, None),
+        seed=_integer(options.seed, "seed", 0, 2**32 - 1),
+        coverage_grid=_coverages(options.coverage_grid),
+        area_coverage=_coverage(options.area_coverage, "area_coverage"),
+        intersection_only=_flag(options.intersection_only, "intersection_only"),
+        calibration=_calibration(options.calibration),
     )
     for variant in settings.variants:
         check_calibration(variant, settings.calibration)
@@ -576,12 +627,25 @@ def variant_deltas(
 # --------------------------------------------------------------------------- artifact
 
 
-def compute_selective_artifact(
-    runs: Sequence[ParsedRun], *, options: Mapping[str, Any]
-) -> dict[str, Any]:
+def parse(files: Files, options: Options) -> list[ParsedRun]:
+    """The ``run`` file(s) in their modes, after a dry run without the bootstrap (the
+    signals the confidence variants need and the participant sets are checked now)."""
+    inputs = list(files["run"])
+    if len(inputs) == 1 and options.second_mode:
+        inputs = inputs * 2
+    modes = [options.mode, options.second_mode or options.mode]
+    runs = [
+        parse_run(item.data, file=item.name, mode=mode)
+        for item, mode in zip(inputs, modes, strict=False)
+    ]
+    compute(runs, replace(options, bootstrap_resamples=0))
+    return runs
+
+
+def compute(runs: Sequence[ParsedRun], options: Options) -> dict[str, Any]:
     """The metrics artifact of one run, or of two runs with their paired comparison
     (delta = right - left, i.e. runs[1] - runs[0])."""
-    settings = resolve_options(options)
+    settings = options.settings
     if len(runs) not in (1, 2):
         raise ValueError(f"expected one or two runs, got {len(runs)}")
     analysis_ids = _analysis_ids(runs, settings)
@@ -699,3 +763,37 @@ def _comparison(
             participants_failed_right=len(overlap & right.failed_ids),
         )
     return comparison
+
+
+def _ci_text(ci: Sequence[float] | None) -> str:
+    return f" [{ci[0]:.4f}, {ci[1]:.4f}]" if ci else ""
+
+
+def report(artifact: Mapping[str, Any]) -> str:
+    """Population, then AURC / AUGRC / Cmax per confidence variant (and paired deltas)."""
+    population = artifact["population"]
+    lines = [
+        f"SELECTIVE PREDICTION (loss {artifact['loss']['name']}; "
+        f"{population['participants_included']} participants, "
+        f"{population['participants_failed']} failed, {population['items_total']} items)"
+    ]
+    for name, block in artifact["confidence_variants"].items():
+        inputs = block if "input_0" in block else {"": block}
+        for key, metrics in inputs.items():
+            ci = (metrics.get("bootstrap") or {}).get("ci95", {})
+            label = f"{name} {key}".strip()
+            lines.append(
+                f"{label}: AURC {metrics['aurc_full']:.4f}{_ci_text(ci.get('aurc_full'))}  "
+                f"AUGRC {metrics['augrc_full']:.4f}{_ci_text(ci.get('augrc_full'))}  "
+                f"Cmax {metrics['cmax']:.4f}{_ci_text(ci.get('cmax'))}"
+            )
+    for name, deltas in (artifact["comparison"].get("deltas") or {}).items():
+        lines.append(
+            f"{name} delta (input_1 - input_0): "
+            + "  ".join(
+                f"{metric} {deltas[metric]['delta']:+.4f}{_ci_text(deltas[metric]['ci95'])}"
+                for metric in ("aurc_full", "augrc_full", "cmax")
+                if deltas[metric]["delta"] is not None
+            )
+        )
+    return "\n".join(lines)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,12 +13,16 @@ import pytest
 from metrics.families.bootstrap import SelectiveMetric, bootstrap_by_participant
 from metrics.families.calibration import CalibrationArtifact, TemperatureScalingCalibrator
 from metrics.families.common import InputError
+from metrics.families.runs import RunFile, option_defaults, options_from
 from metrics.families.selective import compute_aurc
 from metrics.families.selective.run import (
+    OPTIONS,
     PHQ8_ITEMS,
-    SELECTIVE_OPTIONS,
-    compute_selective_artifact,
+    Options,
+    compute,
+    parse,
     parse_run,
+    report,
     run_items,
 )
 
@@ -196,7 +201,7 @@ def test_missing_signal_names_file_participant_item_and_key() -> None:
 def tiny_artifact(**options: Any) -> dict:
     run = parse_run(encode(tiny_run()), file="tiny.json", mode=None)
     options = {"confidence_variants": ["llm"], "loss": "abs", "bootstrap_resamples": 200, **options}
-    return compute_selective_artifact([run], options=options)
+    return compute([run], options_from(Options, options))
 
 
 def test_artifact_has_the_spec_keys() -> None:
@@ -301,16 +306,12 @@ def test_one_entry_per_requested_variant() -> None:
     run = parse_run(EXAMPLE.read_bytes(), file="example.json", mode="few_shot")
     calibration = CalibrationArtifact("temperature_scaling", TemperatureScalingCalibrator(1.5))
     variants = ["llm", "token_pe", "verbalized_calibrated", "secondary:llm+consistency:product"]
-    artifact = compute_selective_artifact(
+    artifact = compute(
         [run],
-        options={
-            "confidence_variants": variants,
-            "calibration": calibration,
-            "bootstrap_resamples": 50,
-        },
+        Options(confidence_variants=variants, calibration=calibration, bootstrap_resamples=50),
     )
     assert list(artifact["confidence_variants"]) == variants
-    assert artifact["loss"]["name"] == SELECTIVE_OPTIONS["loss"]
+    assert artifact["loss"]["name"] == Options().loss
 
 
 def test_paired_artifact_compares_right_minus_left() -> None:
@@ -318,7 +319,7 @@ def test_paired_artifact_compares_right_minus_left() -> None:
     left = parse_run(data, file="example.json", mode="zero_shot")
     right = parse_run(data, file="example.json", mode="few_shot")
     options = {"confidence_variants": ["llm"], "bootstrap_resamples": 100, "loss": "abs"}
-    artifact = compute_selective_artifact([left, right], options=options)
+    artifact = compute([left, right], options_from(Options, options))
     variant = artifact["confidence_variants"]["llm"]
     assert set(variant) == {"input_0", "input_1"}
     # Participant 303 failed on the left, so both sides cover 300, 301, 302, 304.
@@ -340,7 +341,7 @@ def test_paired_artifact_compares_right_minus_left() -> None:
     assert population["participants_failed"] == 1
     assert set(population["items_predicted"]) == {"input_0", "input_1"}
     assert set(artifact["comparison"]["deltas"]["llm"]["mae_at_coverage"]) == {
-        f"{c:.2f}" for c in SELECTIVE_OPTIONS["coverage_grid"]
+        f"{c:.2f}" for c in Options().coverage_grid
     }
     json.dumps(artifact, allow_nan=False)
 
@@ -352,11 +353,9 @@ def test_paired_runs_with_different_participants_need_intersection_only() -> Non
     other = parse_run(encode(document), file="right.json", mode=None)
     options = {"confidence_variants": ["llm"], "bootstrap_resamples": 20}
     with pytest.raises(InputError, match="intersection_only") as raised:
-        compute_selective_artifact([run, other], options=options)
+        compute([run, other], options_from(Options, options))
     assert raised.value.file == "right.json"
-    artifact = compute_selective_artifact(
-        [run, other], options={**options, "intersection_only": True}
-    )
+    artifact = compute([run, other], options_from(Options, {**options, "intersection_only": True}))
     assert artifact["comparison"]["participants_left_only"] == 1
     assert artifact["population"]["participants_included"] == 2
 
@@ -379,13 +378,13 @@ def test_paired_runs_with_different_participants_need_intersection_only() -> Non
 def test_bad_options_are_value_errors(options: dict, message: str) -> None:
     run = parse_run(encode(tiny_run()), file="tiny.json", mode=None)
     with pytest.raises(ValueError, match=message):
-        compute_selective_artifact([run], options=options)
+        compute([run], options_from(Options, options))
 
 
 def test_missing_signal_for_a_requested_variant_is_an_input_error() -> None:
     run = parse_run(encode(tiny_run()), file="tiny.json", mode=None)
     with pytest.raises(InputError, match="consistency_modal_confidence"):
-        compute_selective_artifact([run], options={"confidence_variants": ["consistency"]})
+        compute([run], Options(confidence_variants=["consistency"]))
 
 
 def test_a_run_without_successful_participants_is_an_input_error() -> None:
@@ -393,4 +392,30 @@ def test_a_run_without_successful_participants_is_an_input_error() -> None:
     document["experiments"][0]["results"]["results"] = [{"participant_id": 9, "success": False}]
     run = parse_run(encode(document), file="tiny.json", mode=None)
     with pytest.raises(InputError, match="no participant"):
-        compute_selective_artifact([run], options={})
+        compute([run], Options())
+
+
+def test_the_run_interface_reads_one_file_in_two_modes_for_a_paired_run() -> None:
+    files = {"run": [RunFile("example.json", EXAMPLE.read_bytes())]}
+    options = Options(mode="zero_shot", second_mode="few_shot", confidence_variants=["llm"])
+    left, right = parse(files, options)
+    assert (left.mode, right.mode) == ("zero_shot", "few_shot")
+    artifact = compute([left, right], replace(options, bootstrap_resamples=20))
+    text = report(artifact)
+    assert text.startswith("SELECTIVE PREDICTION (loss abs_norm; 4 participants")
+    assert "llm delta (input_1 - input_0): aurc_full" in text
+
+
+def test_parse_refuses_what_only_computing_finds() -> None:
+    files = {"run": [RunFile("tiny.json", encode(tiny_run()))]}
+    with pytest.raises(InputError, match="consistency_modal_confidence"):
+        parse(files, Options(confidence_variants=["consistency"]))
+
+
+def test_options_declare_every_asked_option_with_its_default() -> None:
+    defaults = option_defaults(Options)
+    assert [option.name for option in OPTIONS] == [
+        name for name in defaults if name != "calibration"
+    ]
+    assert defaults["confidence_variants"] == ["llm", "total_evidence"]
+    assert defaults["bootstrap_resamples"] == 10_000
