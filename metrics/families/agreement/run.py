@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from audit.jsonin import InputError, load_json
-
 from metrics.families.agreement import (
     aggregate_study_ecs_strict,
     aggregate_study_pas,

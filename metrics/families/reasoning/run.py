@@ -23,7 +23,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from audit.jsonin import InputError, load_json, load_jsonl
-
 from metrics.families.runs import Files, Option, one_file_per_role
 
 from .faithfulness import (

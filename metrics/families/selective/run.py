@@ -29,7 +29,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from audit.jsonin import InputError, load_json
-
 from metrics.families.calibration import CalibrationArtifact
 from metrics.families.runs import Files, Option
 

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from audit.jsonin import InputError, load_json, load_jsonl
-
 from metrics.families.runs import Files, Option, one_file_per_role
 
 from .policy import (
