@@ -67,7 +67,7 @@ class JointSearch(PeopleSearch):
     ):
         super().__init__(ai, gt, settings)
         self.events, self.pair_bonds = events, pair_bonds
-        self.linked = _linked_people(events[0].items, pair_bonds[0].items)
+        self._linked: set[Any] | None = None  # read only when a contest needs it
         # (events, pair bonds) matchings per people assignment already scored.
         self._scored: dict[tuple[Pair, ...], tuple[Matching, Matching]] = {}
         self._event_memo: dict = {}  # see match_listed_events
@@ -77,6 +77,14 @@ class JointSearch(PeopleSearch):
         """Score each assignment without the pairs whose parents disagree under its
         own map: the parents' assignment decides whether their children match."""
         self._gate = gate  # every group is then scored: a pair's parents can rule it out
+
+    @property
+    def linked(self) -> set[Any]:
+        """Every person id an AI event or pair bond names (read on first use: most
+        statements have no contest to settle)."""
+        if self._linked is None:
+            self._linked = _linked_people(self.events[0].items, self.pair_bonds[0].items)
+        return self._linked
 
     def matchings(self, pairs: list[Pair]) -> tuple[Matching, Matching]:
         """The event and pair-bond matchings through the map of these people pairs."""
@@ -135,39 +143,61 @@ class JointSearch(PeopleSearch):
     def _best_combination(
         self, allowed: Candidates, base: list[Pair], options: list[list[list[Pair]]]
     ) -> list[Pair]:
-        def ranked(choice: tuple[list[Pair], ...]) -> tuple[tuple, list[Pair]]:
+        def combined(choice: tuple[list[Pair], ...]) -> list[Pair]:
             pairs = sorted(base + [pair for chosen in choice for pair in chosen])
-            if self._gate is not None:
-                pairs = self._gate.consistent(pairs)
-            return self.rank(pairs, allowed), pairs
+            return pairs if self._gate is None else self._gate.consistent(pairs)
 
         if prod(map(len, options)) <= COMBINATION_LIMIT:
             best_rank, best_pairs = (), base
             for choice in product(*options):  # in content order: the first best wins ties
-                rank, pairs = ranked(choice)
-                if rank > best_rank:
+                pairs = combined(choice)
+                rank = self._rank_above(pairs, allowed, best_rank)
+                if rank is not None:
                     best_rank, best_pairs = rank, pairs
             return best_pairs
-        return self._improve_each_group(allowed, options, ranked)
+        return self._improve_each_group(allowed, options, combined)
 
-    def _improve_each_group(self, allowed, options, ranked) -> list[Pair]:
+    def _improve_each_group(self, allowed, options, combined) -> list[Pair]:
         """Start from the people-only optimum; in turn, give each group the option
         that ranks best with the others held, until a pass changes nothing."""
         rows = [i for group in options for i, _ in group[0]]
         start = set(self._people_only(allowed, rows))
         choice = [next((o for o in group if start.issuperset(o)), group[0]) for group in options]
-        best_rank, best_pairs = ranked(tuple(choice))
+        best_pairs = combined(tuple(choice))
+        best_rank = self.rank(best_pairs, allowed)
         for _ in range(_IMPROVEMENT_PASSES):
             changed = False
             for index, group in enumerate(options):
                 for option in group:
-                    trial = (*choice[:index], option, *choice[index + 1 :])
-                    rank, pairs = ranked(trial)
-                    if rank > best_rank:
+                    pairs = combined((*choice[:index], option, *choice[index + 1 :]))
+                    rank = self._rank_above(pairs, allowed, best_rank)
+                    if rank is not None:
                         best_rank, best_pairs, choice[index], changed = rank, pairs, option, True
             if not changed:
                 break
         return best_pairs
+
+    def _rank_above(self, pairs: list[Pair], scores: Candidates, floor: tuple) -> tuple | None:
+        """rank(pairs) if it is above floor, else None. The event and bond matching is
+        skipped when even every event and bond matched could not lift the pairs above
+        floor (most combinations, once one matches them all)."""
+        if floor:
+            ceiling = len(pairs) + self._most_linked_matches()
+            if ceiling < floor[0]:
+                return None
+            if ceiling == floor[0]:
+                ai_ids, gt_ids = self.ai.ids, self.gt.ids
+                if (ceiling, *name_score_and_same_ids(pairs, scores, ai_ids, gt_ids)) <= floor:
+                    return None
+        rank = self.rank(pairs, scores)
+        return rank if rank > floor else None
+
+    def _most_linked_matches(self) -> int:
+        """The most events plus pair bonds any people assignment could match."""
+        (ai_events, gt_events), (ai_bonds, gt_bonds) = self.events, self.pair_bonds
+        return min(len(ai_events.items), len(gt_events.items)) + min(
+            len(ai_bonds.items), len(gt_bonds.items)
+        )
 
 
 def _linked_people(events: list[Item], bonds: list[Item]) -> set[Any]:
@@ -214,6 +244,7 @@ def _maximal_assignments(rows: list[tuple[int, list[int]]], limit: int) -> list[
     None past `limit` assignments (or after visiting 16 × limit partial ones)."""
     taken: set[int] = set()
     chosen: list[Pair] = []
+    skipped: list[list[int]] = []  # the columns of each row left without a pair so far
     found: list[list[Pair]] = []
     budget = [16 * limit]
 
@@ -223,7 +254,8 @@ def _maximal_assignments(rows: list[tuple[int, list[int]]], limit: int) -> list[
         if budget[0] < 0:
             return False
         if index == len(rows):
-            if all(j in taken for i, cols in rows for j in cols if not _has_row(chosen, i)):
+            # Maximal: every column of a row left out is taken by another row.
+            if all(j in taken for cols in skipped for j in cols):
                 found.append(list(chosen))
             return len(found) <= limit
         row, cols = rows[index]
@@ -236,10 +268,9 @@ def _maximal_assignments(rows: list[tuple[int, list[int]]], limit: int) -> list[
                 taken.discard(col)
                 if not going:
                     return False
-        return extend(index + 1)
+        skipped.append(cols)
+        going = extend(index + 1)
+        skipped.pop()
+        return going
 
     return found if extend(0) else None
-
-
-def _has_row(chosen: list[Pair], row: int) -> bool:
-    return any(i == row for i, _ in chosen)

@@ -274,7 +274,12 @@ def _parent_refs(people: list[Item], bonds: list[Item]) -> list:
 
 
 class ParentGate:
-    """The named candidates whose parents agree under the people map of some pairs."""
+    """The named candidates whose parents agree under the people map of some pairs.
+
+    Parents without a counterpart (an AI parent left unmatched, or a GT parent no AI
+    person matched) say nothing about the child and are left out on their side; what
+    remains on both sides must be the same set.
+    """
 
     def __init__(self, named, ai_parents, gt_parents, ai: Listing, gt: Listing, ai_bonds):
         self.named, self.ai_parents, self.gt_parents = named, ai_parents, gt_parents
@@ -282,28 +287,60 @@ class ParentGate:
         self.ai_defined = set(ai.ids)
         # Ids the AI refers to without listing them stand for the same person on both sides.
         self.ai_unlisted = _referenced_ids(ai_parents, ai_bonds) - self.ai_defined
+        # Only AI people who record parents can lose a candidate to the gate.
+        self.with_parents = [i for i, ref in enumerate(ai_parents) if ref]
 
     def __call__(self, pairs: list[Pair]) -> list[dict[int, float]]:
-        ai_ids, gt_ids = self.ai_ids, self.gt_ids
-        id_map = _id_map(pairs, ai_ids, gt_ids)
-        ai_known = [_known_ai_parents(ref, id_map, self.ai_defined) for ref in self.ai_parents]
-        gt_known = self.gt_parents
-        if len(pairs) < len(gt_ids):  # else every GT parent has a counterpart
-            gt_unmatched = set(gt_ids) - {gt_ids[j] for _, j in pairs} - self.ai_unlisted
-            gt_known = [
-                ref - gt_unmatched if isinstance(ref, frozenset) else ref for ref in self.gt_parents
-            ]
-        return _parents_agree(self.named, ai_known, gt_known)
+        id_map, gt_unmatched = self._maps(pairs)
+        allowed = list(self.named)  # rows left whole are the named rows themselves
+        for i in self.with_parents:
+            ai_ref = _known_ai_parents(self.ai_parents[i], id_map, self.ai_defined)
+            if ai_ref:
+                row = allowed[i]
+                agreeing = [j for j in row if self._agree(ai_ref, j, gt_unmatched)]
+                if len(agreeing) < len(row):
+                    allowed[i] = {j: row[j] for j in agreeing}
+        return allowed
 
     def consistent(self, pairs: list[Pair]) -> list[Pair]:
         """pairs without those whose parents disagree under the map of the rest,
         repeated until every pair left passes."""
         while True:
-            allowed = self(pairs)
-            kept = [(i, j) for i, j in pairs if j in allowed[i]]
+            kept = self._passing(pairs)
             if len(kept) == len(pairs):
                 return pairs
             pairs = kept
+
+    def _passing(self, pairs: list[Pair]) -> list[Pair]:
+        """The pairs whose candidate passes the gate of these pairs' own map (only the
+        pairs' own rows are checked, not every candidate of every row)."""
+        id_map, gt_unmatched = self._maps(pairs)
+        ai_parents, ai_defined = self.ai_parents, self.ai_defined
+        kept = []
+        for i, j in pairs:
+            ref = ai_parents[i]
+            if ref:
+                ai_ref = _known_ai_parents(ref, id_map, ai_defined)
+                if ai_ref and not self._agree(ai_ref, j, gt_unmatched):
+                    continue
+            kept.append((i, j))
+        return kept
+
+    def _maps(self, pairs: list[Pair]) -> tuple[dict[Any, Any], set[Any]]:
+        """The AI -> GT id map of pairs, and the GT ids no AI person matched that the
+        AI does not name either (GT parents without a counterpart)."""
+        gt_ids = self.gt_ids
+        id_map = _id_map(pairs, self.ai_ids, gt_ids)
+        if len(pairs) == len(gt_ids):
+            return id_map, _NO_IDS  # every GT parent has a counterpart
+        return id_map, set(gt_ids) - {gt_ids[j] for _, j in pairs} - self.ai_unlisted
+
+    def _agree(self, ai_ref: Any, j: int, gt_unmatched: set[Any]) -> bool:
+        """Whether the known AI parents agree with GT person j's known parents."""
+        gt_ref = self.gt_parents[j]
+        if gt_unmatched and isinstance(gt_ref, frozenset):
+            gt_ref = gt_ref - gt_unmatched
+        return _parent_refs_agree(ai_ref, gt_ref)
 
 
 def _rematch_by_parents(pairs, named, search, gate: ParentGate) -> list[Pair]:
@@ -314,17 +351,40 @@ def _rematch_by_parents(pairs, named, search, gate: ParentGate) -> list[Pair]:
     any. A later round wins a tie: it has seen more of the parents.
     """
     used = named
-    best: tuple = ()
+    best: _Round | None = None
     for round_number in range(_PARENT_ROUNDS + 1):
         allowed = gate(pairs)
-        consistent = all(j in allowed[i] for i, j in pairs)
-        candidate = (consistent, search.rank(pairs, named), round_number, pairs)
-        if not best or candidate[:3] > best[:3]:
+        candidate = _Round(all(j in allowed[i] for i, j in pairs), pairs, search, named)
+        if best is None or candidate.beats(best):
             best = candidate
         if allowed == used or round_number == _PARENT_ROUNDS:
             break  # the same gates would give the same assignment: settled
         pairs, used = search.solve(allowed), allowed
-    return best[3]
+    return best.pairs
+
+
+class _Round:
+    """One re-matching round's assignment. Its rank is computed only when two rounds
+    differ in pairs but not in consistency (ranking costs the joint search an event
+    and bond matching, and most statements settle in their first round)."""
+
+    __slots__ = ("_rank", "consistent", "named", "pairs", "search")
+
+    def __init__(self, consistent: bool, pairs: list[Pair], search, named: Candidates):
+        self.consistent, self.pairs, self.search, self.named = consistent, pairs, search, named
+        self._rank: tuple | None = None
+
+    def rank(self) -> tuple:
+        if self._rank is None:
+            self._rank = self.search.rank(self.pairs, self.named)
+        return self._rank
+
+    def beats(self, earlier: _Round) -> bool:
+        """(consistent, rank) at least as high as the earlier round's: a later round
+        wins ties, and equal pairs rank equally."""
+        if self.consistent != earlier.consistent:
+            return self.consistent
+        return self.pairs == earlier.pairs or self.rank() >= earlier.rank()
 
 
 def _referenced_ids(parent_refs: list, bonds: list[Item]) -> set[Any]:
@@ -349,24 +409,6 @@ def _known_ai_parents(ref: Any, id_map: dict[Any, Any], ai_defined: set[Any]) ->
     if not isinstance(ref, frozenset):
         return ref  # None, or a bond outside the payload: compared as it is
     return frozenset([id_map.get(p, p) for p in ref if p in id_map or p not in ai_defined])
-
-
-def _parents_agree(named: Candidates, ai_known: list, gt_known: list) -> list[dict[int, float]]:
-    """The named candidates whose two people name the same parents, as far as known.
-
-    Parents without a counterpart (an AI parent left unmatched, or a GT parent no
-    AI person matched) say nothing about the child and are left out on their side;
-    what remains on both sides must be the same set.
-    """
-    allowed: list[dict[int, float]] = []
-    for row, ai_ref in zip(named, ai_known, strict=True):
-        if ai_ref:
-            agreeing = [j for j in row if _parent_refs_agree(ai_ref, gt_known[j])]
-            if len(agreeing) < len(row):
-                allowed.append({j: row[j] for j in agreeing})
-                continue
-        allowed.append(row)  # nothing removed: the row itself (rows are never mutated)
-    return allowed
 
 
 def _parent_refs_agree(ai_ref: Any, gt_ref: Any) -> bool:
