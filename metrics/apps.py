@@ -8,9 +8,15 @@ class MetricsConfig(AppConfig):
 
     def ready(self) -> None:
         # Models are loaded only now: audit's changes reach metrics through this one door.
-        from metrics import invalidation
+        from audit import figures
+        from metrics import invalidation, selectors
 
         invalidation.connect()
+        # What audit pages show of metrics: filled in here, so audit never imports metrics.
+        figures.readers_register(
+            statement_f1=selectors.statement_f1_results,
+            disagreement=selectors.statement_disagreement_read,
+        )
         check_match_settings()
 
 

@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from audit.figures import statement_disagreement
 from audit.forms import RejectForm
 from audit.models import Feedback, Statement
 from audit.services import NotReady, WorkflowError, feedback_approve, feedback_reject
@@ -99,6 +100,7 @@ def review_context(request: HttpRequest, statement: Statement) -> dict:
         "quick_approve": submitted[0]["feedback"] if len(submitted) == 1 else None,
         "approved": approved,
         "next_statement": next_in_queue(statement),
+        "disagreement": statement_disagreement(statement_id=statement.pk),
     }
 
 

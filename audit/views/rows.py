@@ -8,6 +8,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.http import HttpRequest
 
+from audit.figures import StoredResult, statement_f1_results
 from audit.models import (
     BlindReview,
     Discussion,
@@ -22,9 +23,6 @@ from audit.services.feedback import feedback_can_submit, feedback_opens_in_edito
 from audit.views.display import Labels, PayloadView, f1_rows, f1_tone, present, sarf_scores
 from evalsite.access import is_admin
 from evalsite.params import parse_id
-from metrics.models import MetricResult
-
-EXTRACTION_FAMILY = "extraction"
 
 
 def discussion_runs(discussion: Discussion) -> list[ExtractionRun]:
@@ -103,7 +101,7 @@ class DiscussionData:
     approved_ids: set[int]
     blind_ids: set[int]
     sealed_ids: set[int]
-    metrics: dict[int, MetricResult]
+    f1_results: dict[int, StoredResult]
 
 
 def load_discussion(
@@ -124,9 +122,6 @@ def load_discussion(
     in_discussion = {"statement__discussion": discussion}
     approved = Feedback.objects.approved().filter(**in_discussion)
     blind = BlindReview.objects.filter(**in_discussion)
-    metrics = MetricResult.objects.filter(
-        family=EXTRACTION_FAMILY, scope=MetricResult.Scope.STATEMENT, run=run, **in_discussion
-    )
     return DiscussionData(
         statements=list(statements),
         extractions={e.statement_id: e for e in extractions} if run else {},
@@ -134,7 +129,7 @@ def load_discussion(
         approved_ids=set(approved.values_list("statement_id", flat=True)),
         blind_ids=set(blind.values_list("statement_id", flat=True)),
         sealed_ids=blind_sealed_statement_ids(user=user, statements=statements),
-        metrics={m.statement_id: m for m in metrics} if run else {},
+        f1_results=statement_f1_results(run_id=run.pk, discussion_id=discussion.pk) if run else {},
     )
 
 
@@ -218,14 +213,14 @@ def attach_f1(rows: list[StatementRow], data: DiscussionData, user) -> None:
             continue
         gt = approved.get(row.pk)
         row.f1 = f1_view(
-            data.metrics.get(row.pk),
+            data.f1_results.get(row.pk),
             ai=None if row.ai_hidden else row.ai_payload,
             gt=gt.edited_extraction if gt else None,
             labels=labels,
         )
 
 
-def f1_view(result: MetricResult | None, *, ai: dict | None, gt: dict | None, labels) -> F1View:
+def f1_view(result: StoredResult | None, *, ai: dict | None, gt: dict | None, labels) -> F1View:
     if result is None:
         return F1View(status="pending", value=None, tone="")
     values = result.values or {}

@@ -1,9 +1,7 @@
-"""Tags that drop the own-data cards (and the "auditors disagree" marker) into any template
-with one line, reading stored rows only:
+"""Tags that drop the own-data cards into any template with one line, reading stored rows only:
 
-    {% load own_data %}
-    {% review_savings_card run %}  {% calibration_card run %}  {% interauditor_card %}
-    {% auditors_disagree statement %}
+{% load own_data %}
+{% review_savings_card run %}  {% calibration_card run %}  {% interauditor_card %}
 """
 
 from __future__ import annotations
@@ -14,7 +12,6 @@ from django import template
 
 from evalsite.access import is_admin
 from metrics.own_data import cards
-from metrics.own_data.agreement import statement_disagreement
 
 register = template.Library()
 
@@ -35,9 +32,3 @@ def interauditor_card(context) -> dict[str, Any]:
     request = context.get("request")
     user = getattr(request, "user", None)
     return {"card": cards.interauditor_card() if user and is_admin(user) else None}
-
-
-@register.inclusion_tag("metrics/cards/_auditors_disagree.html")
-def auditors_disagree(statement) -> dict[str, Any]:
-    """The per-statement marker: computed on request from the statement's two or three codings."""
-    return {"disagreement": statement_disagreement(statement) if statement else None}

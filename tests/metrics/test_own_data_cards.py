@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 from django.template import Context, Template
+from django.template.loader import render_to_string
 from django.test import RequestFactory
 from django.urls import reverse
 
+from audit import figures
 from audit.models import Feedback
 from metrics.models import MetricResult
 from metrics.own_data.agreement import interauditor_result_compute
@@ -130,14 +132,18 @@ class TestTemplateTags:
         )
         assert self.render("{% review_savings_card run %}", auditor, run=None).strip() == ""
 
-    def test_marker(self, auditor, second_auditor) -> None:
+    def test_marker_reaches_audit_through_its_extension_point(
+        self, auditor, second_auditor
+    ) -> None:
         feedback = FeedbackFactory(auditor=auditor)
         FeedbackFactory(
             statement=feedback.statement,
             auditor=second_auditor,
             edited_extraction={"people": [{"id": 1, "name": "Nobody"}]},
         )
-        html = self.render("{% auditors_disagree s %}", auditor, s=feedback.statement)
+        marker = figures.statement_disagreement(statement_id=feedback.statement_id)
+        assert marker is not None and marker["n_auditors"] == 2
+        html = render_to_string("audit/components/f1.html#disagreement", {"disagreement": marker})
         assert 'data-testid="auditors-disagree"' in html and "2 auditors disagree" in html
 
 

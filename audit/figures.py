@@ -1,0 +1,62 @@
+"""Figures about a statement that are computed outside audit, shown on audit pages.
+
+audit is the ground floor and never imports metrics. A statement card shows the stored
+statement F1, and the review page marks a statement whose auditors disagree; metrics keeps
+both. This module is the extension point between them: metrics registers its readers here
+in ``MetricsConfig.ready`` and views ask through it before rendering (pages never compute).
+With no reader registered, pages show no figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class StoredResult:
+    """A stored per-statement result, as audit pages show it."""
+
+    status: str  # fresh / stale / failed
+    values: dict[str, Any] | None
+    computed_at: datetime | None = None
+    error: str = ""
+
+
+class StatementResultsReader(Protocol):
+    def __call__(self, *, run_id: int, discussion_id: int) -> dict[int, StoredResult]: ...
+
+
+# None when fewer than two auditors coded the statement or they all agree; else
+# {"f1", "n_auditors", "pairs": [{"auditor_a", "auditor_b", "f1"}]}.
+DisagreementReader = Callable[..., "dict[str, Any] | None"]
+
+
+@dataclass
+class _Readers:
+    statement_f1: StatementResultsReader | None = None
+    disagreement: DisagreementReader | None = None
+
+
+_readers = _Readers()
+
+
+def readers_register(
+    *, statement_f1: StatementResultsReader, disagreement: DisagreementReader
+) -> None:
+    """Called once by the app that computes the figures (a second call replaces the first)."""
+    _readers.statement_f1 = statement_f1
+    _readers.disagreement = disagreement
+
+
+def statement_f1_results(*, run_id: int, discussion_id: int) -> dict[int, StoredResult]:
+    """The stored statement F1 of a run in one discussion, by statement id."""
+    reader = _readers.statement_f1
+    return reader(run_id=run_id, discussion_id=discussion_id) if reader else {}
+
+
+def statement_disagreement(*, statement_id: int) -> dict[str, Any] | None:
+    reader = _readers.disagreement
+    return reader(statement_id=statement_id) if reader else None

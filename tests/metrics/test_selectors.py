@@ -1,0 +1,40 @@
+"""metrics.selectors: reads of stored results, and what they give audit's pages."""
+
+import pytest
+
+from audit import figures
+from metrics import selectors
+from metrics.models import MetricResult
+from tests.factories import ExtractionRunFactory, StatementFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_metrics_fills_audits_extension_point_when_it_loads():
+    assert figures._readers.statement_f1 is selectors.statement_f1_results
+    assert figures._readers.disagreement is selectors.statement_disagreement_read
+
+
+def test_statement_f1_results_read_one_run_in_one_discussion():
+    run = ExtractionRunFactory()
+    here, elsewhere = StatementFactory(), StatementFactory()
+    for statement in (here, elsewhere):
+        MetricResult.objects.create(
+            key=f"s{statement.pk}",
+            family="extraction",
+            scope=MetricResult.Scope.STATEMENT,
+            run=run,
+            discussion=statement.discussion,
+            statement=statement,
+            status=MetricResult.Status.FRESH,
+            values={"aggregate_micro_f1": 0.75},
+        )
+    found = figures.statement_f1_results(run_id=run.pk, discussion_id=here.discussion_id)
+    assert list(found) == [here.pk]
+    assert found[here.pk].values == {"aggregate_micro_f1": 0.75}
+    assert found[here.pk].status == "fresh"
+    assert figures.statement_f1_results(run_id=run.pk + 1, discussion_id=here.discussion_id) == {}
+
+
+def test_no_disagreement_for_a_statement_that_is_gone():
+    assert selectors.statement_disagreement_read(statement_id=999_999) is None
