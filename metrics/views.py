@@ -128,6 +128,11 @@ def run_compare(request: HttpRequest) -> HttpResponse:
     left, right = _run_param(request, "left"), _run_param(request, "right")
     runs_list = list(ExtractionRun.objects.latest_first())
     context: dict[str, Any] = {"runs": runs_list, "left": left, "right": right}
+    if left is None and right is None and not request.GET:
+        # Arriving from the menu or a link: the picker, preselecting the two latest runs.
+        context.update(left=runs_list[1] if len(runs_list) > 1 else None, picking=True)
+        context["right"] = runs_list[0] if runs_list else None
+        return render(request, "metrics/run_compare.html", context)
     if left is None or right is None:
         context["error"] = "Choose two extraction runs to compare."
         return render(request, "metrics/run_compare.html", context, status=400)

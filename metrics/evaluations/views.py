@@ -222,7 +222,9 @@ def evaluation_compare(request: HttpRequest) -> HttpResponse:
             paired = services.evaluation_pair_get(left=left, right=right)
             context["paired"] = _result_context(request, paired) if paired else None
             context["can_pair"] = is_admin(request.user) and left.pk != right.pk
-    status = 400 if problem and not (left and right) else 200
+    # No pair asked for yet (opened from a link): the picker, not an error.
+    asked = "left" in request.GET or "right" in request.GET
+    status = 400 if problem and not (left and right) and asked else 200
     return render(request, "metrics/evaluations/compare.html", context, status=status)
 
 

@@ -245,3 +245,22 @@ def test_the_stored_comparison_reads_back_as_computed(two_runs) -> None:
     left, right = two_runs
     computed = run_comparison(left, right, n_resamples=R, seed=SEED)
     assert comparison_from_json(left, right, comparison_to_json(computed)) == computed
+
+
+def test_compare_without_runs_shows_the_picker(admin_client, two_runs) -> None:
+    """From the menu or a bookmark: the picker with the two latest runs chosen, not a 400."""
+    response = admin_client.get(reverse("metrics:run_compare"))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'name="left"' in html and 'name="right"' in html
+    assert "Choose two extraction runs" not in html
+
+
+def test_comparison_heading_names_runs_in_column_order(admin_client, two_runs) -> None:
+    left, right = two_runs
+    html = admin_client.get(
+        reverse("metrics:run_compare"), {"left": left.pk, "right": right.pk}
+    ).content.decode()
+    head = html[html.index('data-testid="comparison"') :]
+    head = head[: head.index("</h2>")]
+    assert head.index(left.label) < head.index(right.label)
