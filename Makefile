@@ -43,8 +43,13 @@ worker: venv
 	$(BIN)/celery -A evalsite worker -Q celery,slow --beat --pool=solo --loglevel=info \
 		--schedule var/celerybeat-schedule
 
+# JavaScript the browser tests inject (axe-core for the accessibility check), from npm.
+tests/node_modules/.installed: tests/package.json tests/package-lock.json
+	npm ci --prefix tests --no-audit --no-fund --loglevel=error
+	touch $@
+
 ## Run the whole test suite (PostgreSQL/Redis when DATABASE_URL/REDIS_URL are set).
-test: dev-deps
+test: dev-deps tests/node_modules/.installed
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 	SECRET_KEY=$${SECRET_KEY:-insecure-test-only-key} $(BIN)/python -m pytest $(PYTEST_ARGS)
 
