@@ -10,13 +10,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from audit.models import Discussion, Statement
-from audit.pdp import ENTITY_KINDS
+from audit.pdp import ENTITY_KINDS, cumulative
 from audit.services.transfer import NothingToExport, ground_truth_export
 from audit.views.display import Labels, present
 from audit.views.presence import presence_touch
 from audit.views.rows import choose_run, coded_payloads, discussion_rows, discussion_runs
 from evalsite.access import admin_required, auditor_required
-from metrics.families.extraction import cumulative
 
 FULL_CARDS = 20  # subject statements rendered in full on the first load of a discussion
 

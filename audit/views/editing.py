@@ -25,7 +25,7 @@ from audit.forms import (
     reviewer_note,
 )
 from audit.models import Feedback, Statement
-from audit.pdp import ENTITY_KINDS, mark_edited
+from audit.pdp import ENTITY_KINDS, cumulative, mark_edited
 from audit.schemas import PayloadError, PayloadIssue, validate_pdp
 from audit.selectors import feedback_revisions
 from audit.services import (
@@ -46,7 +46,6 @@ from audit.views.display import Labels
 from audit.views.presence import presence_others
 from audit.views.rows import choose_run, coded_payloads, discussion_runs
 from evalsite.access import auditor_required, is_admin
-from metrics.families.extraction import cumulative
 
 # --- the editor's context ---------------------------------------------------------------------
 

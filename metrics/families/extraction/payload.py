@@ -6,16 +6,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from audit.pdp import ENTITY_KINDS as ENTITY_LISTS
+from audit.pdp import as_id as as_id
+from audit.pdp import as_payload as as_payload
 from audit.pdp import entity_items as entity_list
-
-
-def as_payload(payload: Any) -> dict[str, Any]:
-    """Accept None as an empty payload; anything but a dict is a caller bug."""
-    if payload is None:
-        return {}
-    if not isinstance(payload, dict):
-        raise TypeError(f"a PDP payload must be a dict, not {type(payload).__name__}")
-    return payload
+from audit.pdp import id_list as id_list
+from audit.pdp import item_id as item_id
 
 
 def entity_lists(payload: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -27,27 +22,6 @@ def clean_items(items: Iterable[Any] | None) -> list[dict[str, Any]]:
     if items is None:
         return []
     return [item for item in items if isinstance(item, dict)]
-
-
-def as_id(value: Any) -> int | str | None:
-    """An id usable as a dict key; bools and containers are not ids."""
-    cls = value.__class__
-    if cls is int or cls is str:  # the usual cases first: this runs for every link
-        return value
-    if value is None or isinstance(value, bool) or not isinstance(value, (int, str)):
-        return None
-    return value
-
-
-def id_list(value: Any) -> list[int | str]:
-    """relationshipTargets / relationshipTriangles: the valid ids, in order."""
-    if not isinstance(value, list):
-        return []
-    return [ident for ident in map(as_id, value) if ident is not None]
-
-
-def item_id(item: dict[str, Any]) -> int | str | None:
-    return as_id(item.get("id"))
 
 
 def item_ids(items: Iterable[dict[str, Any]]) -> list[int | str | None]:

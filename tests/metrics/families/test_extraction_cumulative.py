@@ -1,4 +1,5 @@
-"""The accumulated PDP of a discussion and the cumulative F1."""
+"""The cumulative F1: the AI's and the ground truth's accumulated PDPs compared (the
+accumulation itself is tested with audit.pdp, tests/audit/test_pdp_cumulative.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import json
 
 import pytest
 
+from audit import pdp
 from metrics.families.extraction import (
     CumulativeF1Metrics,
     SystemCumulativeF1Metrics,
@@ -34,60 +36,6 @@ def bond(ident, a, b):
 
 def ids(items):
     return [item["id"] for item in items]
-
-
-def test_later_statements_overwrite_earlier_items_by_id():
-    state = cumulative(
-        [
-            {"people": [person(-1, "Jon"), person(-2, "Mary")]},
-            {"people": [person(-1, "John")], "events": [event(-3, "John got sick", -1)]},
-            None,  # a statement without a delta
-            {},
-        ]
-    )
-    assert [(p["id"], p["name"]) for p in state["people"]] == [(-1, "John"), (-2, "Mary")]
-    assert ids(state["events"]) == [-3]
-    assert state["pair_bonds"] == []
-
-
-def test_deletes_remove_items_of_every_kind():
-    state = cumulative(
-        [
-            {"people": [person(-1, "Ann"), person(-2, "Bob")], "events": [event(-3, "x", -1)]},
-            {"delete": [-3, -2, 999]},  # 999 was never there
-            {"events": [event(-4, "y", -1)]},
-        ]
-    )
-    assert ids(state["people"]) == [-1]
-    assert ids(state["events"]) == [-4]
-
-
-def test_pair_bonds_to_absent_people_and_duplicate_couples_are_dropped():
-    state = cumulative(
-        [
-            {
-                "people": [person(-1, "Ann"), person(-2, "Bob"), person(-3, "Cy", parents=-11)],
-                "pair_bonds": [bond(-10, -1, -2), bond(-11, -2, -1), bond(-12, -1, -9)],
-            },
-        ]
-    )
-    assert ids(state["pair_bonds"]) == [-10]  # -11 repeats the couple, -12 names nobody
-    assert state["people"][2]["parents"] == -10  # repointed to the bond that was kept
-    state = cumulative([{"people": [person(-1, "Ann")], "pair_bonds": [bond(-10, -1, -2)]}])
-    assert state["pair_bonds"] == []
-
-
-def test_cumulative_does_not_mutate_its_inputs():
-    delta = {"people": [person(-3, "Cy", parents=-11)], "pair_bonds": []}
-    before = json.dumps(delta)
-    cumulative(
-        [
-            {"people": [person(-1, "A"), person(-2, "B")]},
-            delta,
-            {"pair_bonds": [bond(-10, -1, -2), bond(-11, -1, -2)]},
-        ]
-    )
-    assert json.dumps(delta) == before
 
 
 def _discussion():
@@ -162,3 +110,7 @@ def test_pooled_statement_and_cumulative_figures_differ_as_expected():
     assert (system.events_tp, system.events_fp, system.pair_bonds_fn) == (3, 0, 1)
     assert system.aggregate_micro_f1 == pytest.approx(2 * 5 / (2 * 5 + 0 + 1))
     assert system.total_discussions == 1
+
+
+def test_the_library_keeps_exporting_the_accumulation_of_audit_pdp():
+    assert cumulative is pdp.cumulative
