@@ -39,6 +39,7 @@ from metrics.families.review_savings import (
     coverage_at_risk,
     operating_point_at_risk,
 )
+from metrics.families.review_savings.resampling import interval, intervals, review_replicates
 from metrics.families.selective import RiskCoverageCurve, oracle_curve_from_losses
 from metrics.models import MetricResult
 from metrics.own_data.common import (
@@ -55,7 +56,6 @@ from metrics.own_data.common import (
     run_pairs_load,
     runs_with_ground_truth,
 )
-from metrics.own_data.resampling import interval, intervals, review_replicates
 
 AGGREGATORS = ("min", "mean", "product")
 DEFAULT_AGGREGATOR = "min"

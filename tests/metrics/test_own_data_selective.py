@@ -14,8 +14,8 @@ from metrics.families.bootstrap import (
     paired_bootstrap_delta_by_participant,
 )
 from metrics.families.review_savings import ReviewItem
+from metrics.families.review_savings.resampling import review_replicates
 from metrics.own_data.common import REVIEW_SAVINGS
-from metrics.own_data.resampling import review_replicates
 from metrics.own_data.selective import (
     EMPTY_CONFIDENCE,
     METRICS,

@@ -25,13 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metrics.families.selective.bootstrap import (
-    BootstrapDeltaResult,
-    BootstrapResult,
-    _check_resamples,
-    _summarise,
-    draw_participant_counts,
-)
+from metrics.families.resampling import check_resamples, draw_counts, summarise
+from metrics.families.selective.bootstrap import BootstrapDeltaResult, BootstrapResult
 
 from .results import COUNT_FIELDS, ENTITY_TYPES
 
@@ -71,12 +66,6 @@ def resampled_totals(table: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return counts.T @ table
 
 
-def _counts(n_discussions: int, n_resamples: int, seed: int) -> np.ndarray:
-    if n_discussions == 0:
-        return np.zeros((0, n_resamples))
-    return draw_participant_counts(n_discussions, n_resamples=n_resamples, seed=seed)
-
-
 def _as_table(table: np.ndarray) -> np.ndarray:
     return np.asarray(table, dtype=float).reshape(-1, len(COLUMNS))
 
@@ -88,7 +77,7 @@ def _replicates(table: np.ndarray, totals: np.ndarray, figure: str) -> np.ndarra
 
 def _result(table: np.ndarray, totals: np.ndarray, figure: str) -> BootstrapResult:
     point, n_resamples = _point(table, figure), totals.shape[0]
-    ci, std_error, drop_rate = _summarise(point, _replicates(table, totals, figure), n_resamples)
+    ci, std_error, drop_rate = summarise(point, _replicates(table, totals, figure), n_resamples)
     return BootstrapResult(point, ci, std_error, drop_rate, n_resamples)
 
 
@@ -99,9 +88,11 @@ def bootstrap_f1(
 
     `table` holds one row per discussion, in sorted discussion-id order, with the COLUMNS counts.
     """
-    _check_resamples(n_resamples)
+    check_resamples(n_resamples)
     table = _as_table(table)
-    totals = resampled_totals(table, _counts(table.shape[0], n_resamples, seed))
+    totals = resampled_totals(
+        table, draw_counts(table.shape[0], n_resamples=n_resamples, seed=seed)
+    )
     return {figure: _result(table, totals, figure) for figure in figures}
 
 
@@ -128,11 +119,11 @@ def paired_bootstrap_f1(
     Row d of `left` and of `right` must be the same discussion (sorted ids), over the same
     statements (those both runs cover).
     """
-    _check_resamples(n_resamples)
+    check_resamples(n_resamples)
     left, right = _as_table(left), _as_table(right)
     if left.shape != right.shape:
         raise ValueError(f"left {left.shape} and right {right.shape} must cover the same rows")
-    counts = _counts(left.shape[0], n_resamples, seed)
+    counts = draw_counts(left.shape[0], n_resamples=n_resamples, seed=seed)
     totals_left, totals_right = resampled_totals(left, counts), resampled_totals(right, counts)
     results = {}
     for figure in figures:
@@ -142,7 +133,7 @@ def paired_bootstrap_f1(
         replicates = _replicates(right, totals_right, figure) - _replicates(
             left, totals_left, figure
         )
-        ci, std_error, drop_rate = _summarise(delta, replicates, n_resamples)
+        ci, std_error, drop_rate = summarise(delta, replicates, n_resamples)
         delta_result = BootstrapDeltaResult(
             point_left, point_right, delta, ci, std_error, drop_rate, n_resamples
         )

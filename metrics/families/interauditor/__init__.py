@@ -6,9 +6,9 @@ Everything is in ``measures``; the package exports its public names.
 # Imported by the module above from elsewhere in the library; exported here as before.
 from metrics.families.agreement import weighted_ccc
 from metrics.families.agreement.numbers import finite_or_none
+from metrics.families.resampling import CI_PERCENTILES
 
 from .measures import (
-    CI_PERCENTILES,
     cluster_bootstrap_mean_diff,
     cohens_kappa,
     lins_ccc,

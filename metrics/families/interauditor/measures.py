@@ -15,8 +15,7 @@ import numpy as np
 
 from metrics.families.agreement import weighted_ccc
 from metrics.families.agreement.numbers import finite_or_none
-
-CI_PERCENTILES = (2.5, 97.5)
+from metrics.families.resampling import cluster_draws, percentile_ci
 
 
 def _complete_label_pairs(
@@ -117,8 +116,7 @@ def cluster_bootstrap_mean_diff(
         return {"point": None, "ci95": None, "no_ci": "", **summary, "n_valid_resamples": 0}
     # Pairs are complete, so mean(a) - mean(b) equals the mean of the paired differences.
     point = float(differences.sum() / n_pairs)
-    rng = np.random.RandomState(seed)
-    draws = rng.randint(0, len(counts), size=(n_resamples, len(counts)))
+    draws = cluster_draws(len(counts), n_resamples=n_resamples, seed=seed)
     drawn_pairs = counts[draws].sum(axis=1)
     valid = drawn_pairs > 0
     replicates = differences[draws].sum(axis=1)[valid] / drawn_pairs[valid]
@@ -128,8 +126,7 @@ def cluster_bootstrap_mean_diff(
     elif replicates.size < 2:
         no_ci = "too few valid resamples for an interval"
     else:
-        low, high = np.percentile(replicates, CI_PERCENTILES)
-        ci95 = [float(low), float(high)]
+        ci95 = list(percentile_ci(replicates))
     return {
         "point": point,
         "ci95": ci95,

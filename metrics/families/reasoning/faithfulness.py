@@ -41,6 +41,8 @@ from typing import Any
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from metrics.families.resampling import cluster_draws, percentile_ci
+
 MIN_REASONING_TOKENS = 20
 MIN_STEP_CHARS = 20  # a step must be longer than this
 DEFAULT_STEP_THRESHOLD = 0.6
@@ -367,10 +369,8 @@ def bootstrap_ci(
     """
     if n_items == 0 or resamples <= 0:
         return None
-    random_state = np.random.RandomState(seed)
-    indices = random_state.randint(0, n_items, size=(resamples, n_items))
-    low, high = np.percentile(statistic(indices), [2.5, 97.5])
-    return [float(low), float(high)]
+    indices = cluster_draws(n_items, n_resamples=resamples, seed=seed)
+    return list(percentile_ci(statistic(indices)))
 
 
 def mean_statistic(values: Sequence[float]) -> Callable[[np.ndarray], np.ndarray]:

@@ -1,8 +1,8 @@
 """Participant-cluster bootstrap for selective-prediction metrics (SSOT: `bootstrap.py`).
 
-A resample draws participants with replacement from the sorted participant ids using
-`numpy.random.RandomState(seed)` (one `randint(0, P, size=P)` per resample) and includes every
-item of each drawn participant. Replicates where the metric is undefined (None/NaN) are
+A resample draws participants with replacement from the sorted participant ids (the draws of
+`metrics.families.resampling`: `numpy.random.RandomState(seed)`, one `randint(0, P, size=P)`
+per resample) and includes every item of each drawn participant. Replicates where the metric is undefined (None/NaN) are
 dropped and counted in `drop_rate`; the 95% CI is the 2.5/97.5 percentile of the rest, and
 fewer than two valid replicates give a degenerate CI at the point estimate.
 
@@ -29,6 +29,13 @@ from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
+
+from metrics.families.resampling import (
+    check_resamples,
+    each_cluster_draw,
+    summarise,
+)
+from metrics.families.resampling import draw_counts as draw_participant_counts
 
 from .curves import (
     ItemPrediction,
@@ -354,17 +361,6 @@ def group_by_participant(items: Sequence[Any]) -> tuple[list[Any], list[list[Any
     return participant_ids, [groups[pid] for pid in participant_ids]
 
 
-def draw_participant_counts(n_participants: int, *, n_resamples: int, seed: int) -> np.ndarray:
-    """(n_participants, n_resamples) draw counts, from the same stream as the loop's draws:
-    `randint(0, P, size=(R, P))` continues the stream exactly like R calls of size P."""
-    rng = np.random.RandomState(seed)
-    draws = rng.randint(0, n_participants, size=(n_resamples, n_participants))
-    # Counts laid out participant-major so each resample is a column (see ResampledCurves).
-    keys = draws + np.arange(n_resamples)[:, None] * n_participants
-    flat = np.bincount(keys.ravel(), minlength=n_resamples * n_participants)
-    return np.ascontiguousarray(flat.reshape(n_resamples, n_participants).T, dtype=float)
-
-
 def _loop_replicates(
     group_sets: Sequence[Sequence[Sequence[Any]]],
     metric_fn: MetricFn,
@@ -374,10 +370,9 @@ def _loop_replicates(
 ) -> list[np.ndarray]:
     """Generic path: rebuild each resample's item list(s) and call metric_fn on each."""
     n_participants = len(group_sets[0])
-    rng = np.random.RandomState(seed)
     replicates = [np.full(n_resamples, np.nan) for _ in group_sets]
-    for r in range(n_resamples):
-        drawn = rng.randint(0, n_participants, size=n_participants)
+    draws = each_cluster_draw(n_participants, n_resamples=n_resamples, seed=seed)
+    for r, drawn in enumerate(draws):
         for side, groups in enumerate(group_sets):
             resample = [item for index in drawn for item in groups[index]]
             replicates[side][r] = _as_value(metric_fn(resample))
@@ -412,24 +407,6 @@ def _as_value(value: float | None) -> float:
 # --------------------------------------------------------------------------- summaries
 
 
-def _summarise(
-    point: float | None, replicates: np.ndarray, n_resamples: int
-) -> tuple[tuple[float, float] | None, float, float]:
-    """(ci95, std_error, drop_rate) from replicates, NaN marking undefined ones."""
-    valid = replicates[~np.isnan(replicates)]
-    drop_rate = (n_resamples - valid.size) / n_resamples if n_resamples > 0 else 0.0
-    if valid.size < 2:
-        ci = None if point is None else (float(point), float(point))
-        return ci, 0.0, drop_rate
-    low, high = np.percentile(valid, [2.5, 97.5])
-    return (float(low), float(high)), float(np.std(valid, ddof=1)), drop_rate
-
-
-def _check_resamples(n_resamples: int) -> None:
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 0:
-        raise ValueError(f"n_resamples must be a non-negative integer, got {n_resamples!r}")
-
-
 def _point(metric_fn: MetricFn, items: Sequence[Any]) -> float | None:
     value = metric_fn(items)
     return None if value is None or np.isnan(value) else float(value)
@@ -451,7 +428,7 @@ def bootstrap_replicates(
     vectorise: bool = True,
 ) -> np.ndarray:
     """The raw replicate values (NaN = undefined), one per resample."""
-    _check_resamples(n_resamples)
+    check_resamples(n_resamples)
     _, groups = group_by_participant(items)
     if not groups:
         return np.full(n_resamples, np.nan)
@@ -474,7 +451,7 @@ def bootstrap_by_participant(
         items, metric_fn=metric_fn, n_resamples=n_resamples, seed=seed, vectorise=vectorise
     )
     point = _point(metric_fn, items) if items else None
-    ci, std_error, drop_rate = _summarise(point, replicates, n_resamples)
+    ci, std_error, drop_rate = summarise(point, replicates, n_resamples)
     return BootstrapResult(point, ci, std_error, drop_rate, n_resamples)
 
 
@@ -487,7 +464,7 @@ def bootstrap_metrics_by_participant(
 ) -> dict[str, BootstrapResult]:
     """Several built-in metrics on one set of draws; each equals its own
     `bootstrap_by_participant` call with the same seed."""
-    _check_resamples(n_resamples)
+    check_resamples(n_resamples)
     _, groups = group_by_participant(items)
     names, specs = list(metrics), list(metrics.values())
     if groups:
@@ -497,7 +474,7 @@ def bootstrap_metrics_by_participant(
     results = {}
     for name, spec, replicates in zip(names, specs, columns, strict=True):
         point = _point(spec, items) if items else None
-        ci, std_error, drop_rate = _summarise(point, replicates, n_resamples)
+        ci, std_error, drop_rate = summarise(point, replicates, n_resamples)
         results[name] = BootstrapResult(point, ci, std_error, drop_rate, n_resamples)
     return results
 
@@ -525,7 +502,7 @@ def _delta_result(
     left = _point(metric_fn, left_items) if left_items else None
     right = _point(metric_fn, right_items) if right_items else None
     delta = _delta(left, right)
-    ci, std_error, drop_rate = _summarise(delta, replicates[1] - replicates[0], n_resamples)
+    ci, std_error, drop_rate = summarise(delta, replicates[1] - replicates[0], n_resamples)
     return BootstrapDeltaResult(left, right, delta, ci, std_error, drop_rate, n_resamples)
 
 
@@ -540,7 +517,7 @@ def paired_bootstrap_delta_by_participant(
 ) -> BootstrapDeltaResult:
     """Paired bootstrap of right - left with the same participant draws on both sides,
     over the participants both sides have (vectorised for a SelectiveMetric)."""
-    _check_resamples(n_resamples)
+    check_resamples(n_resamples)
     groups = _common_groups(items_left, items_right)
     if not groups[0]:
         nan = np.full(n_resamples, np.nan)
@@ -566,7 +543,7 @@ def paired_bootstrap_deltas_by_participant(
 ) -> dict[str, BootstrapDeltaResult]:
     """Several built-in metrics' paired deltas on one set of draws; each equals its own
     `paired_bootstrap_delta_by_participant` call with the same seed."""
-    _check_resamples(n_resamples)
+    check_resamples(n_resamples)
     groups = _common_groups(items_left, items_right)
     specs = list(metrics.values())
     if groups[0]:

@@ -3,8 +3,8 @@
 ``metrics.families.bootstrap.bootstrap_by_participant`` with a review-savings metric rebuilds
 every resample's item list and its curve in Python (~50 µs per curve), so 1000 resamples of
 four metrics on every approval cost seconds. Here a resample is a column of cluster draw
-counts (``draw_participant_counts``: the same draws, from the same random stream, as the loop
-path), applied as weights to the items sorted once by confidence: every resample's curve is a
+counts (``metrics.families.resampling.draw_counts``: the same draws, from the same random
+stream, as the loop path), applied as weights to the items sorted once by confidence: every resample's curve is a
 column of a few cumulative sums. The replicates equal the loop path's up to floating-point
 summation order (checked in tests/metrics/test_own_data_selective.py).
 
@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from metrics.families.bootstrap import draw_participant_counts
-from metrics.families.review_savings import ReviewItem
+from metrics.families.resampling import draw_counts, percentile_ci
+
+from .savings import ReviewItem
 
 COLUMNS_PER_BLOCK = 256
-CI_PERCENTILES = (2.5, 97.5)
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def review_replicates(
     """Replicates of every metric for each side, all sides drawn with the same cluster draws
     (one side: an ordinary bootstrap; two sides over the same clusters: a paired one)."""
     clusters = sorted({item.cluster_id for side in sides for item in side})
-    counts = draw_participant_counts(len(clusters), n_resamples=n_resamples, seed=seed)
+    counts = draw_counts(len(clusters), n_resamples=n_resamples, seed=seed)
     tables = [review_table(side, clusters) for side in sides]
     blocks: list[dict[str, list[np.ndarray]]] = [{} for _ in sides]
     for start in range(0, n_resamples, COLUMNS_PER_BLOCK):
@@ -112,15 +112,18 @@ def review_replicates(
 
 
 def interval(point: float | None, replicates: np.ndarray) -> dict[str, Any]:
-    """Point, 95% percentile CI and standard error (as ``metrics.families.bootstrap``)."""
+    """Point, 95% percentile CI and standard error, as stored with the review-savings result.
+
+    Unlike ``resampling.summarise`` an infinite replicate counts as undefined too, and a
+    missing point gives no interval at all.
+    """
     valid = replicates[np.isfinite(replicates)]
     if point is None or valid.size < 2:
         ci = None if point is None else [point, point]
         return {"point": point, "ci95": ci, "std_error": 0.0}
-    low, high = np.percentile(valid, CI_PERCENTILES)
     return {
         "point": point,
-        "ci95": [float(low), float(high)],
+        "ci95": list(percentile_ci(valid)),
         "std_error": float(np.std(valid, ddof=1)),
     }
 
