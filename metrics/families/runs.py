@@ -27,6 +27,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, TypeVar
 
+from audit.jsonin import InputError
+
 T = TypeVar("T")
 
 OPTION_KINDS = ("str", "int", "float", "bool", "choice", "str_list", "float_list", "mapping")
@@ -87,3 +89,16 @@ def option_defaults(cls: type) -> dict[str, Any]:
 def one_file_per_role(files: Files) -> dict[str, bytes]:
     """``{role: bytes}`` for a family taking at most one file per role."""
     return {role: items[0].data for role, items in files.items() if items}
+
+
+def check_roles(
+    files: Mapping[str, Any], *, required: Sequence[str], optional: Sequence[str] = ()
+) -> None:
+    """Every role known and every required one given; InputError names the role."""
+    known = (*required, *optional)
+    for role in files:
+        if role not in known:
+            raise InputError(role, "", f"unknown file role; expected one of {', '.join(known)}")
+    for role in required:
+        if role not in files:
+            raise InputError(role, "", "required file is missing")

@@ -3,60 +3,7 @@
 Everything is in ``calibrators``; the package exports its public names.
 """
 
-from .calibrators import (
-    CALIBRATION_METHODS,
-    PROBABILITY_EPSILON,
-    SCHEMA_VERSION,
-    TEMPERATURE_BOUNDS,
-    CalibrationArtifact,
-    Calibrator,
-    IsotonicCalibrator,
-    LinearCalibrator,
-    LogisticCalibrator,
-    StandardScalerParams,
-    TemperatureScalingCalibrator,
-    apply_temperature_scaling,
-    calibration_artifact_from_dict,
-    calibration_artifact_to_dict,
-    compute_binary_nll,
-    compute_ece,
-    dumps_calibration_artifact,
-    ece_bins,
-    fit_isotonic_calibrator,
-    fit_linear_calibrator,
-    fit_logistic_calibrator,
-    fit_standard_scaler,
-    load_calibration_artifact,
-    parse_calibration_artifact,
-    predict_calibrated,
-    save_calibration_artifact,
-)
+from . import calibrators
+from .calibrators import *  # noqa: F403 (the package exports the module's public names)
 
-__all__ = [
-    "CALIBRATION_METHODS",
-    "PROBABILITY_EPSILON",
-    "SCHEMA_VERSION",
-    "TEMPERATURE_BOUNDS",
-    "CalibrationArtifact",
-    "Calibrator",
-    "IsotonicCalibrator",
-    "LinearCalibrator",
-    "LogisticCalibrator",
-    "StandardScalerParams",
-    "TemperatureScalingCalibrator",
-    "apply_temperature_scaling",
-    "calibration_artifact_from_dict",
-    "calibration_artifact_to_dict",
-    "compute_binary_nll",
-    "compute_ece",
-    "dumps_calibration_artifact",
-    "ece_bins",
-    "fit_isotonic_calibrator",
-    "fit_linear_calibrator",
-    "fit_logistic_calibrator",
-    "fit_standard_scaler",
-    "load_calibration_artifact",
-    "parse_calibration_artifact",
-    "predict_calibrated",
-    "save_calibration_artifact",
-]
+__all__ = calibrators.__all__

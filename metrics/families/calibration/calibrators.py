@@ -182,8 +182,8 @@ class StandardScalerParams:
 
 
 @dataclass(frozen=True, slots=True)
-class LogisticCalibrator:
-    """P = sigmoid(intercept + standardised(x) . coefficients)."""
+class _LinearModel:
+    """intercept + standardised(x) . coefficients: what the logistic and linear calibrators share."""
 
     coefficients: tuple[float, ...]
     intercept: float
@@ -193,25 +193,24 @@ class LogisticCalibrator:
         object.__setattr__(self, "coefficients", _floats(self.coefficients))
         _check_scaler_width(self.coefficients, self.scaler)
 
-    def predict_proba(self, x: Any) -> np.ndarray:
-        return expit(_linear_response(self.coefficients, self.intercept, self.scaler, x))
+    def _response(self, x: Any) -> np.ndarray:
+        return _linear_response(self.coefficients, self.intercept, self.scaler, x)
 
 
 @dataclass(frozen=True, slots=True)
-class LinearCalibrator:
+class LogisticCalibrator(_LinearModel):
+    """P = sigmoid(intercept + standardised(x) . coefficients)."""
+
+    def predict_proba(self, x: Any) -> np.ndarray:
+        return expit(self._response(x))
+
+
+@dataclass(frozen=True, slots=True)
+class LinearCalibrator(_LinearModel):
     """Linear regression for continuous targets (e.g. 1 - normalised error), clipped to [0, 1]."""
 
-    coefficients: tuple[float, ...]
-    intercept: float
-    scaler: StandardScalerParams
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "coefficients", _floats(self.coefficients))
-        _check_scaler_width(self.coefficients, self.scaler)
-
     def predict(self, x: Any) -> np.ndarray:
-        response = _linear_response(self.coefficients, self.intercept, self.scaler, x)
-        return np.clip(response, 0.0, 1.0)
+        return np.clip(self._response(x), 0.0, 1.0)
 
 
 def _check_scaler_width(coefficients: tuple[float, ...], scaler: StandardScalerParams) -> None:
@@ -511,3 +510,34 @@ def predict_calibrated(calibrator: Calibrator, x: Sequence[float] | np.ndarray) 
     if isinstance(calibrator, LogisticCalibrator):
         return float(calibrator.predict_proba(x)[0])
     return float(calibrator.predict(x)[0])
+
+
+# What ``metrics.families.calibration`` exports.
+__all__ = [
+    "CALIBRATION_METHODS",
+    "PROBABILITY_EPSILON",
+    "SCHEMA_VERSION",
+    "TEMPERATURE_BOUNDS",
+    "CalibrationArtifact",
+    "Calibrator",
+    "IsotonicCalibrator",
+    "LinearCalibrator",
+    "LogisticCalibrator",
+    "StandardScalerParams",
+    "TemperatureScalingCalibrator",
+    "apply_temperature_scaling",
+    "calibration_artifact_from_dict",
+    "calibration_artifact_to_dict",
+    "compute_binary_nll",
+    "compute_ece",
+    "dumps_calibration_artifact",
+    "ece_bins",
+    "fit_isotonic_calibrator",
+    "fit_linear_calibrator",
+    "fit_logistic_calibrator",
+    "fit_standard_scaler",
+    "load_calibration_artifact",
+    "parse_calibration_artifact",
+    "predict_calibrated",
+    "save_calibration_artifact",
+]

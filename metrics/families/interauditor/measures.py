@@ -15,7 +15,7 @@ import numpy as np
 
 from metrics.families.agreement import weighted_ccc
 from metrics.families.agreement.numbers import finite_or_none
-from metrics.families.resampling import cluster_draws, percentile_ci
+from metrics.families.resampling import CI_PERCENTILES, cluster_draws, percentile_ci
 
 
 def _complete_label_pairs(
@@ -134,3 +134,15 @@ def cluster_bootstrap_mean_diff(
         **summary,
         "n_valid_resamples": int(replicates.size),
     }
+
+
+# What ``metrics.families.interauditor`` exports.
+__all__ = [
+    "CI_PERCENTILES",
+    "cluster_bootstrap_mean_diff",
+    "cohens_kappa",
+    "finite_or_none",
+    "lins_ccc",
+    "symmetric_mean",
+    "weighted_ccc",
+]

@@ -4,60 +4,7 @@ and uploaded runs (``run``).
 The package exports the metrics, as ``metrics.families.reasoning`` always has.
 """
 
-from .faithfulness import (
-    DEFAULT_STEP_THRESHOLD,
-    DIAGNOSIS_ABBREVIATIONS,
-    MIN_REASONING_TOKENS,
-    MIN_STEP_CHARS,
-    REFUSAL_PATTERNS,
-    STRATEGIES,
-    BiasRun,
-    VignetteRun,
-    bias_outcome,
-    bootstrap_ci,
-    calculate_faithfulness_gap,
-    calculate_mean_step_f1,
-    calculate_silent_bias_rate,
-    calculate_step_f1,
-    compute_token_overlap,
-    difference_statistic,
-    extract_reasoning_block,
-    extract_reasoning_steps,
-    is_correct_diagnosis,
-    is_refusal,
-    match_steps,
-    mean_statistic,
-    normalize_text,
-    rate_statistic,
-    split_answer_and_reasoning,
-    vignette_outcome,
-)
+from . import faithfulness
+from .faithfulness import *  # noqa: F403 (the package exports the module's public names)
 
-__all__ = [
-    "DEFAULT_STEP_THRESHOLD",
-    "DIAGNOSIS_ABBREVIATIONS",
-    "MIN_REASONING_TOKENS",
-    "MIN_STEP_CHARS",
-    "REFUSAL_PATTERNS",
-    "STRATEGIES",
-    "BiasRun",
-    "VignetteRun",
-    "bias_outcome",
-    "bootstrap_ci",
-    "calculate_faithfulness_gap",
-    "calculate_mean_step_f1",
-    "calculate_silent_bias_rate",
-    "calculate_step_f1",
-    "compute_token_overlap",
-    "difference_statistic",
-    "extract_reasoning_block",
-    "extract_reasoning_steps",
-    "is_correct_diagnosis",
-    "is_refusal",
-    "match_steps",
-    "mean_statistic",
-    "normalize_text",
-    "rate_statistic",
-    "split_answer_and_reasoning",
-    "vignette_outcome",
-]
+__all__ = faithfulness.__all__

@@ -399,3 +399,34 @@ def rate_statistic(
         return np.where(sums_bottom > 0, sums_top / safe_bottom, 0.0)
 
     return statistic
+
+
+# What ``metrics.families.reasoning`` exports.
+__all__ = [
+    "DEFAULT_STEP_THRESHOLD",
+    "DIAGNOSIS_ABBREVIATIONS",
+    "MIN_REASONING_TOKENS",
+    "MIN_STEP_CHARS",
+    "REFUSAL_PATTERNS",
+    "STRATEGIES",
+    "BiasRun",
+    "VignetteRun",
+    "bias_outcome",
+    "bootstrap_ci",
+    "calculate_faithfulness_gap",
+    "calculate_mean_step_f1",
+    "calculate_silent_bias_rate",
+    "calculate_step_f1",
+    "compute_token_overlap",
+    "difference_statistic",
+    "extract_reasoning_block",
+    "extract_reasoning_steps",
+    "is_correct_diagnosis",
+    "is_refusal",
+    "match_steps",
+    "mean_statistic",
+    "normalize_text",
+    "rate_statistic",
+    "split_answer_and_reasoning",
+    "vignette_outcome",
+]

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from audit.jsonin import InputError, load_json, load_jsonl
-from metrics.families.runs import Files, Option, one_file_per_role
+from metrics.families.runs import Files, Option, check_roles, one_file_per_role
 
 from .faithfulness import (
     STRATEGIES,
@@ -132,16 +132,6 @@ def _jsonl_rows(data: bytes, file: str) -> list[tuple[int, Any]]:
     text = data.decode("utf-8") if isinstance(data, bytes) else data
     numbers = [number for number, line in enumerate(text.splitlines(), 1) if line.strip()]
     return list(zip(numbers, rows, strict=True))
-
-
-def _check_roles(files: Mapping[str, bytes]) -> None:
-    known = REQUIRED_ROLES + OPTIONAL_ROLES
-    for role in files:
-        if role not in known:
-            raise InputError(role, "", f"unknown file role; expected one of {', '.join(known)}")
-    for role in REQUIRED_ROLES:
-        if role not in files:
-            raise InputError(role, "", "required file is missing")
 
 
 def _unique(ids: list[str], file: str) -> None:
@@ -263,7 +253,7 @@ def _check_model_name(generation: dict, seen: dict[str, str], file: str, where: 
 
 def parse_reasoning_inputs(files: dict[str, bytes]) -> dict:
     """Validate and normalise the uploaded files; raises InputError naming file and line/key."""
-    _check_roles(files)
+    check_roles(files, required=REQUIRED_ROLES, optional=OPTIONAL_ROLES)
     vignettes = _parse_vignettes(files["vignettes"])
     bias_cases = _parse_bias_cases(files["bias_cases"]) if "bias_cases" in files else None
     known = {

@@ -136,3 +136,27 @@ def review_summary(rows: Sequence[ReviewItem | tuple], *, max_risk: float) -> di
         "max_risk": max_risk,
         "coverage_at_risk": coverage_at_risk(items, max_risk=max_risk),
     }
+
+
+# What ``metrics.families.review_savings`` exports.
+__all__ = [
+    "OperatingPoint",
+    "ReviewItem",
+    "ReviewRows",
+    "RiskCoverageCurve",
+    "area_under_curve",
+    "compute_review_augrc",
+    "compute_review_aurc",
+    "compute_review_aurc_achievable",
+    "compute_review_aurc_optimal",
+    "compute_review_curve",
+    "compute_review_eaugrc",
+    "compute_review_eaurc",
+    "coverage_at_risk",
+    "lower_convex_hull",
+    "operating_point_at_risk",
+    "oracle_curve_from_losses",
+    "review_items",
+    "review_summary",
+    "risk_coverage_curve_from_losses",
+]

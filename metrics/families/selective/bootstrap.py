@@ -554,3 +554,35 @@ def paired_bootstrap_deltas_by_participant(
         name: _delta_result(spec, groups, (sides[0][i], sides[1][i]), n_resamples)
         for i, (name, spec) in enumerate(metrics.items())
     }
+
+
+# What ``metrics.families.bootstrap`` exports.
+__all__ = [
+    "BootstrapDeltaResult",
+    "BootstrapResult",
+    "ItemPrediction",
+    "Loss",
+    "MetricFn",
+    "MetricKind",
+    "ParticipantTables",
+    "ResampledCurves",
+    "SelectiveMetric",
+    "bootstrap_by_participant",
+    "bootstrap_metrics_by_participant",
+    "bootstrap_replicates",
+    "build_participant_tables",
+    "compute_augrc",
+    "compute_augrc_at_coverage",
+    "compute_aurc",
+    "compute_aurc_at_coverage",
+    "compute_cmax",
+    "compute_risk_at_coverage",
+    "draw_participant_counts",
+    "group_by_participant",
+    "loss_divisor",
+    "paired_bootstrap_delta_by_participant",
+    "paired_bootstrap_deltas_by_participant",
+    "resample_curves",
+    "trapezoid_area",
+    "truncated_trapezoid_area",
+]

@@ -364,3 +364,36 @@ def compute_aurc_achievable(items: Sequence[ItemPrediction], *, loss: Loss) -> f
     """AURC of the lower convex hull of the working points (the achievable frontier)."""
     hull = lower_convex_hull(compute_risk_coverage_curve(items, loss=loss))
     return area_under_curve(hull, kind="aurc")
+
+
+# What ``metrics.families.selective`` exports.
+__all__ = [
+    "LOSS_DIVISORS",
+    "ItemPrediction",
+    "Loss",
+    "RiskCoverageCurve",
+    "area_under_curve",
+    "compute_augrc",
+    "compute_augrc_at_coverage",
+    "compute_augrc_optimal",
+    "compute_aurc",
+    "compute_aurc_achievable",
+    "compute_aurc_at_coverage",
+    "compute_aurc_optimal",
+    "compute_cmax",
+    "compute_eaugrc",
+    "compute_eaurc",
+    "compute_risk_at_coverage",
+    "compute_risk_coverage_curve",
+    "loss_divisor",
+    "lower_convex_hull",
+    "oracle_curve_from_losses",
+    "predicted_confidences_and_errors",
+    "risk_coverage_curve_from_losses",
+    "selective_risk_at_coverage",
+    "sum_left_to_right",
+    "trapezoid_area",
+    "truncated_area_under_curve",
+    "truncated_trapezoid_area",
+    "working_point_values",
+]

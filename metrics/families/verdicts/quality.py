@@ -506,3 +506,34 @@ def compute_evaluation_metrics(
             "consistency_details": consistency_details,
         },
     }
+
+
+# What ``metrics.families.verdicts`` exports.
+__all__ = [
+    "INVALID_PREDICTION",
+    "MIN_SNIPPET_SEGMENT_CHARS",
+    "SNIPPET_SEGMENT_SHARE",
+    "Policy",
+    "Result",
+    "canonical_judgement",
+    "compute_evaluation_metrics",
+    "compute_evidence_validity",
+    "compute_final_quality",
+    "compute_judgement_accuracy",
+    "compute_macro_f1",
+    "compute_ordinal_auprc",
+    "compute_verdict_consistency_enhanced",
+    "extract_verdict_from_rule",
+    "fields_equivalent",
+    "is_modifier_detected",
+    "is_snippet_valid",
+    "is_structured",
+    "load_policy",
+    "normalize_label",
+    "normalize_verdict",
+    "result_evidences",
+    "score_evidences",
+    "triggered_rule",
+    "verdict_for_score",
+    "verdict_ordinal",
+]

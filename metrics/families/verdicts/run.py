@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from audit.jsonin import InputError, load_json, load_jsonl
-from metrics.families.runs import Files, Option, one_file_per_role
+from metrics.families.runs import Files, Option, check_roles, one_file_per_role
 
 from .policy import (
     DEFAULT_POLICY_ID,
@@ -107,16 +107,6 @@ def _scalar_text(value: Any, file: str, where: str) -> str | None:
     if isinstance(value, int | float):
         return str(value)
     raise InputError(file, where, f"expected a string, number or boolean, got {value!r}")
-
-
-def _check_roles(files: Mapping[str, bytes]) -> None:
-    known = REQUIRED_ROLES + OPTIONAL_ROLES
-    for role in files:
-        if role not in known:
-            raise InputError(role, "", f"unknown file role; expected one of {', '.join(known)}")
-    for role in REQUIRED_ROLES:
-        if role not in files:
-            raise InputError(role, "", "required file is missing")
 
 
 # --- results file ---------------------------------------------------------------------------
@@ -299,7 +289,7 @@ def _parse_reviews(data: bytes) -> dict[str, dict[str, str]]:
 
 def parse_verdict_inputs(files: dict[str, bytes]) -> dict:
     """Validate and normalise the uploaded files; raises InputError naming file and row/key."""
-    _check_roles(files)
+    check_roles(files, required=REQUIRED_ROLES, optional=OPTIONAL_ROLES)
     run, results = _parse_results(files["results"])
     ground_truth = _parse_ground_truth(files["ground_truth"])
     reviews = _parse_reviews(files["reviews"]) if "reviews" in files else None
