@@ -183,7 +183,7 @@ if REDIS_URL:
     _transport = {"socket_connect_timeout": 2, "socket_timeout": 5, "retry_on_timeout": True}
     # A web request publishing a task fails fast instead of waiting on a dead broker
     # (max_retries 0: one attempt). The work stays stale for the sweep; see
-    # metrics.queue.task_enqueue. Worker processes replace these options with
+    # evalsite.queue.task_enqueue. Worker processes replace these options with
     # WORKER_BROKER_TRANSPORT_OPTIONS when they start (evalsite/celery.py).
     CELERY_BROKER_TRANSPORT_OPTIONS = {**_transport, "max_retries": 0}
     WORKER_BROKER_TRANSPORT_OPTIONS = {**_transport, "interval_start": 1, "interval_max": 30}
@@ -286,7 +286,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "FeedbackStatusEnum": "audit.models.Feedback.Status",
         "MetricResultStatusEnum": "metrics.models.MetricResult.Status",
-        "ComputeJobStatusEnum": "metrics.models.ComputeJob.Status",
+        "ComputeJobStatusEnum": "audit.models.ComputeJob.Status",
         "EvaluationStatusEnum": "metrics.models.Evaluation.Status",
     },
     # Every operation documents the error responses the exception handler produces.

@@ -27,8 +27,8 @@ from typing import Any
 from django.utils import timezone
 
 from audit.models import ExtractionRun
+from evalsite.queue import TRANSIENT_ERRORS, task_enqueue
 from metrics.models import MetricResult
-from metrics.queue import TRANSIENT_ERRORS, task_enqueue
 
 log = logging.getLogger(__name__)
 

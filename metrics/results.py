@@ -32,8 +32,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.models import Statement
+from evalsite.queue import TRANSIENT_ERRORS
 from metrics.models import MetricResult
-from metrics.queue import TRANSIENT_ERRORS
 
 log = logging.getLogger(__name__)
 

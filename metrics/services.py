@@ -27,12 +27,14 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings as django_settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from audit.models import Extraction, ExtractionRun, Feedback, Speaker, Statement
+from audit.services.jobs import compute_job_start
+from evalsite.queue import task_enqueue, task_enqueue_on_commit
 from metrics import results
 from metrics.families.extraction import (
     MatchSettings,
@@ -45,7 +47,6 @@ from metrics.families.extraction import (
     system_f1_from_totals,
 )
 from metrics.models import ComputeJob, MetricResult
-from metrics.queue import task_enqueue, task_enqueue_on_commit
 from metrics.results import (
     input_hash,
     result_key,
@@ -671,7 +672,6 @@ def _enqueue_system() -> None:
 
 FAMILIES = (EXTRACTION,)
 Item = tuple[str, int, int]  # (scope, target id, run id); target id 0 for run/system items
-ACTIVE_JOB = (ComputeJob.Status.QUEUED, ComputeJob.Status.RUNNING)
 
 
 def _expected_items(run_id: int | None) -> list[Item]:
@@ -768,31 +768,6 @@ def metrics_recompute_all(
     if queue and job.created:
         transaction.on_commit(lambda: _enqueue_job(job.pk))
     return job
-
-
-def compute_job_start(*, kind: str, scope: str, params: dict[str, Any], user: Any) -> ComputeJob:
-    """A new queued job, or the active job of the same scope (``job.created`` says which).
-
-    The conditional unique constraint decides between simultaneous starts; the loser gets
-    the winner's job back."""
-    active = ComputeJob.objects.filter(scope=scope, status__in=ACTIVE_JOB).first()
-    if active is None:
-        try:
-            with transaction.atomic():
-                job = ComputeJob.objects.create(
-                    kind=kind,
-                    scope=scope,
-                    params=params,
-                    created_by=user if getattr(user, "is_authenticated", False) else None,
-                )
-            job.created = True
-            return job
-        except IntegrityError:
-            active = ComputeJob.objects.filter(scope=scope, status__in=ACTIVE_JOB).first()
-            if active is None:  # the other job already finished: try once more
-                return compute_job_start(kind=kind, scope=scope, params=params, user=user)
-    active.created = False
-    return active
 
 
 def _enqueue_job(job_id: int) -> None:

@@ -17,8 +17,8 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
+from evalsite.queue import RETRYING
 from metrics.models import MetricResult
-from metrics.queue import TRANSIENT_ERRORS
 from metrics.services import (
     compute_job_run,
     discussion_result_compute,
@@ -32,13 +32,6 @@ from metrics.services import (
 
 log = logging.getLogger(__name__)
 Scope = MetricResult.Scope
-RETRYING = {
-    "autoretry_for": TRANSIENT_ERRORS,
-    "retry_backoff": True,
-    "retry_backoff_max": 60,
-    "retry_jitter": True,
-    "max_retries": 5,
-}
 
 
 @shared_task(name="metrics.tasks.compute_statement", **RETRYING)
@@ -117,22 +110,6 @@ def outdated_results_on_worker_start(**_kwargs) -> None:
 @shared_task(name="metrics.tasks.run_compute_job", **RETRYING)
 def run_compute_job(job_id: int) -> None:
     compute_job_run(job_id=job_id)
-
-
-@shared_task(name="metrics.tasks.export_ground_truth_job", **RETRYING)
-def export_ground_truth_job(job_id: int) -> None:
-    """A large ground-truth export (ComputeJob kind "export"): writes the file to the job."""
-    from audit.services.export_jobs import ground_truth_export_job_run
-
-    ground_truth_export_job_run(job_id=job_id)
-
-
-@shared_task(name="metrics.tasks.import_ground_truth_job", **RETRYING)
-def import_ground_truth_job(job_id: int) -> None:
-    """A large ground-truth import (ComputeJob kind "import"): imports the stored file."""
-    from audit.services.import_jobs import ground_truth_import_job_run
-
-    ground_truth_import_job_run(job_id=job_id)
 
 
 @shared_task(name="metrics.tasks.evaluation_compute", acks_late=True, **RETRYING)

@@ -1,8 +1,8 @@
-"""Ground-truth exports too large for a request: a ComputeJob that writes the file.
+"""Ground-truth exports too large for a request: a background job that writes the file.
 
 ``ground_truth_export_start`` decides: small selections are exported in the request, large ones
 (more approved statements than ``settings.EXPORT_SYNC_MAX_STATEMENTS``) become a job whose
-Celery task (``metrics.tasks.export_ground_truth_job``) calls ``ground_truth_export_job_run``.
+Celery task (``audit.tasks.export_ground_truth_job``) calls ``ground_truth_export_job_run``.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
-from audit.models import ExtractionRun, Feedback
+from audit.models import ComputeJob, ExtractionRun, Feedback
 from audit.services.transfer import NothingToExport, ground_truth_export
-from metrics.models import ComputeJob
+from evalsite.queue import task_enqueue_named
 
 log = logging.getLogger(__name__)
 
-EXPORT_TASK = "metrics.tasks.export_ground_truth_job"
+EXPORT_TASK = "metrics.tasks.export_ground_truth_job"  # audit.tasks; its first, stable name
 
 
 @dataclass
@@ -77,10 +77,7 @@ def ground_truth_export_start(
 
 
 def _queue_export(job_id: int) -> None:
-    from metrics import tasks
-    from metrics.queue import task_enqueue
-
-    if not task_enqueue(tasks.export_ground_truth_job, job_id=job_id):
+    if not task_enqueue_named(EXPORT_TASK, job_id=job_id):
         _fail(job_id, "Could not queue the export (the task broker is unavailable); try again.")
 
 

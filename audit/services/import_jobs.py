@@ -1,8 +1,8 @@
-"""Ground-truth imports too large for a request: a ComputeJob that imports the stored file.
+"""Ground-truth imports too large for a request: a background job that imports the stored file.
 
 ``ground_truth_import_start`` decides: request bodies up to ``settings.IMPORT_SYNC_MAX_BYTES``
 are imported in the request; larger ones are stored and become a job (kind "import") whose
-Celery task (``metrics.tasks.import_ground_truth_job``) calls ``ground_truth_import_job_run``.
+Celery task (``audit.tasks.import_ground_truth_job``) calls ``ground_truth_import_job_run``.
 The same file sent twice while its import is active gets the same job back (the job's scope
 is the file's hash). The import itself is the one ``ground_truth_import``: same checks, all or
 nothing.
@@ -24,12 +24,16 @@ from django.core.files.storage import default_storage
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.utils import timezone
 
+from audit.models import ComputeJob
 from audit.schemas import PayloadError
 from audit.services.api_support import ground_truth_import
+from audit.services.jobs import compute_job_start
 from audit.services.transfer import ImportSummary
-from metrics.models import ComputeJob
+from evalsite.queue import task_enqueue_named
 
 log = logging.getLogger(__name__)
+
+IMPORT_TASK = "metrics.tasks.import_ground_truth_job"  # audit.tasks; its first, stable name
 
 
 @dataclass
@@ -46,8 +50,6 @@ def ground_truth_import_start(
     """Import now (``data``: the parsed body), or store a large body and queue a job."""
     if len(body) <= settings.IMPORT_SYNC_MAX_BYTES:
         return ImportOutcome(summary=ground_truth_import(data=data, by=user))
-    from metrics.services import compute_job_start
-
     digest = hashlib.sha256(body).hexdigest()
     job = compute_job_start(
         kind=ComputeJob.Kind.IMPORT,
@@ -64,10 +66,7 @@ def ground_truth_import_start(
 
 
 def _queue_import(job_id: int) -> None:
-    from metrics import tasks
-    from metrics.queue import task_enqueue
-
-    if not task_enqueue(tasks.import_ground_truth_job, job_id=job_id):
+    if not task_enqueue_named(IMPORT_TASK, job_id=job_id):
         _finish(
             job_id,
             ComputeJob.Status.FAILED,

@@ -30,9 +30,9 @@ from django.utils import timezone
 from django.utils.text import get_valid_filename
 
 from audit.jsonin import InputError
+from evalsite.queue import TRANSIENT_ERRORS, task_enqueue
 from metrics.evaluations.registry import Family, InputFile, family_get
 from metrics.models import Evaluation, EvaluationFile
-from metrics.queue import TRANSIENT_ERRORS, task_enqueue
 
 log = logging.getLogger(__name__)
 

@@ -26,10 +26,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.models import Extraction, Feedback, Speaker
+from evalsite.queue import task_enqueue
 from metrics import results
 from metrics.families.extraction import StatementF1Metrics, calculate_statement_f1
 from metrics.models import MetricResult
-from metrics.queue import task_enqueue
 from metrics.results import (
     changed_since,
     input_hash,

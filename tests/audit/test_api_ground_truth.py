@@ -5,9 +5,8 @@ import json
 import jsonschema
 import pytest
 
-from audit.models import Discussion, Feedback, Statement
+from audit.models import ComputeJob, Discussion, Feedback, Statement
 from audit.schemas import GROUND_TRUTH_EXPORT_SCHEMA
-from metrics.models import ComputeJob
 from tests.api_fixtures import approve
 
 pytestmark = pytest.mark.django_db

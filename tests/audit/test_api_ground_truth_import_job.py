@@ -4,9 +4,8 @@ import json
 
 import pytest
 
-from audit.models import Discussion, Feedback, Statement
+from audit.models import ComputeJob, Discussion, Feedback, Statement
 from audit.services import feedback_approve
-from metrics.models import ComputeJob
 from tests.api_fixtures import approve
 from tests.audit.test_api_ground_truth import EXPORT, IMPORT, download
 

@@ -10,10 +10,10 @@ from celery.app.task import Task
 from django.urls import reverse
 from kombu.exceptions import OperationalError as KombuOperationalError
 
+from evalsite.queue import broker_circuit
 from metrics import tasks
 from metrics.evaluations import services
 from metrics.models import Evaluation
-from metrics.queue import broker_circuit
 from tests.metrics.test_evaluations_fixtures import example_files
 
 pytest_plugins = ["tests.metrics.test_evaluations_fixtures"]

@@ -28,9 +28,9 @@ from django.conf import settings
 from django.db import connection, connections
 
 from audit.models import Feedback
+from evalsite.queue import broker_circuit
 from metrics import services
 from metrics.models import ComputeJob, MetricResult
-from metrics.queue import broker_circuit
 from metrics.services import metrics_recompute_all
 from tests.conftest import require_service
 from tests.metrics.extraction_helpers import celery_broker, make_world

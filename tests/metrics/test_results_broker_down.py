@@ -11,8 +11,8 @@ from django.core.management import call_command
 from kombu.exceptions import OperationalError as KombuOperationalError
 
 from audit.models import Feedback
+from evalsite.queue import broker_circuit
 from metrics.models import MetricResult
-from metrics.queue import broker_circuit
 from metrics.services import results_recompute_stale
 from tests.metrics.extraction_helpers import (
     approve,
@@ -48,7 +48,7 @@ def test_approval_survives_a_broker_that_refuses_messages(
     down = KombuOperationalError("Error 111 connecting to redis. Connection refused.")
     with (
         mock.patch.object(Task, "apply_async", side_effect=down) as apply_async,
-        caplog.at_level(logging.WARNING, logger="metrics.queue"),
+        caplog.at_level(logging.WARNING, logger="evalsite.queue"),
     ):
         approve(run_committed, f1_world, statement, admin_user)
 
@@ -72,7 +72,7 @@ def test_approval_survives_a_closed_broker_port(f1_world, admin_user, run_commit
     # Default kombu options here (no max_retries): each publish would retry for ~2 s.
     with (
         celery_broker("redis://127.0.0.1:1/0", socket_connect_timeout=1),
-        caplog.at_level(logging.INFO, logger="metrics.queue"),
+        caplog.at_level(logging.INFO, logger="evalsite.queue"),
     ):
         started = time.monotonic()
         approve(run_committed, f1_world, statement, admin_user)

@@ -172,7 +172,7 @@ def _export_in_worker(admin_user, monkeypatch, web_env, worker_env) -> ComputeJo
     monkeypatch.setattr(export_jobs, "_queue_export", lambda job_id: None)
     with override_settings(EXPORT_SYNC_MAX_STATEMENTS=0), _web_settings(web_env):
         job = export_jobs.ground_truth_export_start(user=admin_user, all_discussions=True).job
-    _run_worker(f"from metrics.tasks import export_ground_truth_job as t; t({job.pk})", worker_env)
+    _run_worker(f"from audit.tasks import export_ground_truth_job as t; t({job.pk})", worker_env)
     job.refresh_from_db()
     assert job.status == ComputeJob.Status.DONE, job.error
     return job

@@ -1,4 +1,4 @@
-"""metrics.queue: publishing fails fast on a dead broker, waits for the commit, and every task
+"""evalsite.queue: publishing fails fast on a dead broker, waits for the commit, and every task
 a route or the beat schedule names exists under that name."""
 
 from unittest import mock
@@ -10,8 +10,8 @@ from django.db import transaction
 from kombu.exceptions import OperationalError as KombuOperationalError
 
 from evalsite.celery import app
+from evalsite.queue import broker_circuit, task_enqueue, task_enqueue_on_commit
 from metrics import tasks
-from metrics.queue import broker_circuit, task_enqueue, task_enqueue_on_commit
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,5 @@
-"""Queueing Celery tasks, for every family and job: after commit, never waiting on a dead broker.
+"""Queueing Celery tasks for both apps (audit's jobs, metrics' results): after commit, never
+waiting on a dead broker.
 
 - ``task_enqueue``: publish now; on a broker error, trip the circuit and return False (the work
   stays stale for the periodic sweep, ``metrics.tasks.recompute_stale``).
@@ -14,11 +15,20 @@ import logging
 import time
 from typing import Any
 
+from celery import current_app
 from django.db import InterfaceError, OperationalError, transaction
 
 log = logging.getLogger(__name__)
 
 TRANSIENT_ERRORS: tuple[type[Exception], ...] = (OperationalError, InterfaceError)
+# Every task's options: transient errors retried with backoff, anything else left to the task.
+RETRYING: dict[str, Any] = {
+    "autoretry_for": TRANSIENT_ERRORS,
+    "retry_backoff": True,
+    "retry_backoff_max": 60,
+    "retry_jitter": True,
+    "max_retries": 5,
+}
 
 
 def _broker_errors() -> tuple[type[Exception], ...]:
@@ -68,6 +78,12 @@ def task_enqueue(task: Any, **kwargs: Any) -> bool:
         log.warning("could not queue %s%s (%s); left stale for the sweep", task.name, kwargs, exc)
         return False
     return True
+
+
+def task_enqueue_named(name: str, **kwargs: Any) -> bool:
+    """task_enqueue by the task's registered name: for services whose task module imports
+    them (audit's job tasks run audit's job services)."""
+    return task_enqueue(current_app.tasks[name], **kwargs)
 
 
 def task_enqueue_on_commit(task: Any, **kwargs: Any) -> None:
