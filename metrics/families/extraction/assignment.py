@@ -58,15 +58,24 @@ def assign_candidates(
     content keys: rows and columns are solved in key order, so the result does not
     depend on the listing order.
     """
-    pairs = [(i, j) for i, row in enumerate(candidates) for j in row]
-    rows_used = sum(map(bool, candidates))
-    if len(pairs) == rows_used == len(set(chain.from_iterable(candidates))):
+    pairs = without_rivals(candidates)
+    if pairs is not None:
         return pairs  # no item has two candidates: nothing to choose (the usual case)
     pairs, contested = uncontested(candidates)
     if not contested:
         return pairs
     pairs += _solve_contested(candidates, contested, strategy, ai_keys, gt_keys, ai_ids, gt_ids)
     return sorted(pairs)
+
+
+def without_rivals(candidates: Candidates) -> list[Pair] | None:
+    """Every candidate pair, sorted by ai index, when no item has two candidates (then
+    they are the only maximal assignment); None otherwise. Cheaper than uncontested."""
+    pairs = [(i, j) for i, row in enumerate(candidates) for j in row]
+    rows_used = sum(map(bool, candidates))
+    if len(pairs) == rows_used == len(set(chain.from_iterable(candidates))):
+        return pairs
+    return None
 
 
 def uncontested(candidates: Candidates) -> tuple[list[Pair], list[int]]:

@@ -28,7 +28,7 @@ from itertools import product
 from math import prod
 from typing import Any
 
-from .assignment import Candidates, Pair, assign_candidates, uncontested
+from .assignment import Candidates, Pair, assign_candidates, uncontested, without_rivals
 from .matching import (
     Item,
     Listing,
@@ -111,6 +111,9 @@ class JointSearch(PeopleSearch):
         return (total, *name_score_and_same_ids(pairs, scores, self.ai.ids, self.gt.ids))
 
     def solve(self, allowed: Candidates) -> list[Pair]:
+        alone = without_rivals(allowed)
+        if alone is not None:
+            return alone  # the usual case: one assignment, nothing to search
         fixed, contested = uncontested(allowed)
         if not contested:
             return fixed

@@ -285,8 +285,8 @@ class ParentGate:
         self.named, self.ai_parents, self.gt_parents = named, ai_parents, gt_parents
         self.ai_ids, self.gt_ids = ai.ids, gt.ids
         self.ai_defined = set(ai.ids)
-        # Ids the AI refers to without listing them stand for the same person on both sides.
-        self.ai_unlisted = _referenced_ids(ai_parents, ai_bonds) - self.ai_defined
+        self._ai_bonds = ai_bonds
+        self._ai_unlisted: set[Any] | None = None
         # Only AI people who record parents can lose a candidate to the gate.
         self.with_parents = [i for i, ref in enumerate(ai_parents) if ref]
 
@@ -334,6 +334,15 @@ class ParentGate:
         if len(pairs) == len(gt_ids):
             return id_map, _NO_IDS  # every GT parent has a counterpart
         return id_map, set(gt_ids) - {gt_ids[j] for _, j in pairs} - self.ai_unlisted
+
+    @property
+    def ai_unlisted(self) -> set[Any]:
+        """Ids the AI refers to without listing them: they stand for the same person on
+        both sides (read on first use: only a GT person left unmatched needs them)."""
+        if self._ai_unlisted is None:
+            referenced = _referenced_ids(self.ai_parents, self._ai_bonds)
+            self._ai_unlisted = referenced - self.ai_defined
+        return self._ai_unlisted
 
     def _agree(self, ai_ref: Any, j: int, gt_unmatched: set[Any]) -> bool:
         """Whether the known AI parents agree with GT person j's known parents."""
@@ -506,13 +515,14 @@ def _event_candidates(
 
 
 def _gt_event_side(gt: Listing, gt_kinds: list[str], memo: dict) -> tuple:
-    """The GT events grouped by (kind, links), and their dates (read once per memo)."""
+    """The GT events grouped by (kind, links), then per group its members' dates and,
+    for a large group, its DateIndex, both filled in on first use (read once per memo)."""
     side = memo.get(_GT_SIDE)
     if side is None:
         groups: dict[tuple, list[int]] = {}
         for index, (kind, event) in enumerate(zip(gt_kinds, gt.items, strict=True)):
             groups.setdefault((kind, _event_links(event, as_id)), []).append(index)
-        side = memo[_GT_SIDE] = (groups, [event_date(event) for event in gt.items], {})
+        side = memo[_GT_SIDE] = (groups, {}, {})
     return side
 
 
@@ -530,7 +540,7 @@ def _linked_and_dated(
     """(AI index, GT index, date similarity) of the pairs with equal kind and links
     whose dates are compatible, and the (index, links) of their AI events. An AI
     event whose candidates under its links are in the memo gets them in rows instead."""
-    groups, gt_dates, indexes = _gt_event_side(gt, gt_kinds, memo)  # indexes: large groups
+    groups, dated, indexes = _gt_event_side(gt, gt_kinds, memo)  # indexes: large groups
     resolve = _as_resolver(people)
     gated: list[tuple[int, int, float]] = []
     fresh: list[tuple[int, tuple]] = []
@@ -545,14 +555,18 @@ def _linked_and_dated(
             continue
         fresh.append((i, key))
         ai_date = event_date(event)
+        # Only the GT events some AI event could match are dated.
+        gt_dates = dated.get(key)
+        if gt_dates is None:
+            gt_dates = dated[key] = [event_date(gt.items[j]) for j in group]
         if len(group) >= DateIndex.MIN_SIZE:
             index = indexes.get(key)
             if index is None:
-                index = indexes[key] = DateIndex([(j, gt_dates[j]) for j in group])
+                index = indexes[key] = DateIndex(list(zip(group, gt_dates, strict=True)))
             gated += [(i, j, score) for j, score in index.compatible(ai_date, settings)]
             continue
-        for j in group:
-            score = date_similarity(ai_date, gt_dates[j], settings)
+        for j, gt_date in zip(group, gt_dates, strict=True):
+            score = date_similarity(ai_date, gt_date, settings)
             if score is not None:
                 gated.append((i, j, score))
     return gated, fresh

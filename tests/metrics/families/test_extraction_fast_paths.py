@@ -275,6 +275,30 @@ def test_batches_leave_the_garbage_collector_as_they_found_it():
     assert gc.isenabled()
 
 
+def test_batches_leave_no_young_objects_for_the_collector_to_scan():
+    _, items = _workload_statements(2, 10)
+    gc.collect()
+    young_scans = gc.get_stats()[0]["collections"]
+    results = calculate_statements_f1(items)
+    assert len(results) == len(items)
+    # Without the hand-over to the oldest generation, every object the batch built
+    # counts towards the youngest one, and re-enabling the collector scans them all.
+    assert gc.get_stats()[0]["collections"] == young_scans
+    assert gc.get_count()[0] < 100
+
+
+def test_batches_keep_what_the_process_froze_frozen():
+    _, items = _workload_statements(1, 3)
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        results = calculate_statements_f1(items)
+        assert gc.get_freeze_count() == frozen
+        assert len(results) == len(items)
+    finally:
+        gc.unfreeze()
+
+
 def test_results_do_not_depend_on_warm_caches():
     from metrics.families.extraction import clear_caches
 
