@@ -1,5 +1,6 @@
 # The background-job model moves from metrics to audit (the ground floor) without touching the
-# table: only Django's model state changes; the table keeps its name, metrics_computejob.
+# table: only Django's model state changes; the table keeps its name, metrics_computejob, and
+# metrics' migrations still create and alter it (metrics.0004 drops its state after this one).
 
 import django.db.models.deletion
 from django.conf import settings
@@ -10,7 +11,6 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ("audit", "0003_revision_folding_and_restore"),
-        ("metrics", "0003_job_lease_and_scope"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

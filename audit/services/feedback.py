@@ -1,7 +1,8 @@
 """Feedback workflows: drafting, submitting, approving, rejecting, restoring.
 
-Every change that alters ground truth tells the metrics app which statements it touched,
-after the transaction commits, so stored results are marked stale and recomputed.
+Every change that alters ground truth announces which statements it touched
+(``audit.signals.ground_truth_changed``, after the transaction commits); whoever keeps figures
+computed from ground truth subscribes.
 """
 
 from __future__ import annotations

@@ -435,7 +435,7 @@ def discussions_import(
             if progress:
                 progress(done, len(items))
         _log_import(summary, by, items)
-        _notify_metrics(summary)
+        _announce_import(summary)
     return summary
 
 
@@ -479,7 +479,7 @@ def _import_discussion(fields: dict, statements: list, run: ExtractionRun, summa
         _import_ground_truth(statement, data, summary, by)
 
 
-def _notify_metrics(summary: ImportSummary) -> None:
+def _announce_import(summary: ImportSummary) -> None:
     if not summary.touched_statement_ids:
         return
     ground_truth_changed_send(statement_ids=summary.touched_statement_ids, reason="import")
