@@ -45,7 +45,7 @@ def test_benchmark_prints_figures_and_cleans_up():
         "benchmark_f1", discussions=2, statements=4, approvals=2, stdout=out, stderr=io.StringIO()
     )
     text = out.getvalue()
-    assert "statements/s" in text and "library:" in text
+    assert "statements/s" in text and "library (optimal):" in text
     assert "full recompute of" in text and "approve → fresh" in text
     assert "extraction pipeline" in text and "s goal" in text  # timing itself: not a test
     assert not Discussion.objects.exists() and not ExtractionRun.objects.exists()
