@@ -29,14 +29,17 @@ migrate: venv
 demo: migrate
 	$(BIN)/python manage.py seed_demo
 
-## Serve the site with demo data on SQLite: one Celery worker per queue and beat beside it.
+## Serve the site with demo data on SQLite: one Celery worker per queue and beat beside it; the
+## address and demo users are printed last, once everything answers. Another port: make run PORT=8001
 run: demo
-	@echo "Starting the Celery workers, beat and the web server on http://$(HOST):$(PORT)"
+	@echo "Starting the Celery workers, beat and the web server on http://$(HOST):$(PORT)/ ..."
 	@trap 'kill 0' EXIT INT TERM; \
 	$(BIN)/celery -A evalsite worker -Q celery -n fast@%h --pool=solo --loglevel=warning & \
 	$(BIN)/celery -A evalsite worker -Q slow -n slow@%h --pool=solo --loglevel=warning & \
 	$(BIN)/celery -A evalsite beat --loglevel=warning --schedule var/celerybeat-schedule & \
-	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+	$(BIN)/python manage.py runserver $(HOST):$(PORT) & \
+	$(BIN)/python manage.py demo_welcome http://$(HOST):$(PORT)/; \
+	wait
 
 ## One worker for both queues (handy when debugging).
 worker: venv

@@ -7,11 +7,18 @@ during an outage are computed as soon as the broker is back (docs/operations.md,
 
 import logging
 import os
+import warnings
 
 from celery import Celery, bootsteps
+from celery.exceptions import SecurityWarning
 from celery.signals import beat_init, celeryd_after_setup, celeryd_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
+
+if os.environ.get("DEBUG") == "1":
+    # `make run` inside a container runs as root: Celery's warning about that repeats for every
+    # worker and is nothing a developer can act on there. Production (DEBUG off) keeps it.
+    warnings.filterwarnings("ignore", category=SecurityWarning)
 
 app = Celery("evalsite")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -191,7 +191,8 @@ else:
     _broker_dir = VAR_DIR / "broker"
     for _folder in ("queue", "control"):
         (_broker_dir / _folder).mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_URL = "filesystem://"
+    # A host name, though the transport ignores it: without one kombu warns on every connection.
+    CELERY_BROKER_URL = "filesystem://localhost/"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
