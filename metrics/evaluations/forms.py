@@ -11,11 +11,16 @@ from typing import Any
 
 from django import forms
 
-from metrics.evaluations.registry import FAMILIES, Family, FileRole, Option
+from metrics.evaluations.registry import FAMILIES, Family, FileRole, InputFile, Option
+from metrics.families.selective.run import experiment_modes
 from metrics.models import Evaluation
 
 FILE_PREFIX = "file_"
 OPTION_PREFIX = "option_"
+# Options naming an experiment of the run file: a select of the modes found in the file (the
+# page fills it when a file is chosen; the server when the form comes back).
+MODE_OPTIONS = {"mode": "first in the file", "second_mode": "none"}
+MODE_ROLE = "run"
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -63,6 +68,18 @@ def _file_field(role: FileRole) -> forms.FileField:
     )
 
 
+def _mode_field(option: Option, modes: list[str]) -> forms.Field:
+    """Free text underneath (the service checks the mode), shown as a select."""
+    choices = [("", MODE_OPTIONS[option.name]), *((mode, mode) for mode in modes)]
+    attrs = {"data-modes-from": FILE_PREFIX + MODE_ROLE, "data-empty": MODE_OPTIONS[option.name]}
+    return forms.CharField(
+        label=option.name.replace("_", " ").capitalize(),
+        required=False,
+        help_text=option.help,
+        widget=forms.Select(choices=choices, attrs=attrs),
+    )
+
+
 def _option_field(option: Option) -> forms.Field:
     label = option.name.replace("_", " ").capitalize()
     if option.kind == "bool":
@@ -92,13 +109,46 @@ class EvaluationUploadForm(forms.Form):
         max_length=200, required=False, help_text="Defaults to the first file's name."
     )
 
-    def __init__(self, family: Family, *args: Any, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        family: Family,
+        *args: Any,
+        kept: dict[str, list[InputFile]] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.family = family
+        self.kept = {}
         for role in family.roles:
             self.fields[FILE_PREFIX + role.name] = _role_field(role)
+        self.keep(kept or {})
+        modes = self._modes() if any(r.name == MODE_ROLE for r in family.roles) else []
         for option in family.options:
-            self.fields[OPTION_PREFIX + option.name] = _option_field(option)
+            make = _mode_field if option.name in MODE_OPTIONS and modes is not None else None
+            field = make(option, modes) if make else _option_field(option)
+            self.fields[OPTION_PREFIX + option.name] = field
+
+    def keep(self, files: dict[str, list[InputFile]]) -> None:
+        """Files from an earlier try stand in for the roles left empty: not required again."""
+        self.kept = dict(files)
+        for role in self.family.roles:
+            if role.name in self.kept:
+                self.fields[FILE_PREFIX + role.name].required = False
+
+    def _modes(self) -> list[str] | None:
+        """Modes in the chosen (or kept) run files, in order; None: the family has none."""
+        if not any(option.name in MODE_OPTIONS for option in self.family.options):
+            return None
+        datas = [item.data for item in self.kept.get(MODE_ROLE, [])]
+        from metrics.evaluations.services import max_file_bytes
+
+        for upload in self.files.getlist(FILE_PREFIX + MODE_ROLE) if self.files else []:
+            if (upload.size or 0) > max_file_bytes():
+                continue  # refused later with its size; not read here
+            upload.seek(0)
+            datas.append(upload.read())
+            upload.seek(0)
+        return list(dict.fromkeys(mode for data in datas for mode in experiment_modes(data)))
 
     def file_fields(self) -> list[forms.BoundField]:
         return [self[FILE_PREFIX + role.name] for role in self.family.roles]
@@ -117,10 +167,21 @@ class EvaluationUploadForm(forms.Form):
         return uploads
 
     def options(self) -> dict[str, Any]:
-        """Option values as typed (bool) or text; the service coerces and checks them."""
-        return {
+        """Option values as typed (bool) or text; the service coerces and checks them. An
+        empty mode is the first mode found in the file, so a file uploads as it is."""
+        values = {
             option.name: self.cleaned_data.get(OPTION_PREFIX + option.name)
             for option in self.family.options
+        }
+        if "mode" in values and not values["mode"] and (modes := self._modes()):
+            values["mode"] = modes[0]
+        return values
+
+    def kept_names(self) -> dict[str, str]:
+        """{field name: file names} of the files kept from the last try, for the page."""
+        return {
+            FILE_PREFIX + role: ", ".join(item.name for item in items)
+            for role, items in self.kept.items()
         }
 
     def field_for_file(self, file_name: str) -> str | None:

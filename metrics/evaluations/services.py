@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import secrets
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.cache import cache
 from django.core.exceptions import SuspiciousFileOperation, ValidationError
 from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import UploadedFile
@@ -428,3 +430,31 @@ def evaluation_card(evaluation: Evaluation) -> dict[str, Any] | None:
     if evaluation.status != Status.DONE or not evaluation.artifact:
         return None
     return family_get(evaluation.family).card_context(evaluation.artifact)
+
+
+# --- files kept between tries of the upload form -----------------------------------------
+
+KEPT_SECONDS = 3600
+
+
+def _kept_key(user: Any, token: str) -> str:
+    return f"evaluation-upload-kept:{getattr(user, 'pk', None)}:{token}"
+
+
+def upload_kept_store(*, user: Any, files: Mapping[str, Sequence[InputFile]]) -> str:
+    """Keep the files of a refused upload for an hour, for this user only; the token goes
+    back with the form so that the next try need not choose them again."""
+    if not files:
+        return ""
+    token = secrets.token_urlsafe(16)
+    stored = {role: [(item.name, item.data) for item in items] for role, items in files.items()}
+    cache.set(_kept_key(user, token), stored, KEPT_SECONDS)
+    return token
+
+
+def upload_kept_read(*, user: Any, token: str) -> dict[str, list[InputFile]]:
+    """The files kept under this user's token ({} when unknown, expired or someone else's)."""
+    if not token or len(token) > 64:
+        return {}
+    stored = cache.get(_kept_key(user, token)) or {}
+    return {role: [InputFile(name, data) for name, data in items] for role, items in stored.items()}

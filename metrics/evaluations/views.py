@@ -24,10 +24,11 @@ from audit.jsonin import InputError
 from evalsite.access import admin_required, auditor_required, is_admin
 from evalsite.params import parse_id
 from metrics.evaluations import services
-from metrics.evaluations.forms import EvaluationFilterForm, EvaluationUploadForm
+from metrics.evaluations.forms import FILE_PREFIX, EvaluationFilterForm, EvaluationUploadForm
 from metrics.evaluations.registry import (
     EXAMPLES_DIR,
     FAMILIES,
+    InputFile,
     OptionError,
     example_files,
     family_get,
@@ -81,12 +82,21 @@ def _add_service_error(form: EvaluationUploadForm, exc: Exception) -> None:
             form.add_error(None, message)
 
 
+def _chosen_files(form: EvaluationUploadForm) -> dict[str, list[InputFile]]:
+    """The files of this try: new uploads, and for a role left empty the file kept from the
+    last try."""
+    files = dict(form.kept)
+    for role in form.family.roles:
+        uploads = form.files.getlist(FILE_PREFIX + role.name) if form.files else []
+        if uploads := [upload for upload in uploads if upload]:
+            files[role.name] = [services.input_file_from_upload(upload) for upload in uploads]
+    return files
+
+
 def _create_from_form(request: HttpRequest, form: EvaluationUploadForm) -> Evaluation | None:
     try:
-        files = {
-            role: [services.input_file_from_upload(upload) for upload in uploads]
-            for role, uploads in form.uploads().items()
-        }
+        files = _chosen_files(form)
+        form.chosen = files
         return services.evaluation_create(
             family=form.family.name,
             name=form.cleaned_data.get("name"),
@@ -103,14 +113,27 @@ def _create_from_form(request: HttpRequest, form: EvaluationUploadForm) -> Evalu
 @require_http_methods(["GET", "POST"])
 def evaluation_upload(request: HttpRequest) -> HttpResponse:
     family = _family_from(request)
-    form = EvaluationUploadForm(family, request.POST or None, request.FILES or None)
+    kept = services.upload_kept_read(user=request.user, token=request.POST.get("kept", ""))
+    form = EvaluationUploadForm(family, request.POST or None, request.FILES or None, kept=kept)
     if request.method == "POST" and form.is_valid():
         evaluation = _create_from_form(request, form)
         if evaluation is not None:
             messages.success(request, f"“{evaluation.name}” was uploaded and is being computed.")
             return redirect("metrics:evaluation_detail", pk=evaluation.pk)
     status = 400 if form.is_bound and form.errors else 200
+    kept_token = ""
+    if status == 400:
+        # Browsers forget a chosen file when the page comes back: keep it for the next try.
+        chosen = getattr(form, "chosen", None)
+        if chosen is None:
+            try:
+                chosen = _chosen_files(form)
+            except InputError:  # a file over the size limit is not kept
+                chosen = form.kept
+        kept_token = services.upload_kept_store(user=request.user, files=chosen)
+        form.keep(chosen)
     context = {
+        "kept_token": kept_token,
         "form": form,
         "family": family,
         "families": FAMILIES.values(),

@@ -496,3 +496,26 @@ def test_upload_page_is_generated_from_the_registry(admin_client):
     assert admin_client.get(reverse("metrics:evaluation_upload") + "?family=nope").status_code == (
         404
     )
+
+
+def test_kept_upload_files_belong_to_their_user(admin_user, make_user):
+    """A refused upload's files are kept for the next try of the same user only."""
+    files = {"run": [InputFile("run.json", b"{}")]}
+    token = services.upload_kept_store(user=admin_user, files=files)
+    assert services.upload_kept_read(user=admin_user, token=token) == files
+    other = make_user("dave", role="admin")
+    assert services.upload_kept_read(user=other, token=token) == {}
+    assert services.upload_kept_read(user=admin_user, token="nope") == {}
+
+
+def test_upload_without_mode_uses_the_first_mode_in_the_file(admin_client, media):
+    """The example run holds two experiments; left at its default, Mode is the first one."""
+    url = reverse("metrics:evaluation_upload") + "?family=selective_prediction"
+    data = {
+        "family": "selective_prediction",
+        "option_bootstrap_resamples": "0",
+        "file_run": SimpleUploadedFile("selective_run.json", example_bytes("selective_run.json")),
+    }
+    response = admin_client.post(url, data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert Evaluation.objects.get().options["mode"] == "zero_shot"

@@ -13,7 +13,7 @@ from django.urls import reverse
 from metrics.evaluations import services
 from metrics.models import Evaluation
 from tests.conftest import SCREENSHOTS, screenshot
-from tests.metrics.test_evaluations_fixtures import EXAMPLES, example_files
+from tests.metrics.test_evaluations_fixtures import EXAMPLE_UPLOADS, EXAMPLES, example_files
 
 pytest_plugins = ["tests.metrics.test_evaluations_fixtures"]
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("transactional_db", "media")]
@@ -29,7 +29,8 @@ def test_admin_uploads_a_run_and_sees_its_cards(open_as, live_server, admin_user
     shot(page, "upload_selective")
     page.fill("input[name=name]", "Example run, few-shot")
     page.set_input_files("input[name=file_run]", str(EXAMPLES / "selective_run.json"))
-    page.fill("input[name=option_mode]", "few_shot")
+    page.wait_for_selector("select[name=option_mode] option[value=few_shot]", state="attached")
+    page.select_option("select[name=option_mode]", "few_shot")
     page.fill("input[name=option_bootstrap_resamples]", "1000")
     page.click('button:has-text("Upload and compute")')
     page.wait_for_selector("[data-family=selective_prediction]")
@@ -103,3 +104,56 @@ def test_compare_with_paired_deltas(open_as, live_server, admin_user):
     card.screenshot(path=str(SCREENSHOTS / "evaluations_compare_paired_card.png"))
     page.goto(live_server.url + reverse("metrics:evaluations"))
     shot(page, "list")
+
+
+def test_example_files_upload_as_they_are(open_as, live_server, admin_user):
+    """Every family's example files, chosen on the upload page with every option left at its
+    default, are accepted and computed."""
+    page = open_as(admin_user)
+    for family, (roles, _) in EXAMPLE_UPLOADS.items():
+        page.goto(live_server.url + reverse("metrics:evaluation_upload") + f"?family={family}")
+        for role, names in roles.items():
+            page.set_input_files(f"input[name=file_{role}]", [str(EXAMPLES / n) for n in names])
+        page.click('button:has-text("Upload and compute")')
+        page.wait_for_selector(f"[data-family={family}]")
+    assert Evaluation.objects.filter(status=Evaluation.Status.DONE).count() == len(EXAMPLE_UPLOADS)
+    assert Evaluation.objects.get(family="selective_prediction").options["mode"] == "zero_shot"
+
+
+def test_mode_is_a_select_of_the_modes_in_the_file(open_as, live_server, admin_user):
+    page = open_as(admin_user)
+    page.goto(
+        live_server.url + reverse("metrics:evaluation_upload") + "?family=selective_prediction"
+    )
+    mode = page.locator("select[name=option_mode]")
+    assert mode.locator("option").all_inner_texts() == ["first in the file"]
+    page.set_input_files("input[name=file_run]", str(EXAMPLES / "selective_run.json"))
+    page.wait_for_selector("select[name=option_mode] option[value=few_shot]", state="attached")
+    assert mode.locator("option").all_inner_texts() == [
+        "first in the file",
+        "zero_shot",
+        "few_shot",
+    ]
+    second = page.locator("select[name=option_second_mode] option").all_inner_texts()
+    assert second == ["none", "zero_shot", "few_shot"]
+
+
+def test_chosen_file_is_kept_after_a_validation_error(open_as, live_server, admin_user):
+    page = open_as(admin_user)
+    page.goto(
+        live_server.url + reverse("metrics:evaluation_upload") + "?family=selective_prediction"
+    )
+    page.set_input_files("input[name=file_run]", str(EXAMPLES / "selective_run.json"))
+    page.fill("input[name=option_bootstrap_resamples]", "lots")
+    page.click('button:has-text("Upload and compute")')
+    page.wait_for_selector(".errorlist")
+    assert not Evaluation.objects.exists()
+    assert "selective_run.json" in page.locator("[data-kept=file_run]").inner_text()
+    # The modes of the kept file are offered without choosing it again.
+    assert "few_shot" in page.locator("select[name=option_mode]").inner_text()
+    page.fill("input[name=option_bootstrap_resamples]", "200")
+    page.click('button:has-text("Upload and compute")')
+    page.wait_for_selector("[data-family=selective_prediction]")
+    evaluation = Evaluation.objects.get()
+    assert evaluation.status == Evaluation.Status.DONE
+    assert evaluation.files.get().original_name == "selective_run.json"

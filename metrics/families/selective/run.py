@@ -178,6 +178,20 @@ def _experiment_mode(experiment: Mapping[str, Any]) -> str | None:
     return None
 
 
+def experiment_modes(data: bytes | str) -> list[str]:
+    """The modes of a run file's experiments, in file order; [] when the file cannot tell (the
+    upload page offers them before the file is parsed for real)."""
+    try:
+        document = load_json(data, file="run")
+    except InputError:
+        return []
+    experiments = document.get("experiments") if isinstance(document, Mapping) else None
+    if not isinstance(experiments, list):
+        return []
+    modes = [_experiment_mode(e) for e in experiments if isinstance(e, Mapping)]
+    return list(dict.fromkeys(mode for mode in modes if mode))
+
+
 def _select_experiment(
     document: Mapping[str, Any], *, file: str, mode: str | None
 ) -> tuple[int, Mapping[str, Any]]:
