@@ -20,7 +20,13 @@ from rest_framework.response import Response
 from audit.models import Discussion, ExtractionRun, Feedback
 from audit.pdp import mark_edited
 from audit.schemas import validate_pdp
-from audit.selectors import feedback_revisions
+from audit.selectors import (
+    discussions_list,
+    extraction_runs_list,
+    extractions_list,
+    feedback_list,
+    feedback_revisions,
+)
 from audit.serializers import (
     AuditLogEntryOutputSerializer,
     AuditLogFilterSerializer,
@@ -62,11 +68,7 @@ from audit.services import (
 from audit.services.api_support import (
     api_token_get_or_create,
     discussion_create,
-    discussions_list,
     extraction_run_create,
-    extraction_runs_list,
-    extractions_list,
-    feedback_list,
 )
 from audit.services.audit_log import audit_log_list
 from audit.services.export_jobs import ground_truth_export_start

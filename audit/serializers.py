@@ -21,13 +21,13 @@ from audit.models import (
 )
 from audit.pdp import ENTITY_KINDS
 from audit.schemas import GROUND_TRUTH_EXPORT_SCHEMA, PDP_SCHEMA
+from audit.selectors import discussion_statements
 from audit.services.api_support import (
     MAX_EXTERNAL_ID,
     MAX_MODEL_NAME,
     MAX_ORDER,
     MAX_PROMPT_VERSION,
     MAX_SPEAKER,
-    discussion_statements,
 )
 from evalsite.api import (
     IdField,

@@ -9,9 +9,11 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from audit.selectors import compute_jobs_list
 from evalsite.access import ADMIN_ONLY, IsAuditor
 from evalsite.api import ApiView, ErrorSerializer, JobStartedSerializer, job_started_body
 from metrics.models import ComputeJob
+from metrics.selectors import metric_results_list
 from metrics.serializers import (
     JobFilterSerializer,
     JobOutputSerializer,
@@ -20,7 +22,6 @@ from metrics.serializers import (
     RecomputeInputSerializer,
 )
 from metrics.services import metrics_recompute_all
-from metrics.services_api import compute_jobs_list, metric_results_list
 
 
 class MetricResultListApi(ApiView):

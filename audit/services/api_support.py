@@ -1,8 +1,6 @@
-"""Reads and small workflows the REST API needs on top of the audit services.
-
-Selectors (``*_list``) return querysets in a stable order (by id); the workflows keep the
-existing services (``discussions_import``, ``extractions_import``, ``feedback_*``) the single
-place where data is written.
+"""Small workflows the REST API needs on top of the audit services (its reads are in
+audit/selectors.py); the existing services (``discussions_import``, ``extractions_import``,
+``feedback_*``) stay the single place where data is written.
 """
 
 from __future__ import annotations
@@ -13,17 +11,13 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import Count, Q, QuerySet
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 from rest_framework.authtoken.models import Token
 
 from audit.models import (
     Discussion,
-    Extraction,
     ExtractionRun,
-    Feedback,
-    Statement,
 )
 from audit.schemas import GROUND_TRUTH_EXPORT_SCHEMA, PayloadError, PayloadIssue, format_path
 from audit.services.transfer import (  # noqa: F401 (the limits are published by the API)
@@ -39,28 +33,6 @@ from audit.services.transfer import (  # noqa: F401 (the limits are published by
 from evalsite.access import is_admin, is_auditor
 
 _EXPORT_VALIDATOR = Draft202012Validator(GROUND_TRUTH_EXPORT_SCHEMA)
-
-
-# --- discussions -------------------------------------------------------------------------------
-
-
-def discussions_list(*, filters: dict[str, Any] | None = None) -> QuerySet[Discussion]:
-    filters = filters or {}
-    qs = Discussion.objects.annotate(
-        n_statements=Count("statements", distinct=True),
-        n_approved=Count(
-            "statements__feedback",
-            filter=Q(statements__feedback__status=Feedback.Status.APPROVED),
-            distinct=True,
-        ),
-    )
-    if "external_id" in filters:
-        qs = qs.filter(external_id=filters["external_id"])
-    if filters.get("has_approved") is True:
-        qs = qs.filter(n_approved__gt=0)
-    elif filters.get("has_approved") is False:
-        qs = qs.filter(n_approved=0)
-    return qs.order_by("id")
 
 
 @transaction.atomic
@@ -93,10 +65,6 @@ def discussion_create(
     return discussion, summary.discussions_created == 1
 
 
-def discussion_statements(*, discussion: Discussion) -> QuerySet[Statement]:
-    return discussion.statements.select_related("speaker").order_by("order", "id")
-
-
 # --- ground-truth import (the export format) ----------------------------------------------------
 
 
@@ -127,15 +95,6 @@ def _leaves(error: SchemaError) -> list[SchemaError]:
 # --- extraction runs and extractions ------------------------------------------------------------
 
 
-def extraction_runs_list(*, filters: dict[str, Any] | None = None) -> QuerySet[ExtractionRun]:
-    filters = filters or {}
-    qs = ExtractionRun.objects.all()
-    for key in ("model_name", "prompt_version"):
-        if key in filters:
-            qs = qs.filter(**{key: filters[key]})
-    return qs.order_by("id")
-
-
 @transaction.atomic
 def extraction_run_create(
     *, model_name: str, prompt_version: str, notes: str = ""
@@ -145,40 +104,6 @@ def extraction_run_create(
         model_name=model_name, prompt_version=prompt_version, defaults={"notes": notes}
     )
     return run, created
-
-
-def extractions_list(*, filters: dict[str, Any] | None = None) -> QuerySet[Extraction]:
-    filters = filters or {}
-    qs = Extraction.objects.select_related("statement")
-    if "run" in filters:
-        qs = qs.filter(run_id=filters["run"])
-    if "discussion" in filters:
-        qs = qs.filter(statement__discussion_id=filters["discussion"])
-    if "statement" in filters:
-        qs = qs.filter(statement_id=filters["statement"])
-    return qs.order_by("id")
-
-
-# --- feedback ----------------------------------------------------------------------------------
-
-
-def feedback_list(
-    *, user: AbstractBaseUser, filters: dict[str, Any] | None = None
-) -> QuerySet[Feedback]:
-    """The feedback the user may see (auditors: their own; admins: all), filtered."""
-    filters = filters or {}
-    qs = Feedback.objects.visible_to(user).select_related("statement", "auditor", "approved_by")
-    if "discussion" in filters:
-        qs = qs.filter(statement__discussion_id=filters["discussion"])
-    if "statement" in filters:
-        qs = qs.filter(statement_id=filters["statement"])
-    if "status" in filters:
-        qs = qs.filter(status=filters["status"])
-    if "auditor" in filters:
-        qs = qs.filter(auditor_id=filters["auditor"])
-    if "run" in filters:
-        qs = qs.filter(source_extraction__run_id=filters["run"])
-    return qs.order_by("id")
 
 
 # --- tokens ------------------------------------------------------------------------------------

@@ -1,0 +1,32 @@
+"""audit.selectors: the API's reads, in id order, showing each user what they may see."""
+
+import pytest
+
+from audit import selectors
+from audit.models import ComputeJob, Feedback
+from tests.factories import DiscussionFactory, FeedbackFactory, StatementFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_discussions_count_statements_and_filter_on_approved_ground_truth():
+    coded, empty = DiscussionFactory(), DiscussionFactory()
+    statement = StatementFactory(discussion=coded)
+    FeedbackFactory(statement=statement, status=Feedback.Status.APPROVED)
+    listed = {d.pk: d for d in selectors.discussions_list()}
+    assert listed[coded.pk].n_approved == 1 and listed[empty.pk].n_approved == 0
+    assert [d.pk for d in selectors.discussions_list(filters={"has_approved": True})] == [coded.pk]
+    assert [d.pk for d in selectors.discussions_list(filters={"has_approved": False})] == [empty.pk]
+
+
+def test_auditors_list_their_own_feedback_admins_everyones(auditor, admin_user):
+    mine, theirs = FeedbackFactory(auditor=auditor), FeedbackFactory()
+    assert [f.pk for f in selectors.feedback_list(user=auditor)] == [mine.pk]
+    assert [f.pk for f in selectors.feedback_list(user=admin_user)] == [mine.pk, theirs.pk]
+
+
+def test_jobs_filter_on_kind_and_status():
+    export = ComputeJob.objects.create(kind=ComputeJob.Kind.EXPORT)
+    ComputeJob.objects.create(kind=ComputeJob.Kind.RECOMPUTE, status=ComputeJob.Status.DONE)
+    assert [j.pk for j in selectors.compute_jobs_list(filters={"kind": "export"})] == [export.pk]
+    assert selectors.compute_jobs_list(filters={"status": "queued"}).get() == export
