@@ -7,8 +7,10 @@ from typing import Any
 from django.urls import reverse
 
 from audit.models import ExtractionRun
+from evalsite.access import is_admin
 from metrics.families.extraction import SARF_VARIABLES
 from metrics.models import MetricResult
+from metrics.registry import Family
 from metrics.results import run_key
 from metrics.services import EXTRACTION
 
@@ -24,6 +26,16 @@ def card_state(row: MetricResult | None, *, has_data: bool) -> str:
     if row.status == MetricResult.Status.FAILED:
         return FAILED
     return FRESH if has_data else EMPTY
+
+
+def whole_family_card(family: Family, *, run: ExtractionRun | None, user: Any) -> Any:
+    """The card context of a family computed whole (per run or for the system), through the
+    registry; None when there is nothing to show this user (no run, or admins only)."""
+    if family.admin_only and not is_admin(user):
+        return None
+    if family.scope == MetricResult.Scope.SYSTEM:
+        return family.card_builder()()
+    return family.card_builder()(run) if run else None
 
 
 def card_base(row: MetricResult | None, state: str, url: str) -> dict[str, Any]:

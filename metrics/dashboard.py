@@ -24,9 +24,11 @@ from django.utils.safestring import SafeString, mark_safe
 from audit.models import ExtractionRun, Feedback
 from audit.pdp import ENTITY_KINDS
 from metrics.cards import card_base, extraction_card, extraction_state
+from metrics.evaluations.services import evaluation_card
 from metrics.families.extraction import SARF_VARIABLES, MatchSettings
 from metrics.models import Evaluation, MetricResult
 from metrics.plots import category_line_plot, heatmap
+from metrics.registry import UPLOADED
 from metrics.results import run_key
 from metrics.services import (
     CODE_VERSION,
@@ -249,14 +251,11 @@ def family_cards() -> list[dict[str, Any]]:
     Two queries whatever the number of evaluations; a family whose card fails to build is
     shown with the error instead of hiding the dashboard.
     """
-    from metrics.evaluations.registry import FAMILIES
-    from metrics.evaluations.services import evaluation_card
-
-    done = Evaluation.objects.filter(status=Evaluation.Status.DONE, family__in=list(FAMILIES))
+    done = Evaluation.objects.filter(status=Evaluation.Status.DONE, family__in=list(UPLOADED))
     latest = done.values("family").annotate(last=Max("pk")).values("last")
     cards = []
     for evaluation in Evaluation.objects.filter(pk__in=latest).order_by("family"):
-        family = FAMILIES[evaluation.family]
+        family = UPLOADED[evaluation.family]
         item = {"family": family, "evaluation": evaluation, "template": family.card_template}
         item["url"] = _evaluation_url(evaluation.pk)
         try:

@@ -16,7 +16,7 @@ from audit.services.blind import coding_sealed_statement_ids
 from evalsite.access import is_admin
 from metrics.models import MetricResult
 from metrics.own_data.agreement import statement_disagreement
-from metrics.own_data.common import INTERAUDITOR
+from metrics.registry import ADMIN_ONLY
 
 EXTRACTION = "extraction"
 
@@ -68,7 +68,7 @@ def metric_results_visible(*, user) -> QuerySet[MetricResult]:
     sealed = coding_sealed_statement_ids(user=user)
     sealed_discussions = Statement.objects.filter(pk__in=sealed).values("discussion_id")
     return (
-        MetricResult.objects.exclude(family=INTERAUDITOR)
+        MetricResult.objects.exclude(family__in=ADMIN_ONLY)
         .exclude(statement_id__in=sealed)
         .exclude(scope=MetricResult.Scope.DISCUSSION, discussion_id__in=sealed_discussions)
     )

@@ -10,7 +10,7 @@ from audit.models import ExtractionRun
 from audit.serializers import existing_run
 from evalsite.api import IdField, StrictBooleanField, StrictIntegerField
 from metrics.models import ComputeJob, MetricResult
-from metrics.services import EXTRACTION, FAMILIES
+from metrics.registry import EXTRACTION, RECOMPUTE_JOB
 
 
 class MetricResultFilterSerializer(serializers.Serializer):
@@ -105,7 +105,9 @@ class JobOutputSerializer(serializers.ModelSerializer):
 
 
 class RecomputeInputSerializer(serializers.Serializer):
-    family = serializers.ChoiceField(choices=list(FAMILIES), required=False, default=EXTRACTION)
+    family = serializers.ChoiceField(
+        choices=list(RECOMPUTE_JOB), required=False, default=EXTRACTION
+    )
     run = StrictIntegerField(required=False, help_text="only this extraction run")
     stale_only = StrictBooleanField(required=False, default=False)
 

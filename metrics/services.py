@@ -47,6 +47,7 @@ from metrics.families.extraction import (
     system_f1_from_totals,
 )
 from metrics.models import ComputeJob, MetricResult
+from metrics.registry import EXTRACTION, FAMILIES, RECOMPUTE_JOB
 from metrics.results import (
     input_hash,
     result_key,
@@ -58,12 +59,7 @@ from metrics.results import (
 
 log = logging.getLogger(__name__)
 
-EXTRACTION = "extraction"
-# Bump when the engine's output for the same inputs changes: stored results computed by another
-# version are then recomputed by themselves (results_mark_outdated).
-# 2: one parent rule on both sides, bonds to committed people. 3: SARF mean of per-statement values.
-# 4: joint people assignment (people + events + pair bonds).
-CODE_VERSION = "extraction-f1/4"
+CODE_VERSION = FAMILIES[EXTRACTION].code_version  # bump it in the registry
 
 Scope = MetricResult.Scope
 Status = MetricResult.Status
@@ -670,7 +666,6 @@ def _enqueue_system() -> None:
 
 # --- recompute all / stale: compute jobs -------------------------------------------------------
 
-FAMILIES = (EXTRACTION,)
 Item = tuple[str, int, int]  # (scope, target id, run id); target id 0 for run/system items
 
 
@@ -757,8 +752,8 @@ def metrics_recompute_all(
     The database holds at most one active recompute job: an active one (or the one a
     simultaneous start just created) is returned instead of starting a second.
     """
-    if family not in FAMILIES:
-        raise ValueError(f"unknown metric family {family!r}; known: {', '.join(FAMILIES)}")
+    if family not in RECOMPUTE_JOB:
+        raise ValueError(f"unknown metric family {family!r}; known: {', '.join(RECOMPUTE_JOB)}")
     job = compute_job_start(
         kind=ComputeJob.Kind.RECOMPUTE,
         scope=RECOMPUTE_SCOPE,

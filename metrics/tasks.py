@@ -18,7 +18,12 @@ from celery.signals import worker_ready
 from django.conf import settings
 
 from evalsite.queue import RETRYING
+from metrics import derived
+from metrics.evaluations import services as evaluation_services
 from metrics.models import MetricResult
+from metrics.own_data import agreement, calibration, selective
+from metrics.own_data import common as own_data
+from metrics.registry import CALIBRATION, INTERAUDITOR, REVIEW_SAVINGS
 from metrics.services import (
     compute_job_run,
     discussion_result_compute,
@@ -48,28 +53,22 @@ def compute_discussion(discussion_id: int, run_id: int) -> None:
 
 @shared_task(name="metrics.tasks.compute_run", **RETRYING)
 def compute_run(run_id: int) -> None:
-    from metrics.derived import derived_results_refresh
-
     with failure_recorded(scope=Scope.RUN, run_id=run_id):
         run_result_compute(run_id=run_id)
     # The run's figures moved: its error analysis and comparisons follow in the background.
-    derived_results_refresh(run_id=run_id)
+    derived.derived_results_refresh(run_id=run_id)
 
 
 @shared_task(name="metrics.tasks.compute_run_comparison", **RETRYING)
 def compute_run_comparison(left_id: int, right_id: int) -> None:
     """Two runs' comparison with bootstrap CIs, stored (metrics.derived)."""
-    from metrics.derived import run_comparison_result_compute
-
-    run_comparison_result_compute(left_id=left_id, right_id=right_id)
+    derived.run_comparison_result_compute(left_id=left_id, right_id=right_id)
 
 
 @shared_task(name="metrics.tasks.compute_error_analysis", **RETRYING)
 def compute_error_analysis(run_id: int) -> None:
     """A run's event-kind errors, stored (metrics.derived)."""
-    from metrics.derived import error_analysis_result_compute
-
-    error_analysis_result_compute(run_id=run_id)
+    derived.error_analysis_result_compute(run_id=run_id)
 
 
 @shared_task(name="metrics.tasks.compute_system", **RETRYING)
@@ -85,15 +84,14 @@ def recompute_stale(after_outage: bool = False) -> dict:
     sends it every STALE_SWEEP_SECONDS; each worker sends one with ``after_outage`` when it
     (re)connects to the broker, and then nothing is too recent: tasks published during the
     outage never arrived."""
-    from metrics.evaluations.services import evaluations_requeue
-    from metrics.own_data.common import own_results_recompute_stale
-
     outdated = results_mark_outdated()
     grace = timedelta(seconds=0 if after_outage else settings.STALE_SWEEP_GRACE_SECONDS)
     counts = dict(results_recompute_stale(older_than=grace))
     counts["outdated"] = outdated
-    counts["own_data"] = own_results_recompute_stale(older_than=grace)
-    counts["evaluations"] = evaluations_requeue(older_than=grace, after_outage=after_outage)
+    counts["own_data"] = own_data.own_results_recompute_stale(older_than=grace)
+    counts["evaluations"] = evaluation_services.evaluations_requeue(
+        older_than=grace, after_outage=after_outage
+    )
     return counts
 
 
@@ -115,8 +113,6 @@ def run_compute_job(job_id: int) -> None:
 @shared_task(name="metrics.tasks.evaluation_compute", acks_late=True, **RETRYING)
 def evaluation_compute(evaluation_id: int) -> None:
     """Compute an imported evaluation's metric family (metrics.evaluations.services)."""
-    from metrics.evaluations import services as evaluation_services
-
     with evaluation_services.evaluation_failure_recorded(evaluation_id=evaluation_id):
         evaluation_services.evaluation_compute(evaluation_id=evaluation_id)
 
@@ -126,26 +122,17 @@ def evaluation_compute(evaluation_id: int) -> None:
 
 @shared_task(name="metrics.tasks.compute_review_savings", **RETRYING)
 def compute_review_savings(run_id: int) -> None:
-    from metrics.own_data.common import REVIEW_SAVINGS, failure_recorded
-    from metrics.own_data.selective import review_savings_result_compute
-
-    with failure_recorded(family=REVIEW_SAVINGS, run_id=run_id):
-        review_savings_result_compute(run_id=run_id)
+    with own_data.failure_recorded(family=REVIEW_SAVINGS, run_id=run_id):
+        selective.review_savings_result_compute(run_id=run_id)
 
 
 @shared_task(name="metrics.tasks.compute_calibration", **RETRYING)
 def compute_calibration(run_id: int) -> None:
-    from metrics.own_data.calibration import calibration_result_compute
-    from metrics.own_data.common import CALIBRATION, failure_recorded
-
-    with failure_recorded(family=CALIBRATION, run_id=run_id):
-        calibration_result_compute(run_id=run_id)
+    with own_data.failure_recorded(family=CALIBRATION, run_id=run_id):
+        calibration.calibration_result_compute(run_id=run_id)
 
 
 @shared_task(name="metrics.tasks.compute_interauditor", **RETRYING)
 def compute_interauditor() -> None:
-    from metrics.own_data.agreement import interauditor_result_compute
-    from metrics.own_data.common import INTERAUDITOR, failure_recorded
-
-    with failure_recorded(family=INTERAUDITOR):
-        interauditor_result_compute()
+    with own_data.failure_recorded(family=INTERAUDITOR):
+        agreement.interauditor_result_compute()

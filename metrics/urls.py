@@ -20,15 +20,23 @@ urlpatterns = [
         views_jobs.extraction_card_partial,
         name="extraction_card",
     ),
+    # The cards of the families computed whole (metrics.registry), each at its own URL.
     path(
         "runs/<int:run_id>/review-savings-card/",
-        views_own_data.review_savings_card,
+        views_own_data.whole_family_card_view,
+        {"family": "review_savings"},
         name="review_savings_card",
     ),
     path(
         "runs/<int:run_id>/calibration-card/",
-        views_own_data.calibration_card,
+        views_own_data.whole_family_card_view,
+        {"family": "calibration"},
         name="calibration_card",
     ),
-    path("interauditor-card/", views_own_data.interauditor_card, name="interauditor_card"),
+    path(
+        "interauditor-card/",
+        views_own_data.whole_family_card_view,
+        {"family": "interauditor"},
+        name="interauditor_card",
+    ),
 ]

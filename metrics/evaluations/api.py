@@ -18,7 +18,6 @@ from rest_framework.response import Response
 from evalsite.access import ADMIN_ONLY, READ_ALL_WRITE_ADMIN, IsAuditor
 from evalsite.api import ApiView, ErrorSerializer
 from metrics.evaluations import services
-from metrics.evaluations.registry import FAMILIES
 from metrics.evaluations.serializers import (
     EvaluationCreateInputSerializer,
     EvaluationDetailOutputSerializer,
@@ -26,13 +25,14 @@ from metrics.evaluations.serializers import (
     EvaluationOutputSerializer,
 )
 from metrics.models import Evaluation
+from metrics.registry import UPLOADED
 
-_ROLES = sorted({role.name for family in FAMILIES.values() for role in family.roles})
+_ROLES = sorted({role.name for family in UPLOADED.values() for role in family.roles})
 _UPLOAD_SCHEMA = {
     "multipart/form-data": {
         "type": "object",
         "properties": {
-            "family": {"type": "string", "enum": sorted(FAMILIES)},
+            "family": {"type": "string", "enum": sorted(UPLOADED)},
             "name": {"type": "string"},
             "options": {"type": "string", "description": "JSON object of family options."},
             **{

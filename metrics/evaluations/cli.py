@@ -14,8 +14,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from audit.jsonin import InputError
 from metrics.evaluations import services
-from metrics.evaluations.registry import InputFile, family_get
+from metrics.evaluations.registry import InputFile
 from metrics.models import Evaluation
+from metrics.registry import upload_get
 
 
 def split_assignment(text: str, what: str) -> tuple[str, str]:
@@ -99,7 +100,7 @@ class EvaluateCommand(BaseCommand):
         if output == "-":
             self.stdout.write(text)
             return
-        report = family_get(self.family).report
+        report = upload_get(self.family).report
         self.stdout.write(report(artifact) if report else text)
         if output:
             Path(output).write_text(text + "\n", encoding="utf-8")

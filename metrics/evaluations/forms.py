@@ -11,9 +11,10 @@ from typing import Any
 
 from django import forms
 
-from metrics.evaluations.registry import FAMILIES, Family, FileRole, InputFile, Option
+from metrics.evaluations.registry import Family, FileRole, InputFile, Option
 from metrics.families.selective.run import experiment_modes
 from metrics.models import Evaluation
+from metrics.registry import UPLOADED
 
 FILE_PREFIX = "file_"
 OPTION_PREFIX = "option_"
@@ -203,7 +204,7 @@ class EvaluationUploadForm(forms.Form):
 class EvaluationFilterForm(forms.Form):
     family = forms.ChoiceField(
         required=False,
-        choices=[("", "All families")] + [(f.name, f.label) for f in FAMILIES.values()],
+        choices=[("", "All families")] + [(f.name, f.label) for f in UPLOADED.values()],
     )
     status = forms.ChoiceField(
         required=False, choices=[("", "Any status"), *Evaluation.Status.choices]

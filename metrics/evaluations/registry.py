@@ -1,10 +1,12 @@
-"""The metric families an imported evaluation can compute: one `Family` entry each.
+"""What the uploaded-run families declare for their uploads: one `Family` spec each.
+
+`metrics.registry.FAMILIES` lists each of them beside the families computed from our own data.
 
 An entry declares everything the upload page, the API, the management commands and the task
 need: the family's name and label, its input file roles (format, example file), its options
 (type, default, allowed values), the parse-and-validate function, the compute function, the
 card template (``metrics/cards/family_<name>.html``) and the function turning an artifact into
-that card's context. Adding a family is adding one entry to `FAMILIES`, with its ``run.py``
+that card's context. Adding a family is adding one entry to `UPLOADS`, with its ``run.py``
 (declared in `metrics.evaluations.adapters`) and card context (`metrics.evaluations.cards`).
 
 Parse functions take ``{role: [InputFile, ...]}`` and the resolved options and raise
@@ -26,22 +28,20 @@ from metrics.evaluations.base import (
 
 __all__ = [
     "EXAMPLES_DIR",
-    "FAMILIES",
+    "UPLOADS",
     "Family",
     "FileRole",
     "InputFile",
     "Option",
     "OptionError",
     "UnknownFamilyError",
-    "example_files",
-    "family_get",
 ]
 
 EXAMPLES_DIR = "metrics/families/examples"
 
 # --- the families ----------------------------------------------------------------------------
 
-FAMILIES: dict[str, Family] = {
+UPLOADS: dict[str, Family] = {
     family.name: family
     for family in (
         Family(
@@ -179,20 +179,3 @@ FAMILIES: dict[str, Family] = {
         ),
     )
 }
-
-
-def family_get(name: str) -> Family:
-    try:
-        return FAMILIES[name]
-    except KeyError:
-        raise UnknownFamilyError(name, list(FAMILIES)) from None
-
-
-def example_files() -> dict[str, str]:
-    """Every example file the registry declares: file name → family name."""
-    return {
-        role.example: family.name
-        for family in FAMILIES.values()
-        for role in family.roles
-        if role.example
-    }

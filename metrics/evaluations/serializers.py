@@ -8,12 +8,12 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from audit.jsonin import JsonInputError, parse_json
-from metrics.evaluations.registry import FAMILIES
 from metrics.models import Evaluation, EvaluationFile
+from metrics.registry import UPLOADED
 
 
 class EvaluationFilterSerializer(serializers.Serializer):
-    family = serializers.ChoiceField(choices=sorted(FAMILIES), required=False)
+    family = serializers.ChoiceField(choices=sorted(UPLOADED), required=False)
     status = serializers.ChoiceField(choices=Evaluation.Status.choices, required=False)
     q = serializers.CharField(required=False, max_length=200, help_text="Name contains.")
 
@@ -21,7 +21,7 @@ class EvaluationFilterSerializer(serializers.Serializer):
 class EvaluationCreateInputSerializer(serializers.Serializer):
     """The multipart form's text fields; every file field is named after its role."""
 
-    family = serializers.ChoiceField(choices=sorted(FAMILIES))
+    family = serializers.ChoiceField(choices=sorted(UPLOADED))
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
     options = serializers.CharField(
         required=False,

@@ -33,8 +33,9 @@ from django.utils.text import get_valid_filename
 
 from audit.jsonin import InputError
 from evalsite.queue import TRANSIENT_ERRORS, task_enqueue
-from metrics.evaluations.registry import Family, InputFile, family_get
+from metrics.evaluations.registry import Family, InputFile
 from metrics.models import Evaluation, EvaluationFile
+from metrics.registry import upload_get
 
 log = logging.getLogger(__name__)
 
@@ -177,7 +178,7 @@ def evaluation_create(
     computation once the transaction commits (``queue=False``: the caller computes it, e.g.
     a management command in its own process). Raises InputError / OptionError; a refused
     upload stores nothing."""
-    entry = family_get(family)
+    entry = upload_get(family)
     resolved = entry.resolve_options(options)
     checked = _checked_files(entry, files)
     _parse(entry, checked, resolved)
@@ -243,7 +244,7 @@ def artifact_compute(
 ) -> dict[str, Any]:
     """Validate and compute without storing anything (the ``evaluate_*`` commands): the same
     registry parse and compute functions as a stored evaluation."""
-    entry = family_get(family)
+    entry = upload_get(family)
     resolved = entry.resolve_options(options)
     checked = _checked_files(entry, files)
     return _as_json(entry.compute(_parse(entry, checked, resolved), resolved))
@@ -321,7 +322,7 @@ def evaluation_compute(*, evaluation_id: int) -> Evaluation | None:
         return None
     evaluation = Evaluation.objects.get(pk=evaluation_id)
     try:
-        entry = family_get(evaluation.family)
+        entry = upload_get(evaluation.family)
         options = entry.resolve_options(evaluation.options)
         files = evaluation_files(evaluation)
         artifact = _as_json(entry.compute(_parse(entry, files, options), options))
@@ -388,7 +389,7 @@ def evaluation_pair_create(
     """A new evaluation computing the paired artifact (deltas = right − left) from the two
     evaluations' stored inputs, with the left one's options. It is computed in the
     background like any other and linked to both (`evaluation_pair_get`)."""
-    entry = family_get(left.family)
+    entry = upload_get(left.family)
     if left.pk == right.pk or left.family != right.family or not entry.pairable:
         raise EvaluationStateError("Pick two different evaluations of a family that pairs.")
     options = {
@@ -429,7 +430,7 @@ def evaluation_card(evaluation: Evaluation) -> dict[str, Any] | None:
     """The family card's context of a done evaluation (None otherwise)."""
     if evaluation.status != Status.DONE or not evaluation.artifact:
         return None
-    return family_get(evaluation.family).card_context(evaluation.artifact)
+    return upload_get(evaluation.family).card_context(evaluation.artifact)
 
 
 # --- files kept between tries of the upload form -----------------------------------------

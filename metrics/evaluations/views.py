@@ -25,15 +25,9 @@ from evalsite.access import admin_required, auditor_required, is_admin
 from evalsite.params import parse_id
 from metrics.evaluations import services
 from metrics.evaluations.forms import FILE_PREFIX, EvaluationFilterForm, EvaluationUploadForm
-from metrics.evaluations.registry import (
-    EXAMPLES_DIR,
-    FAMILIES,
-    InputFile,
-    OptionError,
-    example_files,
-    family_get,
-)
+from metrics.evaluations.registry import EXAMPLES_DIR, InputFile, OptionError
 from metrics.models import Evaluation
+from metrics.registry import UPLOADED, example_files, upload_get
 
 log = logging.getLogger(__name__)
 LIST_LIMIT = 200
@@ -54,7 +48,7 @@ def evaluation_list(request: HttpRequest) -> HttpResponse:
         {
             "form": form,
             "evaluations": evaluations[:LIST_LIMIT],
-            "families": FAMILIES,
+            "families": UPLOADED,
             "can_upload": is_admin(request.user),
         },
     )
@@ -64,9 +58,9 @@ def evaluation_list(request: HttpRequest) -> HttpResponse:
 
 
 def _family_from(request: HttpRequest) -> Any:
-    name = request.POST.get("family") or request.GET.get("family") or next(iter(FAMILIES))
+    name = request.POST.get("family") or request.GET.get("family") or next(iter(UPLOADED))
     try:
-        return family_get(name)
+        return upload_get(name)
     except ValidationError:
         raise Http404(f"No metric family {name!r}.") from None
 
@@ -136,7 +130,7 @@ def evaluation_upload(request: HttpRequest) -> HttpResponse:
         "kept_token": kept_token,
         "form": form,
         "family": family,
-        "families": FAMILIES.values(),
+        "families": UPLOADED.values(),
         "max_bytes": services.max_file_bytes(),
     }
     return render(request, "metrics/evaluations/upload.html", context, status=status)
@@ -156,8 +150,8 @@ def _result_context(request: HttpRequest, evaluation: Evaluation) -> dict[str, A
         "evaluation": evaluation,
         "card": card,
         "card_error": card_error,
-        "card_template": family_get(evaluation.family).card_template
-        if evaluation.family in FAMILIES
+        "card_template": upload_get(evaluation.family).card_template
+        if evaluation.family in UPLOADED
         else "",
         "can_retry": is_admin(request.user),
         "poll_seconds": POLL_SECONDS,
@@ -174,7 +168,7 @@ def evaluation_detail(request: HttpRequest, pk: int) -> HttpResponse:
         pk=pk,
     )
     context = _result_context(request, evaluation)
-    context["family"] = FAMILIES.get(evaluation.family)
+    context["family"] = UPLOADED.get(evaluation.family)
     context["pairs"] = [e for e in (evaluation.paired_left, evaluation.paired_right) if e]
     context["options"] = _options_rows(evaluation)
     return render(request, "metrics/evaluations/detail.html", context)
@@ -239,7 +233,7 @@ def evaluation_compare(request: HttpRequest) -> HttpResponse:
     context: dict[str, Any] = {"left": left, "right": right, "problem": problem}
     if left and right and not problem:
         context["sides"] = [_result_context(request, e) for e in (left, right)]
-        family = FAMILIES.get(left.family)
+        family = UPLOADED.get(left.family)
         context["family"] = family
         if family and family.pairable:
             paired = services.evaluation_pair_get(left=left, right=right)
@@ -286,7 +280,7 @@ def evaluation_example(request: HttpRequest, name: str) -> HttpResponse:
 
 
 def _options_rows(evaluation: Evaluation) -> list[tuple[str, str]]:
-    family = FAMILIES.get(evaluation.family)
+    family = UPLOADED.get(evaluation.family)
     rows = []
     for name, value in evaluation.options.items():
         option = family.option(name) if family else None

@@ -37,14 +37,8 @@ from metrics.families.interauditor import (
     symmetric_mean,
 )
 from metrics.models import MetricResult
-from metrics.own_data.common import (
-    INTERAUDITOR,
-    INTERAUDITOR_KEY,
-    SEED,
-    Scope,
-    n_resamples,
-    result_compute,
-)
+from metrics.own_data.common import INTERAUDITOR_KEY, SEED, Scope, n_resamples, result_compute
+from metrics.registry import INTERAUDITOR
 from metrics.services import match_settings
 
 CODED = (Feedback.Status.SUBMITTED, Feedback.Status.APPROVED)

@@ -37,16 +37,16 @@ from metrics.families.calibration import (
 from metrics.families.extraction import StatementF1Metrics
 from metrics.models import MetricResult
 from metrics.own_data.common import (
-    CALIBRATION,
     Scope,
     StatementPair,
     ground_truth_load,
     pair_score,
     result_compute,
-    run_key,
     run_pairs_load,
 )
 from metrics.own_data.selective import item_confidence
+from metrics.registry import CALIBRATION
+from metrics.results import run_key
 
 N_BINS = 10
 HELDOUT_PERCENT = 30

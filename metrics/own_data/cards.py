@@ -14,13 +14,10 @@ from django.utils.safestring import mark_safe
 from audit.models import ExtractionRun
 from metrics.cards import card_base, card_state
 from metrics.models import MetricResult
-from metrics.own_data.common import (
-    CALIBRATION,
-    INTERAUDITOR_KEY,
-    REVIEW_SAVINGS,
-    run_key,
-)
+from metrics.own_data.common import INTERAUDITOR_KEY
 from metrics.plots import line_plot
+from metrics.registry import CALIBRATION, REVIEW_SAVINGS
+from metrics.results import run_key
 
 CURVE_COLUMNS = ("coverage", "selective_risk", "threshold")
 AGGREGATOR_LABELS = {"min": "weakest item", "mean": "mean of items", "product": "product of items"}

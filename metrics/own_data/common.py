@@ -30,29 +30,22 @@ from evalsite.queue import task_enqueue
 from metrics import results
 from metrics.families.extraction import StatementF1Metrics, calculate_statement_f1
 from metrics.models import MetricResult
+from metrics.registry import FAMILIES, INTERAUDITOR, WHOLE
 from metrics.results import (
     changed_since,
     input_hash,
+    result_key,
     row_locked,
     row_locked_or_created,
-    run_key,
     system_key,
 )
 from metrics.services import match_settings
 
 log = logging.getLogger(__name__)
 
-REVIEW_SAVINGS = "review_savings"
-CALIBRATION = "calibration"
-INTERAUDITOR = "interauditor"
-RUN_FAMILIES = (REVIEW_SAVINGS, CALIBRATION)
-FAMILIES = (*RUN_FAMILIES, INTERAUDITOR)
-# Bump a family's version when its output for the same inputs changes.
-CODE_VERSIONS = {
-    REVIEW_SAVINGS: "review-savings/1",
-    CALIBRATION: "calibration/2",  # 2: ECE bins [k/n, (k+1)/n) exactly
-    INTERAUDITOR: "interauditor/1",
-}
+# The families computed whole from our data, as the registry declares them.
+RUN_FAMILIES = tuple(name for name in WHOLE if FAMILIES[name].scope == MetricResult.Scope.RUN)
+CODE_VERSIONS = {name: FAMILIES[name].code_version for name in WHOLE}
 SEED = 0
 
 Scope = MetricResult.Scope
@@ -257,7 +250,7 @@ def failure_recorded(*, family: str, run_id: int | None = None) -> AbstractConte
     """A bug becomes the family's failed row with its traceback (``metrics.results``)."""
     return results.failure_recorded(
         family=family,
-        scope=Scope.RUN if family in RUN_FAMILIES else Scope.SYSTEM,
+        scope=FAMILIES[family].scope,
         code_version=CODE_VERSIONS[family],
         settings=match_settings().to_dict(),
         run_id=run_id,
@@ -271,7 +264,7 @@ Target = tuple[str, int | None]  # (family, run id or None for the system row)
 
 def _key(target: Target) -> str:
     family, run_id = target
-    return INTERAUDITOR_KEY if family == INTERAUDITOR else run_key(family, run_id)  # type: ignore[arg-type]
+    return result_key(family, FAMILIES[family].scope, run_id=run_id)
 
 
 def _mark(targets: Iterable[Target]) -> list[Target]:
@@ -292,7 +285,7 @@ def _mark(targets: Iterable[Target]) -> list[Target]:
             MetricResult(
                 key=key,
                 family=family,
-                scope=Scope.SYSTEM if family == INTERAUDITOR else Scope.RUN,
+                scope=FAMILIES[family].scope,
                 run_id=run_id,
                 status=Status.STALE,
                 stale_since=now,
@@ -319,7 +312,8 @@ def own_results_mark_stale(*, reason: str = "") -> int:
             )
         )
         targets = [(f, run_id) for run_id in sorted(run_ids) for f in RUN_FAMILIES]
-        queued = _mark([*targets, (INTERAUDITOR, None)])
+        system: list[Target] = [(f, None) for f in WHOLE if f not in RUN_FAMILIES]
+        queued = _mark([*targets, *system])
         transaction.on_commit(lambda: _queue(queued))
     log.info("marked %s own-data results stale (%s)", len(queued), reason)
     return len(queued)
@@ -329,7 +323,7 @@ def own_results_outdated() -> Any:
     """Own-data rows (not already stale) computed with other match settings or code."""
     current = match_settings().to_dict()
     outdated = MetricResult.objects.none()
-    for family in FAMILIES:
+    for family in WHOLE:
         rows = MetricResult.objects.filter(family=family).exclude(status=Status.STALE)
         outdated |= rows.exclude(match_settings=current, code_version=CODE_VERSIONS[family])
     return outdated
@@ -349,36 +343,24 @@ def _queue(targets: Iterable[Target]) -> None:
         _queue_one(family, run_id)
 
 
-def _queue_one(family: str, run_id: int | None) -> None:
-    from metrics import tasks
+def _task_kwargs(family: str, run_id: int | None) -> dict[str, Any]:
+    return {"run_id": run_id} if FAMILIES[family].scope == Scope.RUN else {}
 
-    if family == REVIEW_SAVINGS:
-        task_enqueue(tasks.compute_review_savings, run_id=run_id)
-    elif family == CALIBRATION:
-        task_enqueue(tasks.compute_calibration, run_id=run_id)
-    else:
-        task_enqueue(tasks.compute_interauditor)
+
+def _queue_one(family: str, run_id: int | None) -> None:
+    task_enqueue(FAMILIES[family].celery_task(), **_task_kwargs(family, run_id))
 
 
 def own_results_recompute_stale(*, older_than: timedelta | None = None) -> int:
-    """The periodic sweep's share: compute stale own-data rows in place (lost tasks)."""
-    from metrics.own_data.agreement import interauditor_result_compute
-    from metrics.own_data.calibration import calibration_result_compute
-    from metrics.own_data.selective import review_savings_result_compute
+    """The periodic sweep's share: compute stale own-data rows in place (lost tasks).
 
-    compute = {
-        REVIEW_SAVINGS: review_savings_result_compute,
-        CALIBRATION: calibration_result_compute,
-    }
-    rows = MetricResult.objects.filter(family__in=FAMILIES, status=Status.STALE)
+    Each row runs its family's task body here, in process: the same compute and failure
+    recording as a worker's."""
+    rows = MetricResult.objects.filter(family__in=WHOLE, status=Status.STALE)
     if older_than is not None:
         rows = rows.filter(stale_since__lte=timezone.now() - older_than)
     done = 0
     for family, run_id in rows.values_list("family", "run_id"):
-        with failure_recorded(family=family, run_id=run_id):
-            if family == INTERAUDITOR:
-                interauditor_result_compute()
-            elif run_id is not None:
-                compute[family](run_id=run_id)
+        FAMILIES[family].celery_task()(**_task_kwargs(family, run_id))
         done += 1
     return done

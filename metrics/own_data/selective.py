@@ -43,7 +43,6 @@ from metrics.families.review_savings.resampling import interval, intervals, revi
 from metrics.families.selective import RiskCoverageCurve, oracle_curve_from_losses
 from metrics.models import MetricResult
 from metrics.own_data.common import (
-    REVIEW_SAVINGS,
     SEED,
     GroundTruth,
     Scope,
@@ -52,10 +51,11 @@ from metrics.own_data.common import (
     n_resamples,
     pair_score,
     result_compute,
-    run_key,
     run_pairs_load,
     runs_with_ground_truth,
 )
+from metrics.registry import REVIEW_SAVINGS
+from metrics.results import run_key
 
 AGGREGATORS = ("min", "mean", "product")
 DEFAULT_AGGREGATOR = "min"

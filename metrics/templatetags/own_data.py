@@ -1,7 +1,10 @@
 """Tags that drop the own-data cards into any template with one line, reading stored rows only:
 
-{% load own_data %}
-{% review_savings_card run %}  {% calibration_card run %}  {% interauditor_card %}
+    {% load own_data %}
+    {% whole_family_cards run "run" %}  {% whole_family_cards run "system" %}
+
+The cards are those of the registry's families computed whole (``metrics.registry.WHOLE``) at
+that scope, in registry order; a new one needs no new tag.
 """
 
 from __future__ import annotations
@@ -9,26 +12,25 @@ from __future__ import annotations
 from typing import Any
 
 from django import template
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString, mark_safe
 
-from evalsite.access import is_admin
-from metrics.own_data import cards
+from metrics.cards import whole_family_card
+from metrics.registry import FAMILIES, WHOLE
 
 register = template.Library()
 
 
-@register.inclusion_tag("metrics/cards/_review_savings.html")
-def review_savings_card(run) -> dict[str, Any]:
-    return {"card": cards.review_savings_card(run) if run else None}
-
-
-@register.inclusion_tag("metrics/cards/_calibration.html")
-def calibration_card(run) -> dict[str, Any]:
-    return {"card": cards.calibration_card(run) if run else None}
-
-
-@register.inclusion_tag("metrics/cards/_interauditor.html", takes_context=True)
-def interauditor_card(context) -> dict[str, Any]:
-    """Admins only: it names auditors and how well each agrees with the ground truth."""
+@register.simple_tag(takes_context=True)
+def whole_family_cards(context: template.Context, run: Any, scope: str) -> SafeString:
+    """Every whole family's card at this scope; admins-only cards for admins only."""
     request = context.get("request")
     user = getattr(request, "user", None)
-    return {"card": cards.interauditor_card() if user and is_admin(user) else None}
+    html = []
+    for name in WHOLE:
+        family = FAMILIES[name]
+        if family.scope != scope:
+            continue
+        card = whole_family_card(family, run=run, user=user) if user else None
+        html.append(render_to_string(family.card, {"card": card}, request=request))
+    return mark_safe("".join(html))  # the card templates escape what they show

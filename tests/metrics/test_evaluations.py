@@ -13,9 +13,10 @@ from django.urls import reverse
 
 from metrics import tasks
 from metrics.evaluations import services
-from metrics.evaluations.registry import FAMILIES, InputFile, OptionError, family_get
+from metrics.evaluations.registry import InputFile, OptionError
 from metrics.families.common import InputError
 from metrics.models import Evaluation, EvaluationFile
+from metrics.registry import UPLOADED, upload_get
 from tests.metrics.test_evaluations_fixtures import (
     EXAMPLE_UPLOADS,
     example_bytes,
@@ -58,7 +59,7 @@ def _form_data(family: str) -> dict:
     for name, value in options.items():
         data[f"option_{name}"] = str(value)
     # Unchecked checkboxes are absent from a real form post; keep the defaults on.
-    for option in family_get(family).options:
+    for option in upload_get(family).options:
         if option.kind == "bool" and option.default:
             data[f"option_{option.name}"] = "on"
     return data
@@ -68,9 +69,9 @@ def _form_data(family: str) -> dict:
 
 
 def test_every_family_is_registered_with_its_card_and_examples():
-    assert list(FAMILIES) == ["selective_prediction", "agreement", "verdicts", "reasoning"]
+    assert list(UPLOADED) == ["selective_prediction", "agreement", "verdicts", "reasoning"]
     templates = Path(__file__).resolve().parents[2] / "templates"
-    for family in FAMILIES.values():
+    for family in UPLOADED.values():
         assert (templates / family.card_template).is_file(), family.card_template
         assert family.resolve_options({}) == family.defaults()
         for role in family.roles:
@@ -248,7 +249,7 @@ def test_unknown_option_shows_on_the_form(admin_client, media):
 
 
 def test_text_options_are_typed_like_json_ones(media):
-    family = family_get("selective_prediction")
+    family = upload_get("selective_prediction")
     resolved = family.resolve_options(
         {"seed": "7", "intersection_only": "yes", "coverage_grid": "0.25, 0.5"}
     )
@@ -275,7 +276,7 @@ def _break_compute(monkeypatch, family: str, error: Exception) -> None:
     def boom(parsed, options):
         raise error
 
-    monkeypatch.setitem(FAMILIES, family, dataclasses.replace(FAMILIES[family], compute=boom))
+    monkeypatch.setitem(UPLOADED, family, dataclasses.replace(UPLOADED[family], compute=boom))
 
 
 def test_a_failed_computation_shows_its_error_and_can_be_retried(
@@ -329,7 +330,7 @@ def test_input_errors_found_while_computing_are_shown_in_full(monkeypatch, media
         raise InputError("tests.csv", "row 9", "expected a number")
 
     monkeypatch.setitem(
-        FAMILIES, "agreement", dataclasses.replace(FAMILIES["agreement"], compute=refuse)
+        UPLOADED, "agreement", dataclasses.replace(UPLOADED["agreement"], compute=refuse)
     )
     with run_on_commit():
         evaluation = _create("agreement")
@@ -487,9 +488,9 @@ def test_example_files_are_served_from_the_registry_only(auditor_client):
 def test_upload_page_is_generated_from_the_registry(admin_client):
     page = admin_client.get(reverse("metrics:evaluation_upload") + "?family=reasoning")
     html = page.content.decode()
-    for role in FAMILIES["reasoning"].roles:
+    for role in UPLOADED["reasoning"].roles:
         assert f'name="file_{role.name}"' in html
-    for option in FAMILIES["reasoning"].options:
+    for option in UPLOADED["reasoning"].options:
         assert f'name="option_{option.name}"' in html
     assert 'accept=".jsonl"' in html
     assert reverse("metrics:evaluation_example", args=["reasoning_vignettes.json"]) in html

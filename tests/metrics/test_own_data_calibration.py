@@ -20,7 +20,7 @@ from metrics.own_data.calibration import (
     split_key,
     statement_items,
 )
-from metrics.own_data.common import CALIBRATION
+from metrics.registry import CALIBRATION
 from metrics.results import run_key
 from tests.factories import (
     DiscussionFactory,

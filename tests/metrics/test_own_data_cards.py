@@ -13,14 +13,9 @@ from audit.models import Feedback
 from metrics.models import MetricResult
 from metrics.own_data.agreement import interauditor_result_compute
 from metrics.own_data.calibration import calibration_result_compute
-from metrics.own_data.common import (
-    CALIBRATION,
-    INTERAUDITOR_KEY,
-    REVIEW_SAVINGS,
-    failure_recorded,
-    own_results_mark_stale,
-)
+from metrics.own_data.common import INTERAUDITOR_KEY, failure_recorded, own_results_mark_stale
 from metrics.own_data.selective import review_savings_result_compute
+from metrics.registry import CALIBRATION, REVIEW_SAVINGS, WHOLE
 from metrics.results import run_key
 from tests.factories import ExtractionFactory, ExtractionRunFactory, FeedbackFactory
 
@@ -119,18 +114,28 @@ class TestTemplateTags:
         )
 
     def test_interauditor_card_hidden_from_auditors(self, auditor, admin_user) -> None:
-        assert "interauditor-card" not in self.render("{% interauditor_card %}", auditor)
-        assert 'data-state="empty"' in self.render("{% interauditor_card %}", admin_user)
+        tag = '{% whole_family_cards None "system" %}'
+        assert "interauditor-card" not in self.render(tag, auditor)
+        assert 'data-state="empty"' in self.render(tag, admin_user)
 
     def test_run_cards_and_no_run(self, auditor) -> None:
         run = ExtractionRunFactory()
-        html = self.render(
-            "{% review_savings_card run %}{% calibration_card run %}", auditor, run=run
-        )
+        html = self.render('{% whole_family_cards run "run" %}', auditor, run=run)
         assert (
             'data-testid="review-savings-card"' in html and 'data-testid="calibration-card"' in html
         )
-        assert self.render("{% review_savings_card run %}", auditor, run=None).strip() == ""
+        assert self.render('{% whole_family_cards run "run" %}', auditor, run=None).strip() == ""
+
+    def test_every_whole_family_of_the_registry_has_its_card(self, admin_user) -> None:
+        run = ExtractionRunFactory()
+        html = self.render(
+            '{% whole_family_cards run "run" %}{% whole_family_cards run "system" %}',
+            admin_user,
+            run=run,
+        )
+        for name in WHOLE:
+            testid = name.replace("_", "-") + "-card"
+            assert f'data-testid="{testid}"' in html, name
 
     def test_marker_reaches_audit_through_its_extension_point(
         self, auditor, second_auditor

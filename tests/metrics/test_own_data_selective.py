@@ -15,7 +15,6 @@ from metrics.families.bootstrap import (
 )
 from metrics.families.review_savings import ReviewItem
 from metrics.families.review_savings.resampling import review_replicates
-from metrics.own_data.common import REVIEW_SAVINGS
 from metrics.own_data.selective import (
     EMPTY_CONFIDENCE,
     METRICS,
@@ -27,6 +26,7 @@ from metrics.own_data.selective import (
     savings_summary,
     statement_confidence,
 )
+from metrics.registry import REVIEW_SAVINGS
 from metrics.results import run_key
 from tests.factories import (
     DiscussionFactory,

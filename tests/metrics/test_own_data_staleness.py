@@ -15,14 +15,12 @@ from metrics import tasks
 from metrics.models import MetricResult
 from metrics.own_data import common, selective
 from metrics.own_data.common import (
-    CALIBRATION,
-    INTERAUDITOR,
     INTERAUDITOR_KEY,
-    REVIEW_SAVINGS,
     own_results_mark_stale,
     own_results_recompute_stale,
     result_store,
 )
+from metrics.registry import CALIBRATION, INTERAUDITOR, REVIEW_SAVINGS
 from metrics.results import run_key
 from metrics.services import results_mark_stale
 from tests.factories import (

@@ -9,7 +9,7 @@ from django.urls import reverse
 from audit.jsonin import InputError
 from metrics.evaluations import services
 from metrics.evaluations.cli import read_files, refusal, split_assignment
-from metrics.evaluations.registry import FAMILIES
+from metrics.registry import UPLOADED
 
 
 class Command(BaseCommand):
@@ -20,7 +20,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--family", required=True, choices=sorted(FAMILIES))
+        parser.add_argument("--family", required=True, choices=sorted(UPLOADED))
         parser.add_argument("--name", help="defaults to the first file's name")
         parser.add_argument(
             "--option",

@@ -5,7 +5,8 @@ from django.core.management.base import BaseCommand, CommandError
 from audit.management.progress import ProgressBar
 from audit.models import ExtractionRun
 from metrics.models import MetricResult
-from metrics.services import FAMILIES, compute_job_run, metrics_recompute_all
+from metrics.registry import RECOMPUTE_JOB
+from metrics.services import compute_job_run, metrics_recompute_all
 
 
 class Command(BaseCommand):
@@ -15,7 +16,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--family", default="extraction", choices=FAMILIES)
+        parser.add_argument("--family", default="extraction", choices=RECOMPUTE_JOB)
         parser.add_argument("--run", type=int, dest="run_id", help="only this extraction run")
         parser.add_argument(
             "--stale", action="store_true", help="only results marked stale (e.g. broker was down)"
