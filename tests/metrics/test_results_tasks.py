@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import OperationalError, connection, connections
 from django.db.models import F
 
+from evalsite.queue import TRANSIENT_ERRORS
 from metrics import tasks
 from metrics.models import MetricResult
 from metrics.services import results_mark_stale, statement_result_compute
@@ -100,7 +101,7 @@ def test_transient_database_errors_are_retried(f1_world, admin_user, run_committ
 
 
 def test_transient_errors_are_not_recorded_as_failures():
-    assert tasks.compute_statement.autoretry_for == (OperationalError, *tasks.TRANSIENT_ERRORS[1:])
+    assert tasks.compute_statement.autoretry_for == (OperationalError, *TRANSIENT_ERRORS[1:])
     assert tasks.compute_statement.max_retries and tasks.compute_statement.retry_backoff
 
 
