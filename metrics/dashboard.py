@@ -1,6 +1,7 @@
-"""What the dashboard pages show, built from stored extraction-F1 results only.
+"""What the dashboard pages show, built from stored extraction-F1 results only (their reads
+are in metrics/selectors.py).
 
-Each function reads a bounded number of rows (the system row, one run row, one page of
+Each function works on a bounded number of rows (the system row, one run row, one page of
 discussion rows) and never computes a metric, so pages render in constant time whatever the
 data size. The F1 card itself is `metrics.cards.extraction_card` (shared with the audit page
 and its htmx refresh); this module adds what the dashboards show around it.
@@ -8,20 +9,16 @@ and its htmx refresh); this module adds what the dashboards show around it.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-from collections import Counter
 from typing import Any
 
 from django.conf import settings as django_settings
-from django.db.models import Count, F, FloatField, IntegerField, Max, QuerySet
-from django.db.models.fields.json import KT
-from django.db.models.functions import Cast
+from django.db.models import Max
 from django.template.loader import get_template
 from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import SafeString, mark_safe
 
-from audit.models import ExtractionRun, Feedback
+from audit.models import ExtractionRun
 from audit.pdp import ENTITY_KINDS
 from metrics.cards import card_base, extraction_card, extraction_state
 from metrics.evaluations.services import evaluation_card
@@ -29,11 +26,10 @@ from metrics.families.extraction import SARF_VARIABLES, MatchSettings
 from metrics.models import Evaluation, MetricResult
 from metrics.plots import category_line_plot, heatmap
 from metrics.registry import UPLOADED
-from metrics.results import run_key
+from metrics.selectors import DISCUSSION_COUNTS, SORTS, discussion_rows
 from metrics.services import (
     CODE_VERSION,
     EXTRACTION,
-    SYSTEM_KEY,
     match_settings,
     results_outdated,
 )
@@ -53,12 +49,6 @@ TREND_SERIES = {
 # --- runs: the trend over runs, the selected run ------------------------------------------------
 
 
-def run_trend() -> list[dict[str, Any]]:
-    """One summary per run with a result, oldest first (the system row's trend)."""
-    row = MetricResult.objects.filter(key=SYSTEM_KEY).only("values").first()
-    return list(((row.values if row else None) or {}).get("runs", []))
-
-
 def pick_run(
     runs: list[ExtractionRun], trend: list[dict[str, Any]], requested: int | None
 ) -> ExtractionRun | None:
@@ -70,28 +60,6 @@ def pick_run(
     if with_results:
         return by_id[with_results[-1]]
     return runs[0] if runs else None
-
-
-def run_row(run: ExtractionRun, *, totals: bool = True) -> MetricResult | None:
-    """The run's stored result; without its additive totals unless asked (they hold one entry
-    per discussion, which the cards do not need)."""
-    rows = MetricResult.objects.filter(key=run_key(EXTRACTION, run.pk))
-    return (rows if totals else rows.defer("contribution")).first()
-
-
-def results_fingerprint(*runs: ExtractionRun) -> str:
-    """A digest that changes whenever any of these runs' stored results change (one query):
-    the run rows' input hash (of their totals), status and computed_at. Caches of figures
-    derived from a run's rows are keyed by it, so they can never serve stale figures."""
-    keys = [run_key(EXTRACTION, run.pk) for run in runs]
-    rows = {
-        key: (input_hash, status, str(computed_at))
-        for key, input_hash, status, computed_at in MetricResult.objects.filter(
-            key__in=keys
-        ).values_list("key", "input_hash", "status", "computed_at")
-    }
-    text = "|".join(f"{key}={rows.get(key)}" for key in keys)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def run_table(runs: list[ExtractionRun], trend: list[dict], approved: int) -> list[dict]:
@@ -232,19 +200,6 @@ def match_rules(stored: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-def my_progress(user: Any) -> dict[str, int]:
-    """Statements this user coded, by the status of their feedback."""
-    counts = dict(
-        Feedback.objects.filter(auditor=user)
-        .values_list("status")
-        .annotate(n=Count("id"))
-        .values_list("status", "n")
-    )
-    progress = {status: counts.get(status, 0) for status in Feedback.Status.values}
-    progress["coded"] = sum(counts.values())
-    return progress
-
-
 def family_cards() -> list[dict[str, Any]]:
     """The latest finished evaluation of each registered metric family, as that family's card.
 
@@ -365,44 +320,7 @@ def confusion_export_rows(confusions: list[dict]) -> list[dict[str, Any]]:
     ]
 
 
-def event_kind_errors_compute(run: ExtractionRun) -> list[dict[str, Any]]:
-    """Event kinds the AI missed and invented, over the run's statement results. Reads every
-    statement row of the run (about a second at 50,000): a worker does it and stores the
-    result (``metrics.derived.error_analysis_read``)."""
-    kinds = (
-        MetricResult.objects.filter(family=EXTRACTION, scope=Scope.STATEMENT, run=run)
-        .exclude(values__isnull=True)
-        .values_list("values__fn_event_kinds", "values__fp_event_kinds")
-    )
-    missed: Counter[str] = Counter()
-    spurious: Counter[str] = Counter()
-    for fn_kinds, fp_kinds in kinds.iterator(chunk_size=5000):
-        missed.update(fn_kinds or [])
-        spurious.update(fp_kinds or [])
-    rows = [
-        {"kind": kind, "missed": missed[kind], "spurious": spurious[kind]}
-        for kind in missed.keys() | spurious.keys()
-    ]
-    return sorted(rows, key=lambda r: (-r["missed"], -r["spurious"], r["kind"]))
-
-
 # --- per discussion ----------------------------------------------------------------------------
-
-DISCUSSION_FIGURES = {
-    "f1": "aggregate_micro_f1",
-    "people": "people_f1",
-    "events": "events_f1",
-    "pair_bonds": "pair_bonds_f1",
-}
-DISCUSSION_COUNTS = ("statement_count", *(f"{e}_{c}" for e in ENTITY_LABELS for c in ("fp", "fn")))
-SORTS = {
-    "discussion": "Discussion",
-    "statements": "Statements",
-    "f1": "Cumulative F1",
-    "people": "People F1",
-    "events": "Events F1",
-    "pair_bonds": "Pair bonds F1",
-}
 
 
 def sort_links(sort: str) -> list[dict[str, Any]]:
@@ -417,32 +335,6 @@ def sort_links(sort: str) -> list[dict[str, Any]]:
         }
         for key, label in SORTS.items()
     ]
-
-
-def discussion_rows(run: ExtractionRun, sort: str) -> QuerySet:
-    """The run's discussion results with their figures, sorted (``-`` prefix: descending)."""
-    figures = {
-        name: Cast(KT(f"values__{key}"), FloatField()) for name, key in DISCUSSION_FIGURES.items()
-    }
-    counts = {name: Cast(KT(f"values__{name}"), IntegerField()) for name in DISCUSSION_COUNTS}
-    rows = (
-        MetricResult.objects.filter(family=EXTRACTION, scope=Scope.DISCUSSION, run=run)
-        .annotate(**figures, **counts)
-        .values(
-            "discussion_id",
-            "discussion__summary",
-            "status",
-            "contribution__sarf",
-            *figures,
-            *counts,
-        )
-    )
-    field = sort.removeprefix("-")
-    field = "discussion_id" if field not in SORTS or field == "discussion" else field
-    field = "statement_count" if field == "statements" else field
-    descending = sort.startswith("-")
-    order = F(field).desc(nulls_last=True) if descending else F(field).asc(nulls_last=True)
-    return rows.order_by(order, "discussion_id")
 
 
 def weakest_discussions(run: ExtractionRun, limit: int = 5) -> list[dict[str, Any]]:

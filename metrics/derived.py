@@ -29,6 +29,7 @@ from django.utils import timezone
 from audit.models import ExtractionRun
 from evalsite.queue import TRANSIENT_ERRORS, task_enqueue
 from metrics.models import MetricResult
+from metrics.selectors import event_kind_errors_compute, results_fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +171,6 @@ def derived_compute(
 
 def run_comparison_read(left: ExtractionRun, right: ExtractionRun) -> Derived:
     from metrics import tasks
-    from metrics.dashboard import results_fingerprint
 
     return derived_read(
         family=RUN_COMPARISON,
@@ -185,7 +185,6 @@ def run_comparison_read(left: ExtractionRun, right: ExtractionRun) -> Derived:
 
 def run_comparison_result_compute(*, left_id: int, right_id: int) -> MetricResult | None:
     from metrics.comparison import comparison_to_json, run_comparison
-    from metrics.dashboard import results_fingerprint
 
     left = ExtractionRun.objects.filter(pk=left_id).first()
     right = ExtractionRun.objects.filter(pk=right_id).first()
@@ -202,7 +201,6 @@ def run_comparison_result_compute(*, left_id: int, right_id: int) -> MetricResul
 
 def error_analysis_read(run: ExtractionRun) -> Derived:
     from metrics import tasks
-    from metrics.dashboard import results_fingerprint
 
     return derived_read(
         family=ERROR_ANALYSIS,
@@ -214,7 +212,6 @@ def error_analysis_read(run: ExtractionRun) -> Derived:
 
 
 def error_analysis_result_compute(*, run_id: int) -> MetricResult | None:
-    from metrics.dashboard import event_kind_errors_compute, results_fingerprint
 
     run = ExtractionRun.objects.filter(pk=run_id).first()
     if run is None:
@@ -238,7 +235,6 @@ def derived_results_refresh(*, run_id: int) -> int:
     (its error analysis, every stored comparison with it), so the next view finds them
     current. Returns how many were queued."""
     from metrics import tasks
-    from metrics.dashboard import results_fingerprint
 
     run = ExtractionRun.objects.filter(pk=run_id).first()
     if run is None:

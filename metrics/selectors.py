@@ -6,19 +6,24 @@ Selectors only read: computing and storing stay in the services and tasks.
 
 from __future__ import annotations
 
+import hashlib
+from collections import Counter
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Count, F, FloatField, IntegerField, QuerySet
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
 
 from audit.figures import StoredResult
-from audit.models import Statement
+from audit.models import ExtractionRun, Feedback, Statement
+from audit.pdp import ENTITY_KINDS
 from audit.services.blind import coding_sealed_statement_ids
 from evalsite.access import is_admin
 from metrics.models import MetricResult
 from metrics.own_data.agreement import statement_disagreement
 from metrics.registry import ADMIN_ONLY
-
-EXTRACTION = "extraction"
+from metrics.results import run_key
+from metrics.services import EXTRACTION, SYSTEM_KEY
 
 
 def statement_f1_results(*, run_id: int, discussion_id: int) -> dict[int, StoredResult]:
@@ -72,3 +77,110 @@ def metric_results_visible(*, user) -> QuerySet[MetricResult]:
         .exclude(statement_id__in=sealed)
         .exclude(scope=MetricResult.Scope.DISCUSSION, discussion_id__in=sealed_discussions)
     )
+
+
+# --- the dashboards: the trend, a run's row, its discussions ------------------------------------
+
+DISCUSSION_FIGURES = {
+    "f1": "aggregate_micro_f1",
+    "people": "people_f1",
+    "events": "events_f1",
+    "pair_bonds": "pair_bonds_f1",
+}
+DISCUSSION_COUNTS = ("statement_count", *(f"{e}_{c}" for e in ENTITY_KINDS for c in ("fp", "fn")))
+SORTS = {
+    "discussion": "Discussion",
+    "statements": "Statements",
+    "f1": "Cumulative F1",
+    "people": "People F1",
+    "events": "Events F1",
+    "pair_bonds": "Pair bonds F1",
+}
+
+
+def run_trend() -> list[dict[str, Any]]:
+    """One summary per run with a result, oldest first (the system row's trend)."""
+    row = MetricResult.objects.filter(key=SYSTEM_KEY).only("values").first()
+    return list(((row.values if row else None) or {}).get("runs", []))
+
+
+def run_row(run: ExtractionRun, *, totals: bool = True) -> MetricResult | None:
+    """The run's stored result; without its additive totals unless asked (they hold one entry
+    per discussion, which the cards do not need)."""
+    rows = MetricResult.objects.filter(key=run_key(EXTRACTION, run.pk))
+    return (rows if totals else rows.defer("contribution")).first()
+
+
+def results_fingerprint(*runs: ExtractionRun) -> str:
+    """A digest that changes whenever any of these runs' stored results change (one query):
+    the run rows' input hash (of their totals), status and computed_at. Caches of figures
+    derived from a run's rows are keyed by it, so they can never serve stale figures."""
+    keys = [run_key(EXTRACTION, run.pk) for run in runs]
+    rows = {
+        key: (input_hash, status, str(computed_at))
+        for key, input_hash, status, computed_at in MetricResult.objects.filter(
+            key__in=keys
+        ).values_list("key", "input_hash", "status", "computed_at")
+    }
+    text = "|".join(f"{key}={rows.get(key)}" for key in keys)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def my_progress(user: Any) -> dict[str, int]:
+    """Statements this user coded, by the status of their feedback."""
+    counts = dict(
+        Feedback.objects.filter(auditor=user)
+        .values_list("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
+    )
+    progress = {status: counts.get(status, 0) for status in Feedback.Status.values}
+    progress["coded"] = sum(counts.values())
+    return progress
+
+
+def event_kind_errors_compute(run: ExtractionRun) -> list[dict[str, Any]]:
+    """Event kinds the AI missed and invented, over the run's statement results. Reads every
+    statement row of the run (about a second at 50,000): a worker does it and stores the
+    result (``metrics.derived.error_analysis_read``)."""
+    kinds = (
+        MetricResult.objects.filter(family=EXTRACTION, scope=MetricResult.Scope.STATEMENT, run=run)
+        .exclude(values__isnull=True)
+        .values_list("values__fn_event_kinds", "values__fp_event_kinds")
+    )
+    missed: Counter[str] = Counter()
+    spurious: Counter[str] = Counter()
+    for fn_kinds, fp_kinds in kinds.iterator(chunk_size=5000):
+        missed.update(fn_kinds or [])
+        spurious.update(fp_kinds or [])
+    rows = [
+        {"kind": kind, "missed": missed[kind], "spurious": spurious[kind]}
+        for kind in missed.keys() | spurious.keys()
+    ]
+    return sorted(rows, key=lambda r: (-r["missed"], -r["spurious"], r["kind"]))
+
+
+def discussion_rows(run: ExtractionRun, sort: str) -> QuerySet:
+    """The run's discussion results with their figures, sorted (``-`` prefix: descending)."""
+    figures = {
+        name: Cast(KT(f"values__{key}"), FloatField()) for name, key in DISCUSSION_FIGURES.items()
+    }
+    counts = {name: Cast(KT(f"values__{name}"), IntegerField()) for name in DISCUSSION_COUNTS}
+    rows = (
+        MetricResult.objects.filter(family=EXTRACTION, scope=MetricResult.Scope.DISCUSSION, run=run)
+        .annotate(**figures, **counts)
+        .values(
+            "discussion_id",
+            "discussion__summary",
+            "status",
+            "contribution__sarf",
+            *figures,
+            *counts,
+        )
+    )
+    field = sort.removeprefix("-")
+    field = "discussion_id" if field not in SORTS or field == "discussion" else field
+    field = "statement_count" if field == "statements" else field
+    descending = sort.startswith("-")
+    order = F(field).desc(nulls_last=True) if descending else F(field).asc(nulls_last=True)
+    return rows.order_by(order, "discussion_id")

@@ -19,6 +19,7 @@ from audit.models import ExtractionRun, Feedback
 from evalsite.access import admin_required, auditor_required, is_admin
 from evalsite.params import parse_id
 from metrics import dashboard as dash
+from metrics import selectors
 from metrics.comparison import RunComparison, comparison_from_json
 from metrics.derived import error_analysis_read, run_comparison_read
 from metrics.plots import bar_plot
@@ -52,7 +53,7 @@ def table_download(
 
 def _runs_and_selection(request: HttpRequest) -> tuple[list, list, ExtractionRun | None]:
     runs = list(ExtractionRun.objects.latest_first())
-    trend = dash.run_trend()
+    trend = selectors.run_trend()
     requested = parse_id(request.GET.get("run"), name="run")
     return runs, trend, dash.pick_run(runs, trend, requested)
 
@@ -66,7 +67,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     everyone their own coding progress."""
     runs, trend, run = _runs_and_selection(request)
     admin = is_admin(request.user)
-    row = dash.run_row(run, totals=False) if run else None
+    row = selectors.run_row(run, totals=False) if run else None
     context = {
         "runs": runs,
         "run": run,
@@ -76,7 +77,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "card": dash.f1_card(run, admin=admin) if run else None,
         "cumulative": dash.cumulative_card(run, row, admin=admin) if run else None,
         "details": dash.f1_details(row),
-        "progress": dash.my_progress(request.user),
+        "progress": selectors.my_progress(request.user),
         "family_cards": dash.family_cards(),
         "settings_in_force": dash.settings_in_force() if admin else None,
     }
@@ -89,7 +90,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 def cumulative_card(request: HttpRequest, run_id: int) -> HttpResponse:
     """The cumulative-F1 card alone, for its own htmx polling while the result updates."""
     run = get_object_or_404(ExtractionRun, pk=run_id)
-    row = dash.run_row(run, totals=False)
+    row = selectors.run_row(run, totals=False)
     card = dash.cumulative_card(run, row, admin=is_admin(request.user))
     return render(request, "metrics/cards/_cumulative_f1.html", {"cumulative": card})
 
@@ -184,12 +185,12 @@ def discussions(request: HttpRequest) -> HttpResponse:
     sort = request.GET.get("sort", "discussion")
     context: dict[str, Any] = {"runs": runs_list, "run": run, "sort": sort}
     if run is not None:
-        rows = dash.discussion_rows(run, sort)
+        rows = selectors.discussion_rows(run, sort)
         download = table_download(request, f"discussions-run-{run.pk}", _plain(rows))
         if download:
             return download
         page = Paginator(rows, DISCUSSIONS_PER_PAGE).get_page(request.GET.get("page"))
-        row = dash.run_row(run)
+        row = selectors.run_row(run)
         totals = ((row.contribution or {}) if row else {}).get("discussions")
         context.update(
             page=page,
@@ -214,7 +215,7 @@ def errors(request: HttpRequest) -> HttpResponse:
     runs_list, _, run = _runs_and_selection(request)
     context: dict[str, Any] = {"runs": runs_list, "run": run}
     if run is not None:
-        row = dash.run_row(run)
+        row = selectors.run_row(run)
         totals = ((row.contribution or {}) if row else {}).get("statements")
         system = ((row.values or {}) if row else {}).get("system")
         confusions = dash.sarf_confusions(totals, system)
