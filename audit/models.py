@@ -68,9 +68,6 @@ class StatementQuerySet(models.QuerySet):
     def subjects(self) -> StatementQuerySet:
         return self.filter(speaker__type=Speaker.Type.SUBJECT)
 
-    def with_approved_feedback(self) -> StatementQuerySet:
-        return self.filter(feedback__status=Feedback.Status.APPROVED)
-
 
 class Statement(models.Model):
     discussion = models.ForeignKey(Discussion, on_delete=models.CASCADE, related_name="statements")

@@ -15,7 +15,7 @@ from typing import Any
 from django.conf import settings as django_settings
 from django.db.models import Max
 from django.template.loader import get_template
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
 from audit.models import ExtractionRun
@@ -224,10 +224,7 @@ def family_cards() -> list[dict[str, Any]]:
 
 
 def _evaluation_url(pk: int) -> str:
-    try:
-        return reverse("metrics:evaluation_detail", args=[pk])
-    except NoReverseMatch:
-        return ""
+    return reverse("metrics:evaluation_detail", args=[pk])
 
 
 # --- errors: kinds, confusion matrices, event kinds ------------------------------------------

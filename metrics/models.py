@@ -7,22 +7,10 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.utils import timezone
 
 # The background-job record belongs to the ground floor (audit runs export/import jobs with it);
 # re-exported for metrics' own recompute jobs.
 from audit.models import ComputeJob as ComputeJob
-
-
-class MetricResultQuerySet(models.QuerySet):
-    def fresh(self) -> MetricResultQuerySet:
-        return self.filter(status=MetricResult.Status.FRESH)
-
-    def stale(self) -> MetricResultQuerySet:
-        return self.filter(status=MetricResult.Status.STALE)
-
-    def for_run(self, run) -> MetricResultQuerySet:
-        return self.filter(run=run)
 
 
 class MetricResult(models.Model):
@@ -74,8 +62,6 @@ class MetricResult(models.Model):
     computed_at = models.DateTimeField(null=True, blank=True)
     stale_since = models.DateTimeField(null=True, blank=True)
 
-    objects = MetricResultQuerySet.as_manager()
-
     class Meta:
         indexes = [
             models.Index(fields=["family", "scope", "run", "status"]),
@@ -94,10 +80,6 @@ class MetricResult(models.Model):
     @property
     def is_fresh(self) -> bool:
         return self.status == self.Status.FRESH
-
-    def mark_stale(self) -> None:
-        self.status = self.Status.STALE
-        self.stale_since = self.stale_since or timezone.now()
 
 
 class Evaluation(models.Model):
