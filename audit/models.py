@@ -404,7 +404,9 @@ class ComputeJob(models.Model):
 
     @property
     def percent(self) -> int:
-        return 100 if not self.total else min(100, round(100 * self.done / self.total))
+        if not self.total:  # nothing counted yet: finished means all of nothing, else none
+            return 100 if self.status == self.Status.DONE else 0
+        return min(100, round(100 * self.done / self.total))
 
     @property
     def elapsed_seconds(self) -> float | None:

@@ -38,6 +38,8 @@ def jobs(request: HttpRequest) -> HttpResponse:
         if not request.htmx:
             return redirect("metrics:jobs")
         return render(request, "metrics/jobs.html#jobs-panel", _jobs_context())
+    if request.htmx:  # the panel polling itself while a job runs
+        return render(request, "metrics/jobs.html#jobs-panel", _jobs_context())
     return render(request, "metrics/jobs.html", _jobs_context())
 
 

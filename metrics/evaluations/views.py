@@ -31,7 +31,7 @@ from metrics.registry import UPLOADED, example_files, upload_get
 
 log = logging.getLogger(__name__)
 LIST_LIMIT = 200
-POLL_SECONDS = 2
+POLL_SECONDS = 1  # a finished result shows within about a second; polling stops then
 
 
 # --- list ------------------------------------------------------------------------------------
@@ -167,19 +167,37 @@ def evaluation_detail(request: HttpRequest, pk: int) -> HttpResponse:
         ),
         pk=pk,
     )
+    return render(request, "metrics/evaluations/detail.html", _detail_context(request, evaluation))
+
+
+def _detail_context(request: HttpRequest, evaluation: Evaluation) -> dict[str, Any]:
+    """Everything the page shows about the evaluation, read once: the heading's status chip,
+    the summary (finished time) and the result section always agree."""
     context = _result_context(request, evaluation)
     context["family"] = UPLOADED.get(evaluation.family)
     context["pairs"] = [e for e in (evaluation.paired_left, evaluation.paired_right) if e]
     context["options"] = _options_rows(evaluation)
-    return render(request, "metrics/evaluations/detail.html", context)
+    context["on_detail"] = True
+    return context
 
 
 @auditor_required
 @require_GET
 def evaluation_status(request: HttpRequest, pk: int) -> HttpResponse:
-    """The result section alone: htmx polls it while the evaluation is queued or running."""
-    evaluation = get_object_or_404(Evaluation, pk=pk)
-    return render(request, "metrics/evaluations/_result.html", _result_context(request, evaluation))
+    """The result section, polled while the evaluation is queued or running, with the heading
+    and summary swapped in beside it (out of band) so the whole page changes together."""
+    evaluation = get_object_or_404(
+        Evaluation.objects.prefetch_related("files").select_related(
+            "uploaded_by", "paired_left", "paired_right"
+        ),
+        pk=pk,
+    )
+    if request.GET.get("page") != "detail":  # polled from the comparison page
+        return render(
+            request, "metrics/evaluations/_result.html", _result_context(request, evaluation)
+        )
+    context = {**_detail_context(request, evaluation), "oob": True}
+    return render(request, "metrics/evaluations/_result.html", context)
 
 
 @auditor_required

@@ -232,7 +232,7 @@ def test_f1_shows_updating_and_polls_while_stale(auditor_client, auditor, admin_
     ).content.decode()
     assert "· updating…" in html
     assert f'hx-get="{reverse("audit:statement_f1", args=[scene.first.pk])}' in html
-    assert 'hx-trigger="every 5s"' in html
+    assert 'hx-trigger="every 1s"' in html
 
 
 def test_f1_pending_before_any_result_and_absent_without_ground_truth(
@@ -264,7 +264,7 @@ def test_f1_fragment_for_polling(auditor_client, auditor, admin_user):
     ).content.decode()
     assert html.lstrip().startswith(f'<span id="f1-badge-{scene.first.pk}"')
     assert 'hx-swap-oob="true"' in html  # the panel is refreshed alongside
-    assert "every 5s" not in html  # fresh: polling stops
+    assert "every 1s" not in html  # fresh: polling stops
 
 
 def test_f1_ground_truth_items_are_named_only_for_those_who_may_see_them(

@@ -63,11 +63,11 @@ def test_first_view_queues_one_computation_and_says_so(admin_client, runs, queue
 
     assert queued == [("compute_run_comparison", {"left_id": left.pk, "right_id": right.pk})]
     assert 'data-testid="comparison-updating"' in html
-    assert 'hx-trigger="every 3s"' in html
+    assert 'hx-trigger="every 1s"' in html
     tasks.compute_run_comparison(left_id=left.pk, right_id=right.pk)
     html = _compare(admin_client, left, right)
     assert "On the <strong>2</strong> statements" in html
-    assert "comparison-updating" not in html and 'hx-trigger="every 3s"' not in html
+    assert "comparison-updating" not in html and 'hx-trigger="every 1s"' not in html
 
 
 def test_changed_inputs_show_the_last_figures_as_updating(admin_client, runs, queued):

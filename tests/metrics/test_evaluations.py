@@ -368,7 +368,7 @@ def test_a_queued_evaluation_page_polls_its_status(admin_client, media):
     evaluation = _create("agreement")  # queued: the task has not run
     status_url = reverse("metrics:evaluation_status", args=[evaluation.pk])
     page = admin_client.get(reverse("metrics:evaluation_detail", args=[evaluation.pk]))
-    assert f'hx-get="{status_url}"' in page.content.decode()
+    assert f'hx-get="{status_url}?page=detail"' in page.content.decode()
     assert "Queued" in page.content.decode()
 
     services.evaluation_compute(evaluation_id=evaluation.pk)
@@ -520,3 +520,22 @@ def test_upload_without_mode_uses_the_first_mode_in_the_file(admin_client, media
     response = admin_client.post(url, data)
     assert response.status_code == 302, response.content.decode()[:2000]
     assert Evaluation.objects.get().options["mode"] == "zero_shot"
+
+
+def test_status_poll_updates_heading_and_summary_together(auditor_client, media):
+    """Polled from the evaluation page, the status answer carries the heading (status chip,
+    artifact download) and the summary (finished time) too, swapped in out of band."""
+    evaluation = services.evaluation_create(
+        family="agreement", name="polled", files=example_files("agreement"), options={}, queue=False
+    )
+    url = reverse("metrics:evaluation_status", args=[evaluation.pk])
+    html = auditor_client.get(url, {"page": "detail"}).content.decode()
+    assert "Queued" in html and "?page=detail" in html
+    services.evaluation_compute(evaluation_id=evaluation.pk)
+    html = auditor_client.get(url, {"page": "detail"}).content.decode()
+    assert "Queued" not in html and "hx-trigger" not in html
+    head = html[html.index(f'id="evaluation-head-{evaluation.pk}"') :]
+    assert 'hx-swap-oob="true"' in head[:80] and "Download artifact" in head and "Done" in head
+    assert "Finished" in html[html.index(f'id="evaluation-summary-{evaluation.pk}"') :]
+    # Polled from the comparison page: the result section only.
+    assert "evaluation-head" not in auditor_client.get(url).content.decode()

@@ -65,7 +65,7 @@ class TestStates:
         own_results_mark_stale(reason="test")
         html = auditor_client.get(url).content.decode()
         # The last figures stay on screen while the card polls itself.
-        assert 'data-state="updating"' in html and 'hx-trigger="every 3s"' in html
+        assert 'data-state="updating"' in html and 'hx-trigger="every 1s"' in html
         assert "updating…" in html and 'data-testid="reading-5"' in html
         with failure_recorded(family=REVIEW_SAVINGS, run_id=run.pk):
             raise RuntimeError("boom")

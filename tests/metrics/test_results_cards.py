@@ -43,7 +43,7 @@ def test_stale_card_polls_every_three_seconds_and_keeps_the_last_figures(
     card = extraction_card(f1_world.run)
     assert card["state"] == "updating" and card["poll"]
     html = render(card)
-    assert 'hx-trigger="every 3s"' in html and "updating…" in html
+    assert 'hx-trigger="every 1s"' in html and "updating…" in html
     assert f'hx-get="{card["url"]}"' in html and "1.000" in html
 
 

@@ -180,3 +180,26 @@ def test_posts_need_the_csrf_token(admin_user):
     token = client.cookies["csrftoken"].value
     response = client.post(reverse("metrics:jobs"), {"run": ""}, HTTP_X_CSRFTOKEN=token)
     assert response.status_code == 302
+
+
+def test_a_queued_job_shows_no_progress_yet(admin_client, admin_user):
+    """Nothing counted yet is 0 %, not 100 % of nothing; done with nothing to do is 100 %."""
+    job = metrics_recompute_all(user=admin_user)
+    assert (job.status, job.total, job.percent) == (Job.QUEUED, 0, 0)
+    html = admin_client.get(reverse("metrics:job_progress", args=[job.pk])).content.decode()
+    assert "0/0" not in html and "100%" not in html and "Waiting for a worker" in html
+    job.status = Job.DONE
+    assert job.percent == 100
+
+
+def test_progress_card_and_recent_jobs_come_from_one_poll(admin_client, admin_user):
+    """On the jobs page the panel (card and table) polls as one, so both say the same."""
+    job = metrics_recompute_all(user=admin_user)
+    ComputeJob.objects.filter(pk=job.pk).update(status=Job.RUNNING, total=235, done=226)
+    page = admin_client.get(reverse("metrics:jobs")).content.decode()
+    panel = page[page.index('id="jobs-panel"') :]
+    assert panel.count("hx-trigger") == 1  # the panel's own, not a second one on the card
+    html = admin_client.get(reverse("metrics:jobs"), HTTP_HX_REQUEST="true").content.decode()
+    assert "<html" not in html and 'id="jobs-panel"' in html
+    assert html.count("226/235") == 2 and html.count("Running") == 2
+    assert "Queued" not in html
