@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,21 @@ def test_the_ruff_rule_lets_the_library_import_itself_and_the_pure_audit_modules
     assert banned_imports(source, path="metrics/families/review_savings/new_module.py") == []
     # Outside the library the rule does not apply.
     assert banned_imports("import django.db\n", path="metrics/services_new.py") == []
+
+
+def test_the_ruff_rule_names_every_module_of_metrics_and_audit_but_the_pure_ones():
+    """A module added to metrics or audit must be banned in the library too."""
+    banned = set(
+        tomllib.loads((ROOT / "metrics/families/ruff.toml").read_text())["lint"][
+            "flake8-tidy-imports"
+        ]["banned-api"]
+    )
+    present = {
+        f"{app}.{path.stem}"
+        for app in ("metrics", "audit")
+        for path in (ROOT / app).iterdir()
+        if not path.name.startswith(("_", "."))
+        and (path.suffix == ".py" or (path / "__init__.py").exists())
+    }
+    allowed = {"metrics.families", *PURE_AUDIT_MODULES} - {"audit.schemas"}
+    assert sorted(present - allowed - banned) == []
