@@ -5,22 +5,7 @@ from __future__ import annotations
 import json
 
 from audit.pdp import cumulative
-
-
-def person(ident, name, last_name="Smith", **extra):
-    return {"id": ident, "name": name, "last_name": last_name, **extra}
-
-
-def event(ident, description, person_id=None, kind="shift", **extra):
-    return {"id": ident, "kind": kind, "description": description, "person": person_id, **extra}
-
-
-def bond(ident, a, b):
-    return {"id": ident, "person_a": a, "person_b": b}
-
-
-def ids(items):
-    return [item["id"] for item in items]
+from tests.pdp_items import bond, event, ids, person
 
 
 def test_later_statements_overwrite_earlier_items_by_id():

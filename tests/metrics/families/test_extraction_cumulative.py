@@ -20,22 +20,7 @@ from metrics.families.extraction import (
     sum_contributions,
     system_cumulative_f1_from_totals,
 )
-
-
-def person(ident, name, last_name="Smith", **extra):
-    return {"id": ident, "name": name, "last_name": last_name, **extra}
-
-
-def event(ident, description, person_id=None, kind="shift", **extra):
-    return {"id": ident, "kind": kind, "description": description, "person": person_id, **extra}
-
-
-def bond(ident, a, b):
-    return {"id": ident, "person_a": a, "person_b": b}
-
-
-def ids(items):
-    return [item["id"] for item in items]
+from tests.pdp_items import bond, event, person
 
 
 def _discussion():
