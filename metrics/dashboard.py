@@ -334,8 +334,15 @@ def sort_links(sort: str) -> list[dict[str, Any]]:
     ]
 
 
+# A discussion's F1 from fewer approved statements than this is shown as tentative.
+TENTATIVE_BELOW = 5
+
+
 def weakest_discussions(run: ExtractionRun, limit: int = 5) -> list[dict[str, Any]]:
-    return [with_main_error(row) for row in discussion_rows(run, "f1").exclude(f1=None)[:limit]]
+    rows = [with_main_error(row) for row in discussion_rows(run, "f1").exclude(f1=None)[:limit]]
+    for row in rows:
+        row["tentative"] = (row.get("statement_count") or 0) < TENTATIVE_BELOW
+    return rows
 
 
 def with_main_error(row: dict[str, Any]) -> dict[str, Any]:

@@ -196,6 +196,7 @@ def discussions(request: HttpRequest) -> HttpResponse:
             page=page,
             rows=[dash.with_main_error(r) for r in page.object_list],
             weakest=dash.weakest_discussions(run),
+            tentative_below=dash.TENTATIVE_BELOW,
             columns=dash.sort_links(sort),
             error_kinds=dash.error_kinds(totals),
             result=row,

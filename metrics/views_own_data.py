@@ -1,12 +1,15 @@
-"""The own-data cards alone, for their own htmx polling while their result is updating.
+"""The own-data cards alone, for their own htmx polling while their result is updating, and
+the numbers behind each (?format=csv or ?format=json), like the other figures' downloads.
 
 One view for every family computed whole from our data: the registry gives its card.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
@@ -14,6 +17,7 @@ from audit.models import ExtractionRun
 from evalsite.access import auditor_required
 from metrics.cards import whole_family_card
 from metrics.registry import FAMILIES, WHOLE
+from metrics.views import table_download
 
 
 @auditor_required
@@ -28,4 +32,32 @@ def whole_family_card_view(
     card = whole_family_card(entry, run=run, user=request.user)
     if card is None:
         raise PermissionDenied("Only admins see this card.")
+    if request.GET.get("format") in ("csv", "json"):
+        return _numbers(request, family, run, card.get("values") or {})
     return render(request, entry.card, {"card": card})
+
+
+def _numbers(
+    request: HttpRequest, family: str, run: ExtractionRun | None, values: dict[str, Any]
+) -> HttpResponse:
+    """JSON: the stored figures as they are; CSV: one row per figure (path, value)."""
+    name = f"{family}-run-{run.pk}" if run else family
+    if request.GET["format"] == "json":
+        body = {"family": family, "run": run.pk if run else None, "values": values}
+        response = JsonResponse(body, json_dumps_params={"default": str})
+        response["Content-Disposition"] = f'attachment; filename="{name}.json"'
+        return response
+    return table_download(request, name, figure_rows(values))
+
+
+def figure_rows(value: Any, path: str = "") -> list[dict[str, Any]]:
+    """Every number (or text) in nested figures as {"figure": "a.b[0].c", "value": ...}."""
+    if isinstance(value, dict):
+        return [
+            row
+            for key, item in value.items()
+            for row in figure_rows(item, f"{path}.{key}" if path else str(key))
+        ]
+    if isinstance(value, list):
+        return [row for i, item in enumerate(value) for row in figure_rows(item, f"{path}[{i}]")]
+    return [{"figure": path, "value": value}]

@@ -351,3 +351,22 @@ def test_dashboard_query_count_does_not_grow_with_the_data(client, db) -> None:
     dashboard_data_create(discussions=15, statements=6, runs=3, prefix="large")
     counts.append(dashboard_queries(client, small.admin))
     assert counts[0] == counts[1], counts
+
+
+def test_weakest_discussions_show_approved_counts_and_mark_tentative_figures(
+    admin_client, results
+) -> None:
+    """Both discussions rest on fewer than 5 approved statements: counts shown, tentative."""
+    html = page(admin_client, reverse("metrics:discussions"), run=results["v2"].pk)
+    weakest = html.split('data-testid="weakest"')[1].split("</section>")[0]
+    assert ">Approved</th>" in weakest
+    rows = weakest.split("<tr")[2:]
+    assert [r.split('<td class="num">')[1].split("<")[0] for r in rows] == ["1", "2"]
+    assert all("data-tentative" in r and "tentative</span>" in r for r in rows)
+    assert "fewer than 5 approved statements" in weakest
+    for row in MetricResult.objects.filter(scope="discussion", run=results["v2"]):
+        row.values = {**row.values, "statement_count": 7}
+        row.save(update_fields=["values"])
+    html = page(admin_client, reverse("metrics:discussions"), run=results["v2"].pk)
+    weakest = html.split('data-testid="weakest"')[1].split("</section>")[0]
+    assert "data-tentative" not in weakest and "tentative</span>" not in weakest

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import csv
+import io
+
 import pytest
 from django.template import Context, Template
 from django.template.loader import render_to_string
@@ -168,3 +171,52 @@ class TestDashboard:
         other.save()
         url = reverse("audit:statement_review", args=[feedback.statement_id])
         assert 'data-testid="auditors-disagree"' in admin_client.get(url).content.decode()
+
+
+@pytest.mark.django_db
+class TestDownloads:
+    """CSV and JSON of the numbers behind the review-savings, calibration and agreement cards."""
+
+    @pytest.mark.parametrize(
+        ("name", "compute", "testid"),
+        [
+            ("review_savings_card", review_savings_result_compute, "review-savings-card"),
+            ("calibration_card", calibration_result_compute, "calibration-card"),
+        ],
+    )
+    def test_run_cards(self, auditor_client, run_with_truth, name, compute, testid) -> None:
+        run = run_with_truth
+        compute(run_id=run.pk)
+        url = reverse(f"metrics:{name}", args=[run.pk])
+        html = auditor_client.get(url).content.decode()
+        assert f'href="{url}?format=csv"' in html and f'href="{url}?format=json"' in html
+        stored = MetricResult.objects.get(key=run_key(name.removesuffix("_card"), run.pk)).values
+        data = auditor_client.get(url, {"format": "json"}).json()
+        assert data["run"] == run.pk and data["values"] == stored
+        response = auditor_client.get(url, {"format": "csv"})
+        assert response["Content-Type"].startswith("text/csv")
+        rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+        assert rows and set(rows[0]) == {"figure", "value"}
+        first_number = next(r for r in rows if r["value"] not in ("", "None"))
+        assert first_number["figure"]
+
+    def test_interauditor_numbers_are_for_admins(self, client, auditor, admin_user, run_with_truth):
+        interauditor_result_compute()
+        url = reverse("metrics:interauditor_card")
+        client.force_login(auditor)
+        assert client.get(url, {"format": "json"}).status_code == 403
+        client.force_login(admin_user)
+        assert f'href="{url}?format=csv"' in client.get(url).content.decode()
+        data = client.get(url, {"format": "json"}).json()
+        assert data["values"] == MetricResult.objects.get(key=INTERAUDITOR_KEY).values
+        assert client.get(url, {"format": "csv"})["Content-Type"].startswith("text/csv")
+
+    def test_figure_rows_flatten_nested_figures(self) -> None:
+        from metrics.views_own_data import figure_rows
+
+        rows = figure_rows({"a": {"b": [1, {"c": 2.5}]}, "n": 3})
+        assert rows == [
+            {"figure": "a.b[0]", "value": 1},
+            {"figure": "a.b[1].c", "value": 2.5},
+            {"figure": "n", "value": 3},
+        ]
