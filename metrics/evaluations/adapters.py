@@ -1,9 +1,10 @@
-"""The uploaded families as the registry calls them: declarations only.
+"""A family's ``run.py`` as the upload registry calls it.
 
 Each family's ``run.py`` holds its options, parsing, computing and report, behind the one
 interface of ``metrics.families.runs``. A ``RunAdapter`` only translates: the registry passes
 option values as a dict (resolved from a form, the API or ``key=value``, and stored with the
-evaluation); the family takes its ``Options`` dataclass.
+evaluation); the family takes its ``Options`` dataclass. A registry entry takes them all with
+``**run_entry(run)``, so a new family adds nothing here.
 """
 
 from __future__ import annotations
@@ -14,11 +15,7 @@ from types import ModuleType
 from typing import Any
 
 from metrics.evaluations.base import Files, Option
-from metrics.families.agreement import run as agreement_run
-from metrics.families.reasoning import run as reasoning_run
 from metrics.families.runs import option_defaults, options_from
-from metrics.families.selective import run as selective_run
-from metrics.families.verdicts import run as verdicts_run
 
 
 @dataclass(frozen=True)
@@ -61,7 +58,13 @@ class RunAdapter:
         return self.run.report(artifact)
 
 
-SELECTIVE = RunAdapter(selective_run)
-AGREEMENT = RunAdapter(agreement_run)
-VERDICTS = RunAdapter(verdicts_run)
-REASONING = RunAdapter(reasoning_run)
+def run_entry(run: ModuleType) -> dict[str, Any]:
+    """The registry fields a family's ``run.py`` provides, for ``Family(..., **run_entry(run))``."""
+    adapter = RunAdapter(run)
+    return {
+        "options": adapter.options,
+        "parse": adapter.parse,
+        "compute": adapter.compute,
+        "check_options": adapter.check_options,
+        "report": adapter.report,
+    }

@@ -6,8 +6,8 @@ An entry declares everything the upload page, the API, the management commands a
 need: the family's name and label, its input file roles (format, example file), its options
 (type, default, allowed values), the parse-and-validate function, the compute function, the
 card template (``metrics/cards/family_<name>.html``) and the function turning an artifact into
-that card's context. Adding a family is adding one entry to `UPLOADS`, with its ``run.py``
-(declared in `metrics.evaluations.adapters`) and card context (`metrics.evaluations.cards`).
+that card's context. Adding a family is adding one entry to `UPLOADS`: its ``run.py`` gives the
+options, parse, compute and report (``run_entry``), `metrics.evaluations.cards` its card context.
 
 Parse functions take ``{role: [InputFile, ...]}`` and the resolved options and raise
 ``InputError(file, location, message)`` for a bad file; compute functions take what parse
@@ -16,7 +16,8 @@ returned and the options and return a JSON-ready artifact dict.
 
 from __future__ import annotations
 
-from metrics.evaluations import adapters, cards
+from metrics.evaluations import cards
+from metrics.evaluations.adapters import run_entry
 from metrics.evaluations.base import (
     Family,
     FileRole,
@@ -25,6 +26,10 @@ from metrics.evaluations.base import (
     OptionError,
     UnknownFamilyError,
 )
+from metrics.families.agreement import run as agreement_run
+from metrics.families.reasoning import run as reasoning_run
+from metrics.families.selective import run as selective_run
+from metrics.families.verdicts import run as verdicts_run
 
 __all__ = [
     "EXAMPLES_DIR",
@@ -62,12 +67,8 @@ UPLOADS: dict[str, Family] = {
                     help="reproduce_results.py output; two files for a paired comparison.",
                 ),
             ),
-            options=adapters.SELECTIVE.options,
-            parse=adapters.SELECTIVE.parse,
-            compute=adapters.SELECTIVE.compute,
             card_context=cards.selective_card,
-            check_options=adapters.SELECTIVE.check_options,
-            report=adapters.SELECTIVE.report,
+            **run_entry(selective_run),
             pairable=True,
         ),
         Family(
@@ -87,12 +88,8 @@ UPLOADS: dict[str, Family] = {
                     help="detailed_stats.csv columns (Study_ID, Finding_ID, …) or JSON rows.",
                 ),
             ),
-            options=adapters.AGREEMENT.options,
-            parse=adapters.AGREEMENT.parse,
-            compute=adapters.AGREEMENT.compute,
             card_context=cards.agreement_card,
-            check_options=adapters.AGREEMENT.check_options,
-            report=adapters.AGREEMENT.report,
+            **run_entry(agreement_run),
         ),
         Family(
             name="verdicts",
@@ -125,12 +122,8 @@ UPLOADS: dict[str, Family] = {
                     help="Optional: review texts, for snippet validity.",
                 ),
             ),
-            options=adapters.VERDICTS.options,
-            parse=adapters.VERDICTS.parse,
-            compute=adapters.VERDICTS.compute,
             card_context=cards.verdicts_card,
-            check_options=adapters.VERDICTS.check_options,
-            report=adapters.VERDICTS.report,
+            **run_entry(verdicts_run),
         ),
         Family(
             name="reasoning",
@@ -170,12 +163,8 @@ UPLOADS: dict[str, Family] = {
                     help="Optional: answers to the bias cases (or 'bias' rows in generations).",
                 ),
             ),
-            options=adapters.REASONING.options,
-            parse=adapters.REASONING.parse,
-            compute=adapters.REASONING.compute,
             card_context=cards.reasoning_card,
-            check_options=adapters.REASONING.check_options,
-            report=adapters.REASONING.report,
+            **run_entry(reasoning_run),
         ),
     )
 }
