@@ -14,9 +14,11 @@ import re
 from typing import Any
 
 from django import forms
+from django.contrib.auth import get_user_model
 from django.http import QueryDict
 
 from audit.jsonin import JsonInputError, parse_json
+from audit.models import AuditLogEntry
 from audit.pdp import ENTITY_KINDS
 from audit.schemas import (
     DATE_CERTAINTIES,
@@ -246,10 +248,6 @@ class AuditLogFilterForm(forms.Form):
     object_id = forms.CharField(required=False, max_length=64, label="Id")
 
     def __init__(self, *args, object_types: list[str], **kwargs):
-        from django.contrib.auth import get_user_model
-
-        from audit.models import AuditLogEntry
-
         super().__init__(*args, **kwargs)
         self.fields["actor"].queryset = get_user_model().objects.order_by("username")
         self.fields["action"].choices = [("", "anything"), *AuditLogEntry.Action.choices]

@@ -31,7 +31,7 @@ from audit.models import (
     Statement,
 )
 from audit.pdp import payload_ids, pdp_problems
-from audit.schemas import PayloadError, PayloadIssue, pdp_issues
+from audit.schemas import PayloadError, PayloadIssue, normalize_pdp, pdp_issues
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.feedback import NotAllowed
 from audit.signals import extractions_changed_send, ground_truth_changed_send
@@ -399,8 +399,6 @@ def _provenance(meta: dict) -> str:
 
 
 def _normalized(payload: dict) -> dict:
-    from audit.schemas import normalize_pdp
-
     return normalize_pdp(copy.deepcopy(payload))
 
 
