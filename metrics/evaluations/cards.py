@@ -328,7 +328,18 @@ def verdicts_card(artifact: Mapping[str, Any]) -> dict[str, Any]:
             for name, row in (judgement.get("per_field") or {}).items()
         ],
         "gt_check": check,
+        "fields_svg": _field_accuracy_svg(judgement.get("per_field") or {}),
     }
+
+
+def _field_accuracy_svg(per_field: Mapping[str, Any]) -> SafeString:
+    """Judgement accuracy per field as bars (the table beside it has the counts)."""
+    if not per_field:
+        return _svg("")
+    names = list(per_field)
+    values = [per_field[name].get("accuracy") for name in names]
+    bars = {"label": "Judgement accuracy", "values": values}
+    return _svg(plots.bar_plot(names, [bars], "Accuracy", x_label="Field", height=240))
 
 
 # --- reasoning -------------------------------------------------------------------------------
@@ -364,4 +375,40 @@ def reasoning_card(artifact: Mapping[str, Any]) -> dict[str, Any]:
             {**row, "step_f1_text": fmt(row.get("step_f1"))}
             for row in artifact.get("per_vignette") or []
         ],
+        "accuracy_svg": _mode_accuracy_svg(artifact),
+        "step_f1_svg": _step_f1_svg(artifact.get("per_vignette") or []),
     }
+
+
+def _mode_accuracy_svg(artifact: Mapping[str, Any]) -> SafeString:
+    """Accuracy with chain of thought and of the early answer, each with its 95% CI."""
+    cis = artifact.get("ci") or {}
+    keys = ("acc_cot", "acc_early")
+    bars = {
+        "label": "Accuracy",
+        "values": [artifact.get(key) for key in keys],
+        "lows": [(cis.get(key) or [None, None])[0] for key in keys],
+        "highs": [(cis.get(key) or [None, None])[1] for key in keys],
+    }
+    categories = ["With chain of thought", "Early answer"]
+    return _svg(plots.bar_plot(categories, [bars], "Accuracy (95% CI)", height=240))
+
+
+STEP_F1_BINS = 5
+
+
+def _step_f1_svg(vignettes: Sequence[Mapping[str, Any]]) -> SafeString:
+    """How the per-vignette Step-F1 values spread: counts in five bins of width 0.2."""
+    scores = [row["step_f1"] for row in vignettes if isinstance(row.get("step_f1"), int | float)]
+    if not scores:
+        return _svg("")
+    counts = [0] * STEP_F1_BINS
+    for score in scores:
+        counts[min(int(score * STEP_F1_BINS), STEP_F1_BINS - 1)] += 1
+    labels = [f"{i / STEP_F1_BINS:.1f}–{(i + 1) / STEP_F1_BINS:.1f}" for i in range(STEP_F1_BINS)]
+    bars = {"label": "Vignettes", "values": counts}
+    return _svg(
+        plots.bar_plot(
+            labels, [bars], "Vignettes", x_label="Step-F1", y_range=(0, max(counts)), height=240
+        )
+    )

@@ -82,3 +82,25 @@ def test_nice_ticks_are_round():
     assert plots.nice_ticks(0, 1) == [0, 0.2, 0.4, 0.6, 0.8, 1.0]
     assert plots.nice_ticks(-0.03, 0.97)[0] == 0
     assert plots.nice_ticks(3, 3) == [3]
+
+
+def test_verdict_and_reasoning_cards_have_their_plots():
+    """Verdicts: judgement accuracy per field as bars; reasoning: accuracy of both modes with
+    CI whiskers and the Step-F1 distribution."""
+    from metrics.evaluations import cards, services
+    from tests.metrics.test_evaluations_fixtures import example_files, example_options
+
+    verdicts = services.artifact_compute(
+        family="verdicts", files=example_files("verdicts"), options=example_options("verdicts")
+    )
+    svg = str(cards.verdicts_card(verdicts)["fields_svg"])
+    assert svg.startswith("<svg") and "INCIDENT_SEVERITY" in svg and "ASSURANCE_CLAIM" in svg
+    reasoning = services.artifact_compute(
+        family="reasoning", files=example_files("reasoning"), options=example_options("reasoning")
+    )
+    card = cards.reasoning_card(reasoning)
+    accuracy = str(card["accuracy_svg"])
+    assert "With chain of thought" in accuracy and "Early answer" in accuracy
+    assert accuracy.count("<line") >= 2  # the CI whiskers
+    step = str(card["step_f1_svg"])
+    assert "Step-F1" in step and "0.0–0.2" in step and "0.6–0.8" in step
