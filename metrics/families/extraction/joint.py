@@ -20,6 +20,14 @@ pair-bond matchers. Past COMBINATION_LIMIT combinations the groups are improved 
 at a time, starting from the people-only optimum, until no group changes (each group
 then tries every one of its assignments); a group with more than GROUP_LIMIT maximal
 assignments keeps its people-only optimum.
+
+Cost: a statement where no person has a rival (most of them) takes its only
+assignment without a search. Otherwise the matchers run once for the first
+combination; a later one is matched only if it could still win, that is if its people
+count plus every event and bond matched would rank above the best so far (name score
+and equal ids break that tie), so a statement whose best assignment matches every
+event and bond runs them about once. Each AI event's candidates are cached per
+resolved links across combinations.
 """
 
 from __future__ import annotations

@@ -476,7 +476,8 @@ def match_listed_events(
     return Matching(ai, gt, _assign(candidates, ai, gt, keys, settings), candidates)
 
 
-_KINDS, _GT_SIDE = object(), object()  # memo keys that no (index, links) key equals
+# Memo keys that no (index, links) key equals.
+_KINDS, _GT_SIDE, _AI_LINKS = object(), object(), object()
 
 
 def _event_candidates(
@@ -544,8 +545,11 @@ def _linked_and_dated(
     resolve = _as_resolver(people)
     gated: list[tuple[int, int, float]] = []
     fresh: list[tuple[int, tuple]] = []
+    ai_links = memo.get(_AI_LINKS)
+    if ai_links is None:
+        ai_links = memo[_AI_LINKS] = [_event_links(event, as_id) for event in ai.items]
     for i, (kind, event) in enumerate(zip(ai_kinds, ai.items, strict=True)):
-        key = (kind, _event_links(event, resolve)) if kind in shared else None
+        key = (kind, _resolved_links(ai_links[i], resolve)) if kind in shared else None
         group = groups.get(key)
         if not group:
             continue
@@ -584,6 +588,19 @@ def _event_links(event: Item, resolve: Callable[[Any], Any]) -> tuple:
         None if child is None else resolve(child),
         frozenset(map(resolve, id_list(targets))) if targets else _NO_IDS,
         frozenset(map(resolve, id_list(triangles))) if triangles else _NO_IDS,
+    )
+
+
+def _resolved_links(links: tuple, resolve: Callable[[Any], Any]) -> tuple:
+    """_event_links(event, resolve) from the event's _event_links(event, as_id): the ids
+    are read once per memo, and only resolved per people map."""
+    person, spouse, child, targets, triangles = links
+    return (
+        None if person is None else resolve(person),
+        None if spouse is None else resolve(spouse),
+        None if child is None else resolve(child),
+        frozenset(map(resolve, targets)) if targets else _NO_IDS,
+        frozenset(map(resolve, triangles)) if triangles else _NO_IDS,
     )
 
 
