@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 
 from audit.models import (
     ComputeJob,
@@ -16,6 +16,7 @@ from audit.models import (
     ExtractionRun,
     Feedback,
     FeedbackRevision,
+    Speaker,
     Statement,
 )
 from audit.views.display import diff_summary, field_changes
@@ -118,3 +119,123 @@ def compute_jobs_list(*, filters: dict[str, Any] | None = None) -> QuerySet[Comp
         if key in filters:
             qs = qs.filter(**{key: filters[key]})
     return qs.order_by("id")
+
+
+# --- the audit screens: the queues, the runs of a discussion --------------------------------------
+
+S = Feedback.Status
+SENT = (S.SUBMITTED, S.APPROVED)
+
+
+def discussion_queue(*, user: AbstractBaseUser) -> QuerySet[Discussion]:
+    """Discussions with per-user and overall progress counts, in one query."""
+    subject = Q(statements__speaker__type=Speaker.Type.SUBJECT)
+    mine = Q(statements__feedback__auditor=user)
+    next_uncoded = (
+        Statement.objects.subjects()
+        .filter(discussion=OuterRef("pk"))
+        .exclude(feedback__auditor=user)
+        .order_by("order")
+        .values("pk")[:1]
+    )
+    return Discussion.objects.annotate(
+        n_subject=Count("statements", filter=subject, distinct=True),
+        mine_coded=Count("statements__feedback", filter=mine, distinct=True),
+        mine_sent=Count(
+            "statements__feedback", filter=mine & Q(statements__feedback__status__in=SENT), distinct=True
+        ),
+        mine_approved=Count(
+            "statements__feedback", filter=mine & Q(statements__feedback__status=S.APPROVED), distinct=True
+        ),
+        mine_rejected=Count(
+            "statements__feedback", filter=mine & Q(statements__feedback__status=S.REJECTED), distinct=True
+        ),
+        all_coded=Count("statements", filter=Q(statements__feedback__isnull=False), distinct=True),
+        all_sent=Count("statements", filter=Q(statements__feedback__status__in=SENT), distinct=True),
+        all_approved=Count("statements", filter=Q(statements__feedback__status=S.APPROVED), distinct=True),
+        next_uncoded=Subquery(next_uncoded),
+    )  # fmt: skip
+
+
+def discussion_queue_filter(
+    queryset: QuerySet[Discussion], *, status: str, q: str
+) -> QuerySet[Discussion]:
+    """Filter by progress; done means every subject statement is submitted (or approved) by me."""
+    if q:
+        queryset = queryset.filter(summary__icontains=q)
+    if status == "not_started":
+        queryset = queryset.filter(mine_coded=0)
+    elif status == "needs_changes":
+        queryset = queryset.filter(mine_rejected__gt=0)
+    elif status == "done":
+        queryset = queryset.filter(n_subject__gt=0, mine_sent__gte=F("n_subject"))
+    elif status == "in_progress":
+        queryset = queryset.filter(mine_coded__gt=0, mine_rejected=0, mine_sent__lt=F("n_subject"))
+    return queryset
+
+
+def submitted_feedback_groups(*, auditor_id: int | None) -> tuple[list[dict], list[Feedback]]:
+    """Submitted feedback grouped per discussion and auditor (bulk approval works on groups).
+
+    Each item knows whether its statement already has approved ground truth (``replaces``),
+    which approving it would replace.
+    """
+    approved_elsewhere = Feedback.objects.filter(
+        statement_id=OuterRef("statement_id"), status=S.APPROVED
+    ).exclude(pk=OuterRef("pk"))
+    submitted = Feedback.objects.filter(status=S.SUBMITTED).annotate(
+        replaces=Subquery(approved_elsewhere.values("auditor__username")[:1])
+    )
+    if auditor_id:
+        submitted = submitted.filter(auditor_id=auditor_id)
+    items = list(
+        submitted.select_related("statement__discussion", "auditor").order_by(
+            "statement__discussion_id", "auditor_id", "statement__order"
+        )[:1000]
+    )
+    groups: dict[tuple[int, int], dict] = {}
+    for f in items:
+        key = (f.statement.discussion_id, f.auditor_id)
+        group = groups.setdefault(
+            key,
+            {
+                "discussion": f.statement.discussion,
+                "auditor": f.auditor,
+                "items": [],
+                "n_replace": 0,
+            },
+        )
+        group["items"].append(f)
+        group["n_replace"] += bool(f.replaces)
+    return list(groups.values()), items
+
+
+def feedback_proposals() -> QuerySet[Feedback]:
+    """Changes to approved ground truth waiting for another admin."""
+    return (
+        Feedback.objects.filter(status=S.APPROVED, proposed_extraction__isnull=False)
+        .select_related("statement__discussion", "auditor", "proposed_by")
+        .order_by("statement__discussion_id", "statement__order")
+    )
+
+
+def next_submitted_statement(*, statement: Statement) -> int | None:
+    """The next statement (discussion order) with submitted feedback waiting."""
+    later = Q(statement__discussion_id__gt=statement.discussion_id) | Q(
+        statement__discussion_id=statement.discussion_id, statement__order__gt=statement.order
+    )
+    return (
+        Feedback.objects.filter(later, status=S.SUBMITTED)
+        .order_by("statement__discussion_id", "statement__order")
+        .values_list("statement_id", flat=True)
+        .first()
+    )
+
+
+def discussion_runs(*, discussion: Discussion) -> list[ExtractionRun]:
+    """Runs that extracted something in this discussion, newest first."""
+    return list(
+        ExtractionRun.objects.filter(extractions__statement__discussion=discussion)
+        .distinct()
+        .latest_first()
+    )

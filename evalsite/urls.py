@@ -2,11 +2,11 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from audit import views as audit_views
+from audit.views import queue as audit_queue
 from evalsite.throttling import LoginView
 
 urlpatterns = [
-    path("", audit_views.home, name="home"),
+    path("", audit_queue.home, name="home"),
     path("accounts/login/", LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("audit/", include("audit.urls")),

@@ -11,10 +11,11 @@ from django.views.decorators.http import require_GET, require_POST
 
 from audit.models import Discussion, Statement
 from audit.pdp import ENTITY_KINDS, cumulative
+from audit.selectors import discussion_runs
 from audit.services.transfer import NothingToExport, ground_truth_export
 from audit.views.display import Labels, present
 from audit.views.presence import presence_touch
-from audit.views.rows import choose_run, coded_payloads, discussion_rows, discussion_runs
+from audit.views.rows import choose_run, coded_payloads, discussion_rows
 from evalsite.access import admin_required, auditor_required
 
 FULL_CARDS = 20  # subject statements rendered in full on the first load of a discussion
@@ -34,7 +35,7 @@ def statement_url(statement: Statement, run=None) -> str:
 @auditor_required
 def discussion(request: HttpRequest, pk: int) -> HttpResponse:
     discussion = get_object_or_404(Discussion, pk=pk)
-    runs = discussion_runs(discussion)
+    runs = discussion_runs(discussion=discussion)
     run = choose_run(request, runs)
     # Full cards cost a few ms each to render: long discussions load the rest on scroll.
     rows = discussion_rows(discussion, request.user, run, full_cards=FULL_CARDS)
@@ -56,7 +57,7 @@ def discussion(request: HttpRequest, pk: int) -> HttpResponse:
 
 def card_context(request: HttpRequest, statement: Statement, *, owner=None) -> dict:
     """Context of one statement card (the `card` partial); `owner` codes it (default: me)."""
-    runs = discussion_runs(statement.discussion)
+    runs = discussion_runs(discussion=statement.discussion)
     run = choose_run(request, runs)
     rows = discussion_rows(
         statement.discussion, request.user, run, upto_order=statement.order, owner=owner
@@ -103,7 +104,7 @@ def statement_state(request: HttpRequest, pk: int) -> HttpResponse:
     statement = _statement(pk)
     if not request.htmx:
         return redirect(reverse("audit:statement", args=[pk]) + "#state")
-    runs = discussion_runs(statement.discussion)
+    runs = discussion_runs(discussion=statement.discussion)
     context = state_context(request, statement, choose_run(request, runs))
     return render(request, "audit/components/payload.html#state", context)
 

@@ -27,7 +27,7 @@ from audit.forms import (
 from audit.models import Feedback, Statement
 from audit.pdp import ENTITY_KINDS, cumulative, mark_edited
 from audit.schemas import PayloadError, PayloadIssue, validate_pdp
-from audit.selectors import feedback_revisions
+from audit.selectors import discussion_runs, feedback_revisions
 from audit.services import (
     NotReady,
     StaleVersion,
@@ -44,7 +44,7 @@ from audit.views.access import error_fragment, safe_next, visible_feedback
 from audit.views.discussion import card_context, statement_url
 from audit.views.display import Labels
 from audit.views.presence import presence_others
-from audit.views.rows import choose_run, coded_payloads, discussion_runs
+from audit.views.rows import choose_run, coded_payloads
 from evalsite.access import auditor_required, is_admin
 
 # --- the editor's context ---------------------------------------------------------------------
@@ -228,7 +228,7 @@ def start(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _run(request: HttpRequest, statement: Statement):
-    return choose_run(request, discussion_runs(statement.discussion))
+    return choose_run(request, discussion_runs(discussion=statement.discussion))
 
 
 def _edit_url(feedback: Feedback, run=None) -> str:

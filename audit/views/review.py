@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.db.models import Case, IntegerField, Q, Value, When
+from django.db.models import Case, IntegerField, Value, When
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 from audit.figures import statement_disagreement
 from audit.forms import RejectForm
 from audit.models import Feedback, Statement
+from audit.selectors import discussion_runs, next_submitted_statement
 from audit.services import NotReady, WorkflowError, feedback_approve, feedback_reject
 from audit.services.feedback import (
     feedback_authors,
@@ -27,7 +28,6 @@ from audit.views.rows import (
     choose_run,
     coded_payloads,
     discussion_rows,
-    discussion_runs,
 )
 from evalsite.access import admin_required, admins
 from evalsite.params import parse_id
@@ -43,21 +43,8 @@ STATUS_ORDER = Case(
 )
 
 
-def next_in_queue(statement: Statement) -> int | None:
-    """The next statement (discussion order) with submitted feedback waiting."""
-    later = Q(statement__discussion_id__gt=statement.discussion_id) | Q(
-        statement__discussion_id=statement.discussion_id, statement__order__gt=statement.order
-    )
-    return (
-        Feedback.objects.filter(later, status=S.SUBMITTED)
-        .order_by("statement__discussion_id", "statement__order")
-        .values_list("statement_id", flat=True)
-        .first()
-    )
-
-
 def review_context(request: HttpRequest, statement: Statement) -> dict:
-    runs = discussion_runs(statement.discussion)
+    runs = discussion_runs(discussion=statement.discussion)
     run = choose_run(request, runs)
     rows = discussion_rows(statement.discussion, request.user, run, upto_order=statement.order)
     labels = Labels()
@@ -99,7 +86,7 @@ def review_context(request: HttpRequest, statement: Statement) -> dict:
         "columns": columns,
         "quick_approve": submitted[0]["feedback"] if len(submitted) == 1 else None,
         "approved": approved,
-        "next_statement": next_in_queue(statement),
+        "next_statement": next_submitted_statement(statement=statement),
         "disagreement": statement_disagreement(statement_id=statement.pk),
     }
 

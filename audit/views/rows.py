@@ -25,15 +25,6 @@ from evalsite.access import is_admin
 from evalsite.params import parse_id
 
 
-def discussion_runs(discussion: Discussion) -> list[ExtractionRun]:
-    """Runs that extracted something in this discussion, newest first."""
-    return list(
-        ExtractionRun.objects.filter(extractions__statement__discussion=discussion)
-        .distinct()
-        .latest_first()
-    )
-
-
 def choose_run(request: HttpRequest, runs: list[ExtractionRun]) -> ExtractionRun | None:
     """The run named in ?run= (GET or POST) if it has extractions here, else the latest."""
     wanted = parse_id(request.GET.get("run") or request.POST.get("run"), name="run")
