@@ -66,6 +66,8 @@ class Editor:
     issues: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # drafts may keep them; submit refuses
     comment_max: int = COMMENT_MAX_LENGTH
+    # A section with more items than this starts folded (its count shows in the heading).
+    fold_above: int = 12
 
 
 def _issue_map(issues: list) -> dict[tuple[str, int], dict[str, str]]:
