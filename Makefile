@@ -51,9 +51,11 @@ tests/node_modules/.installed: tests/package.json tests/package-lock.json
 	npm ci --prefix tests --no-audit --no-fund --loglevel=error
 	touch $@
 
-## Run the whole test suite (PostgreSQL/Redis when DATABASE_URL/REDIS_URL are set).
+## Lint, type-check (mypy with the Django and DRF stubs), then run the whole test suite
+## (PostgreSQL/Redis when DATABASE_URL/REDIS_URL are set).
 test: dev-deps tests/node_modules/.installed
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+	SECRET_KEY=$${SECRET_KEY:-insecure-test-only-key} $(BIN)/mypy
 	SECRET_KEY=$${SECRET_KEY:-insecure-test-only-key} $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: dev-deps

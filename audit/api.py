@@ -14,7 +14,6 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
-from rest_framework.request import Request
 from rest_framework.response import Response
 
 from audit.models import Discussion, ExtractionRun, Feedback
@@ -75,7 +74,13 @@ from audit.services.export_jobs import ground_truth_export_start
 from audit.services.feedback import feedback_bulk_approve
 from audit.services.import_jobs import ground_truth_import_start
 from evalsite.access import ADMIN_ONLY, READ_ALL_WRITE_ADMIN, IsAuditor, is_admin
-from evalsite.api import ApiView, ErrorSerializer, JobStartedSerializer, job_started_body
+from evalsite.api import (
+    ApiRequest,
+    ApiView,
+    ErrorSerializer,
+    JobStartedSerializer,
+    job_started_body,
+)
 
 CONFLICT = OpenApiResponse(
     ErrorSerializer, description="Stale version: `current_version` is the one to base a retry on."
@@ -100,7 +105,7 @@ class DiscussionListApi(ApiView):
         responses=DiscussionOutputSerializer(many=True),
         description=ROLE_NOTE.format("auditors, admins"),
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: ApiRequest) -> Response:
         filters = self.query(DiscussionFilterSerializer)
         return self.paginated(discussions_list(filters=filters), DiscussionOutputSerializer)
 
@@ -114,7 +119,7 @@ class DiscussionListApi(ApiView):
             "unchanged. " + ROLE_NOTE.format("admins")
         ),
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: ApiRequest) -> Response:
         serializer = DiscussionCreateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         discussion, created = discussion_create(
@@ -135,7 +140,7 @@ class DiscussionDetailApi(ApiView):
         responses=DiscussionDetailOutputSerializer,
         description="A discussion with its statements. " + ROLE_NOTE.format("auditors, admins"),
     )
-    def get(self, request: Request, pk: int) -> Response:
+    def get(self, request: ApiRequest, pk: int) -> Response:
         discussion = get_object_or_404(discussions_list(), pk=pk)
         return Response(DiscussionDetailOutputSerializer(discussion).data)
 
@@ -151,7 +156,7 @@ class ExtractionRunListApi(ApiView):
         parameters=[ExtractionRunFilterSerializer],
         responses=ExtractionRunOutputSerializer(many=True),
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: ApiRequest) -> Response:
         filters = self.query(ExtractionRunFilterSerializer)
         return self.paginated(extraction_runs_list(filters=filters), ExtractionRunOutputSerializer)
 
@@ -164,7 +169,7 @@ class ExtractionRunListApi(ApiView):
             "with the same model and prompt version answers 200. " + ROLE_NOTE.format("admins")
         ),
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: ApiRequest) -> Response:
         serializer = ExtractionRunInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         run, created = extraction_run_create(**serializer.validated_data)
@@ -175,7 +180,7 @@ class ExtractionRunDetailApi(ApiView):
     permission_classes = [IsAuditor]
 
     @extend_schema(operation_id="extraction_runs_retrieve", responses=ExtractionRunOutputSerializer)
-    def get(self, request: Request, pk: int) -> Response:
+    def get(self, request: ApiRequest, pk: int) -> Response:
         run = get_object_or_404(ExtractionRun, pk=pk)
         return Response(ExtractionRunOutputSerializer(run).data)
 
@@ -189,7 +194,7 @@ class ExtractionRunExtractionsApi(ApiView):
         responses=ExtractionOutputSerializer(many=True),
         description="The run's extractions. " + ROLE_NOTE.format("admins"),
     )
-    def get(self, request: Request, pk: int) -> Response:
+    def get(self, request: ApiRequest, pk: int) -> Response:
         run = get_object_or_404(ExtractionRun, pk=pk)
         filters = {**self.query(ExtractionFilterSerializer), "run": run.pk}
         return self.paginated(extractions_list(filters=filters), ExtractionOutputSerializer)
@@ -203,7 +208,7 @@ class ExtractionRunExtractionsApi(ApiView):
             "one request); all or nothing. " + ROLE_NOTE.format("admins")
         ),
     )
-    def post(self, request: Request, pk: int) -> Response:
+    def post(self, request: ApiRequest, pk: int) -> Response:
         run = get_object_or_404(ExtractionRun, pk=pk)
         serializer = ExtractionBulkInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -222,7 +227,7 @@ class ExtractionListApi(ApiView):
         responses=ExtractionOutputSerializer(many=True),
         description="AI extractions, filtered. " + ROLE_NOTE.format("admins"),
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: ApiRequest) -> Response:
         filters = self.query(ExtractionFilterSerializer)
         return self.paginated(extractions_list(filters=filters), ExtractionOutputSerializer)
 
@@ -239,7 +244,7 @@ class FeedbackListApi(ApiView):
         responses=FeedbackOutputSerializer(many=True),
         description="Auditors see their own feedback; admins see all.",
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: ApiRequest) -> Response:
         filters = self.query(FeedbackFilterSerializer)
         qs = feedback_list(user=request.user, filters=filters)
         return self.paginated(qs, FeedbackOutputSerializer)
@@ -253,7 +258,7 @@ class FeedbackListApi(ApiView):
             "a blind review). Your existing feedback on the statement answers 200."
         ),
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: ApiRequest) -> Response:
         serializer = FeedbackStartInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         statement, run = (
@@ -265,7 +270,7 @@ class FeedbackListApi(ApiView):
         return Response(FeedbackOutputSerializer(feedback).data, status=201 if created else 200)
 
 
-def _visible_feedback(request: Request, pk: int) -> Feedback:
+def _visible_feedback(request: ApiRequest, pk: int) -> Feedback:
     """Another auditor's feedback is not found (404), not forbidden, for auditors."""
     return get_object_or_404(
         Feedback.objects.visible_to(request.user).select_related("statement", "auditor"), pk=pk
@@ -276,7 +281,7 @@ class FeedbackDetailApi(ApiView):
     permission_classes = [IsAuditor]
 
     @extend_schema(operation_id="feedback_retrieve", responses=FeedbackOutputSerializer)
-    def get(self, request: Request, pk: int) -> Response:
+    def get(self, request: ApiRequest, pk: int) -> Response:
         return Response(FeedbackOutputSerializer(_visible_feedback(request, pk)).data)
 
     @extend_schema(
@@ -291,7 +296,7 @@ class FeedbackDetailApi(ApiView):
             "set another confidence; drafts may keep problems, submit refuses them."
         ),
     )
-    def put(self, request: Request, pk: int) -> Response:
+    def put(self, request: ApiRequest, pk: int) -> Response:
         feedback = _visible_feedback(request, pk)
         serializer = FeedbackSaveInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -314,7 +319,7 @@ class FeedbackActionApi(ApiView):
 
     input_serializer = FeedbackActionInputSerializer
 
-    def post(self, request: Request, pk: int) -> Response:
+    def post(self, request: ApiRequest, pk: int) -> Response:
         feedback = _visible_feedback(request, pk)
         serializer = self.input_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
@@ -384,7 +389,7 @@ class FeedbackBulkApproveApi(ApiView):
             "is 409 naming each statement, and nothing is approved. " + ROLE_NOTE.format("admins")
         ),
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: ApiRequest) -> Response:
         serializer = FeedbackBulkApproveInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -434,7 +439,7 @@ class FeedbackRevisionListApi(ApiView):
             + ROLE_NOTE.format("the feedback's auditor, admins")
         ),
     )
-    def get(self, request: Request, pk: int) -> Response:
+    def get(self, request: ApiRequest, pk: int) -> Response:
         feedback = _visible_feedback(request, pk)
         return self.paginated(
             feedback_revisions(feedback=feedback), FeedbackRevisionOutputSerializer
@@ -455,7 +460,7 @@ class FeedbackRestoreApi(ApiView):
             + ROLE_NOTE.format("the feedback's auditor, admins")
         ),
     )
-    def post(self, request: Request, pk: int, revision_pk: int) -> Response:
+    def post(self, request: ApiRequest, pk: int, revision_pk: int) -> Response:
         feedback = _visible_feedback(request, pk)
         revision = get_object_or_404(feedback.revisions, pk=revision_pk)
         serializer = FeedbackRestoreInputSerializer(data=request.data)
@@ -493,7 +498,7 @@ class GroundTruthExportApi(ApiView):
             + ROLE_NOTE.format("admins")
         ),
     )
-    def get(self, request: Request) -> HttpResponse:
+    def get(self, request: ApiRequest) -> HttpResponse:
         query = self.query(GroundTruthExportQuerySerializer)
         outcome = ground_truth_export_start(
             user=request.user,
@@ -526,7 +531,7 @@ class GroundTruthImportApi(ApiView):
             + ROLE_NOTE.format("admins")
         ),
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: ApiRequest) -> Response:
         body = request.body  # read before request.data parses the stream
         outcome = ground_truth_import_start(user=request.user, body=body, data=request.data)
         if outcome.job is not None:
@@ -550,7 +555,7 @@ class AuditLogApi(ApiView):
             + ROLE_NOTE.format("admins")
         ),
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: ApiRequest) -> Response:
         filters = self.query(AuditLogFilterSerializer)
         return self.paginated(audit_log_list(filters=filters), AuditLogEntryOutputSerializer)
 

@@ -349,6 +349,9 @@ class ComputeJob(models.Model):
     import (audit) or a recompute of stored metrics (metrics). The table keeps its first name,
     metrics_computejob."""
 
+    # Set by compute_job_start (not stored): whether that call created the job or found it.
+    created: bool = False
+
     class Kind(models.TextChoices):
         RECOMPUTE = "recompute", "Recompute metrics"
         EXPORT = "export", "Ground-truth export"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 
 from audit.models import (
@@ -93,9 +93,7 @@ def extractions_list(*, filters: dict[str, Any] | None = None) -> QuerySet[Extra
     return qs.order_by("id")
 
 
-def feedback_list(
-    *, user: AbstractBaseUser, filters: dict[str, Any] | None = None
-) -> QuerySet[Feedback]:
+def feedback_list(*, user: User, filters: dict[str, Any] | None = None) -> QuerySet[Feedback]:
     """The feedback the user may see (auditors: their own; admins: all), filtered."""
     filters = filters or {}
     qs = Feedback.objects.visible_to(user).select_related("statement", "auditor", "approved_by")
@@ -127,7 +125,7 @@ S = Feedback.Status
 SENT = (S.SUBMITTED, S.APPROVED)
 
 
-def discussion_queue(*, user: AbstractBaseUser) -> QuerySet[Discussion]:
+def discussion_queue(*, user: User) -> QuerySet[Discussion]:
     """Discussions with per-user and overall progress counts, in one query."""
     subject = Q(statements__speaker__type=Speaker.Type.SUBJECT)
     mine = Q(statements__feedback__auditor=user)

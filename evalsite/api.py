@@ -16,6 +16,7 @@ import copy
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
@@ -103,7 +104,9 @@ class ErrorSerializer(serializers.Serializer):
     """The body of every 4xx answer."""
 
     detail = serializers.CharField()
-    errors = serializers.ListField(child=serializers.CharField(), required=False)
+    errors = serializers.ListField(  # type: ignore[assignment]  # a field named like DRF's property
+        child=serializers.CharField(), required=False
+    )
     current_version = serializers.IntegerField(
         required=False, help_text="On 409 only: the version to base a retry on."
     )
@@ -212,6 +215,12 @@ class StablePagination(PageNumberPagination):
             if parameter["name"] == self.page_size_query_param:
                 parameter["schema"]["maximum"] = self.max_page_size
         return parameters
+
+
+class ApiRequest(Request):
+    """What API views see: every endpoint requires an authenticated user with a role."""
+
+    user: User  # IsAuditor runs before any handler
 
 
 class ApiView(APIView):

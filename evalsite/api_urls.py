@@ -1,7 +1,7 @@
 """The REST API under /api/: version 1, the OpenAPI schema and its docs, the token page."""
 
 from django.http import JsonResponse
-from django.urls import include, path, re_path
+from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import (
     SpectacularAPIView,
     SpectacularRedocView,
@@ -20,7 +20,7 @@ def ground_truth_schema(request):
     return JsonResponse(GROUND_TRUTH_EXPORT_SCHEMA, content_type="application/schema+json")
 
 
-v1 = [
+v1: list[URLPattern | URLResolver] = [
     path("", include("audit.api_urls")),
     path("metric-results/", metrics_api.MetricResultListApi.as_view(), name="api-metric-results"),
     path(

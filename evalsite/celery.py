@@ -59,8 +59,8 @@ def _survive_unacked_restore_on_lost_connection() -> None:
                 "broker connection lost: unacknowledged messages left to redeliver (%s)", exc
             )
 
-    restore_unacked_once.survives_lost_connection = True
-    kombu_redis.QoS.restore_unacked_once = restore_unacked_once
+    restore_unacked_once.survives_lost_connection = True  # type: ignore[attr-defined]
+    kombu_redis.QoS.restore_unacked_once = restore_unacked_once  # type: ignore[method-assign]
 
 
 @celeryd_after_setup.connect

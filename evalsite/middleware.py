@@ -9,6 +9,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from evalsite.http import HtmxHttpRequest
 from evalsite.params import BadParameter
 
 # No inline script runs unless it carries the request's nonce ({{ request.csp_nonce }}); styles
@@ -30,7 +31,7 @@ class RequestGuardMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
         self.get_response = get_response
 
-    def __call__(self, request: HttpRequest) -> HttpResponse:
+    def __call__(self, request: HtmxHttpRequest) -> HttpResponse:
         request.csp_nonce = secrets.token_urlsafe(16)
         limit = settings.MAX_QUERY_STRING_LENGTH
         if _is_api(request) and len(request.META.get("QUERY_STRING", "")) > limit:
@@ -40,7 +41,9 @@ class RequestGuardMiddleware:
         response.headers.setdefault("Content-Security-Policy", CSP.format(nonce=request.csp_nonce))
         return response
 
-    def process_exception(self, request: HttpRequest, exception: Exception):
+    def process_exception(
+        self, request: HtmxHttpRequest, exception: Exception
+    ) -> HttpResponse | None:
         if not isinstance(exception, BadParameter):
             return None
         if _is_api(request):

@@ -185,7 +185,7 @@ if REDIS_URL:
     # (max_retries 0: one attempt). The work stays stale for the sweep; see
     # evalsite.queue.task_enqueue. Worker processes replace these options with
     # WORKER_BROKER_TRANSPORT_OPTIONS when they start (evalsite/celery.py).
-    CELERY_BROKER_TRANSPORT_OPTIONS = {**_transport, "max_retries": 0}
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {**_transport, "max_retries": 0}
     WORKER_BROKER_TRANSPORT_OPTIONS = {**_transport, "interval_start": 1, "interval_max": 30}
 else:
     _broker_dir = VAR_DIR / "broker"

@@ -116,7 +116,7 @@ class _SettingsRateThrottle(SimpleRateThrottle):
     change them); a missing rate means no limit."""
 
     def get_rate(self) -> str | None:
-        return settings.API_THROTTLE_RATES.get(self.scope)
+        return settings.API_THROTTLE_RATES.get(self.scope or "")
 
     def __init__(self) -> None:  # SimpleRateThrottle reads the rate here; defer to the request
         pass

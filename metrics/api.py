@@ -6,12 +6,17 @@ from django.http import FileResponse, HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework.request import Request
 from rest_framework.response import Response
 
 from audit.selectors import compute_jobs_list
 from evalsite.access import ADMIN_ONLY, IsAuditor
-from evalsite.api import ApiView, ErrorSerializer, JobStartedSerializer, job_started_body
+from evalsite.api import (
+    ApiRequest,
+    ApiView,
+    ErrorSerializer,
+    JobStartedSerializer,
+    job_started_body,
+)
 from metrics.models import ComputeJob
 from metrics.selectors import metric_results_list
 from metrics.serializers import (
@@ -38,7 +43,7 @@ class MetricResultListApi(ApiView):
             "they have not submitted): those carry the approved ground truth."
         ),
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: ApiRequest) -> Response:
         filters = self.query(MetricResultFilterSerializer)
         results = metric_results_list(user=request.user, filters=filters)
         return self.paginated(results, MetricResultOutputSerializer)
@@ -48,7 +53,7 @@ class MetricResultDetailApi(ApiView):
     permission_classes = [IsAuditor]
 
     @extend_schema(operation_id="metric_results_retrieve", responses=MetricResultOutputSerializer)
-    def get(self, request: Request, pk: int) -> Response:
+    def get(self, request: ApiRequest, pk: int) -> Response:
         result = get_object_or_404(metric_results_list(user=request.user), pk=pk)
         return Response(MetricResultOutputSerializer(result).data)
 
@@ -67,7 +72,7 @@ class RecomputeApi(ApiView):
             "Roles: admins."
         ),
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: ApiRequest) -> Response:
         serializer = RecomputeInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -89,7 +94,7 @@ class JobListApi(ApiView):
         responses=JobOutputSerializer(many=True),
         description="Background jobs (recompute, export). Roles: admins.",
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: ApiRequest) -> Response:
         filters = self.query(JobFilterSerializer)
         return self.paginated(compute_jobs_list(filters=filters), JobOutputSerializer)
 
@@ -102,7 +107,7 @@ class JobDetailApi(ApiView):
         responses=JobOutputSerializer,
         description="A job's progress: status, done, total, percent. Roles: admins.",
     )
-    def get(self, request: Request, pk: int) -> Response:
+    def get(self, request: ApiRequest, pk: int) -> Response:
         job = get_object_or_404(ComputeJob, pk=pk)
         return Response(JobOutputSerializer(job, context={"request": request}).data)
 
@@ -120,7 +125,7 @@ class JobDownloadApi(ApiView):
         },
         description="The file an export job wrote, once it is done. Roles: admins.",
     )
-    def get(self, request: Request, pk: int) -> HttpResponse:
+    def get(self, request: ApiRequest, pk: int) -> HttpResponse:
         job = get_object_or_404(ComputeJob, pk=pk)
         if job.status != ComputeJob.Status.DONE:
             return Response(

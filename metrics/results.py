@@ -137,11 +137,12 @@ def result_record_failure(
     """Mark one result failed with the error text, and its run and system rows with it.
 
     Nothing is recomputed here (that could fail the same way); the next successful compute
-    settles the parents again. ``stale_now``: a missing row is created stale since now (as the
-    placeholders of a family whose rows wait for their computation are). A family without run or system rows above the failed one
-    (a whole-run or whole-system family) has nothing to propagate to.
+    settles the parents again. A family without run or system rows above the failed one (a
+    whole-run or whole-system family) has nothing to propagate to. ``stale_now``: a missing row
+    is created stale since now (as the placeholders of a family whose rows wait for their
+    computation are).
     """
-    if scope == Scope.STATEMENT and discussion_id is None:
+    if scope == Scope.STATEMENT and discussion_id is None and statement_id is not None:
         discussion_id = (
             Statement.objects.filter(pk=statement_id)
             .values_list("discussion_id", flat=True)
@@ -149,7 +150,11 @@ def result_record_failure(
         )
         if discussion_id is None:
             return  # the statement is gone, and its rows with it
-    ids = {"run_id": run_id, "discussion_id": discussion_id, "statement_id": statement_id}
+    ids: dict[str, Any] = {
+        "run_id": run_id,
+        "discussion_id": discussion_id,
+        "statement_id": statement_id,
+    }
     key = result_key(family, scope, **ids)
     with transaction.atomic():
         stale_since = timezone.now() if stale_now else None

@@ -11,12 +11,13 @@ import json
 from typing import Any
 
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.safestring import SafeString, mark_safe
 
 from audit.models import ExtractionRun, Feedback
 from evalsite.access import admin_required, auditor_required, is_admin
+from evalsite.http import HtmxHttpRequest
 from evalsite.params import parse_id
 from metrics import dashboard as dash
 from metrics import selectors
@@ -31,7 +32,7 @@ DISCUSSIONS_PER_PAGE = 50
 
 
 def table_download(
-    request: HttpRequest, name: str, rows: list[dict[str, Any]]
+    request: HtmxHttpRequest, name: str, rows: list[dict[str, Any]]
 ) -> HttpResponse | None:
     """The numbers behind a page as ?format=csv or ?format=json; None for the HTML page."""
     fmt = request.GET.get("format")
@@ -51,7 +52,7 @@ def table_download(
     return response
 
 
-def _runs_and_selection(request: HttpRequest) -> tuple[list, list, ExtractionRun | None]:
+def _runs_and_selection(request: HtmxHttpRequest) -> tuple[list, list, ExtractionRun | None]:
     runs = list(ExtractionRun.objects.latest_first())
     trend = selectors.run_trend()
     requested = parse_id(request.GET.get("run"), name="run")
@@ -62,7 +63,7 @@ def _runs_and_selection(request: HttpRequest) -> tuple[list, list, ExtractionRun
 
 
 @auditor_required
-def dashboard(request: HttpRequest) -> HttpResponse:
+def dashboard(request: HtmxHttpRequest) -> HttpResponse:
     """Admins and auditors: the selected run's F1 cards; admins also get the admin controls,
     everyone their own coding progress."""
     runs, trend, run = _runs_and_selection(request)
@@ -87,7 +88,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
 
 
 @auditor_required
-def cumulative_card(request: HttpRequest, run_id: int) -> HttpResponse:
+def cumulative_card(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
     """The cumulative-F1 card alone, for its own htmx polling while the result updates."""
     run = get_object_or_404(ExtractionRun, pk=run_id)
     row = selectors.run_row(run, totals=False)
@@ -99,7 +100,7 @@ def cumulative_card(request: HttpRequest, run_id: int) -> HttpResponse:
 
 
 @admin_required
-def runs(request: HttpRequest) -> HttpResponse:
+def runs(request: HtmxHttpRequest) -> HttpResponse:
     """Every run with its coverage and figures, the F1 trend, and the pick of two to compare."""
     runs_list, trend, _ = _runs_and_selection(request)
     download = table_download(request, "f1-over-runs", dash.trend_export_rows(trend))
@@ -118,13 +119,13 @@ def runs(request: HttpRequest) -> HttpResponse:
     return render(request, "metrics/runs.html", context)
 
 
-def _run_param(request: HttpRequest, name: str) -> ExtractionRun | None:
+def _run_param(request: HtmxHttpRequest, name: str) -> ExtractionRun | None:
     pk = parse_id(request.GET.get(name), name=name)
     return ExtractionRun.objects.filter(pk=pk).first() if pk else None
 
 
 @admin_required
-def run_compare(request: HttpRequest) -> HttpResponse:
+def run_compare(request: HtmxHttpRequest) -> HttpResponse:
     """Two runs side by side on the statements both cover, with 95% bootstrap CIs."""
     left, right = _run_param(request, "left"), _run_param(request, "right")
     runs_list = list(ExtractionRun.objects.latest_first())
@@ -179,7 +180,7 @@ def _comparison_bars(comparison: RunComparison) -> SafeString:
 
 
 @admin_required
-def discussions(request: HttpRequest) -> HttpResponse:
+def discussions(request: HtmxHttpRequest) -> HttpResponse:
     """Cumulative and per-type F1 of each discussion, sortable, weakest ones surfaced."""
     runs_list, _, run = _runs_and_selection(request)
     sort = request.GET.get("sort", "discussion")
@@ -211,7 +212,7 @@ def _plain(rows) -> list[dict[str, Any]]:
 
 
 @admin_required
-def errors(request: HttpRequest) -> HttpResponse:
+def errors(request: HtmxHttpRequest) -> HttpResponse:
     """Which SARF values the AI confuses and which event kinds it misses, for one run."""
     runs_list, _, run = _runs_and_selection(request)
     context: dict[str, Any] = {"runs": runs_list, "run": run}

@@ -6,12 +6,13 @@ progress partial every second while the job is active.
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from audit.models import ExtractionRun
 from evalsite.access import admin_required, auditor_required
+from evalsite.http import HtmxHttpRequest
 from evalsite.params import parse_id
 from metrics.cards import extraction_card
 from metrics.models import ComputeJob
@@ -27,7 +28,7 @@ def _jobs_context() -> dict:
 
 
 @admin_required
-def jobs(request: HttpRequest) -> HttpResponse:
+def jobs(request: HtmxHttpRequest) -> HttpResponse:
     """GET: the page; POST: start a recompute (or show the one already running)."""
     if request.method == "POST":
         metrics_recompute_all(
@@ -45,14 +46,14 @@ def jobs(request: HttpRequest) -> HttpResponse:
 
 @admin_required
 @require_GET
-def job_progress(request: HttpRequest, pk: int) -> HttpResponse:
+def job_progress(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     job = get_object_or_404(ComputeJob, pk=pk)
     return render(request, "metrics/_job_progress.html", {"job": job})
 
 
 @admin_required
 @require_POST
-def job_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+def job_cancel(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     job = compute_job_cancel(job=get_object_or_404(ComputeJob, pk=pk))
     if request.htmx:
         return render(request, "metrics/_job_progress.html", {"job": job})
@@ -61,7 +62,7 @@ def job_cancel(request: HttpRequest, pk: int) -> HttpResponse:
 
 @auditor_required
 @require_GET
-def extraction_card_partial(request: HttpRequest, run_id: int) -> HttpResponse:
+def extraction_card_partial(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
     """The card alone, for the card's own htmx polling while its result is updating."""
     run = get_object_or_404(ExtractionRun, pk=run_id)
     return render(request, "metrics/cards/_extraction_f1.html", {"card": extraction_card(run)})

@@ -9,12 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from audit.models import ExtractionRun
 from evalsite.access import auditor_required
+from evalsite.http import HtmxHttpRequest
 from metrics.cards import whole_family_card
 from metrics.registry import FAMILIES, WHOLE
 from metrics.views import table_download
@@ -23,7 +24,7 @@ from metrics.views import table_download
 @auditor_required
 @require_GET
 def whole_family_card_view(
-    request: HttpRequest, family: str, run_id: int | None = None
+    request: HtmxHttpRequest, family: str, run_id: int | None = None
 ) -> HttpResponse:
     if family not in WHOLE:
         raise Http404("No such card.")
@@ -38,7 +39,7 @@ def whole_family_card_view(
 
 
 def _numbers(
-    request: HttpRequest, family: str, run: ExtractionRun | None, values: dict[str, Any]
+    request: HtmxHttpRequest, family: str, run: ExtractionRun | None, values: dict[str, Any]
 ) -> HttpResponse:
     """JSON: the stored figures as they are; CSV: one row per figure (path, value)."""
     name = f"{family}-run-{run.pk}" if run else family

@@ -9,7 +9,7 @@ import copy
 import uuid
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
@@ -37,7 +37,7 @@ _EXPORT_VALIDATOR = Draft202012Validator(GROUND_TRUTH_EXPORT_SCHEMA)
 
 @transaction.atomic
 def discussion_create(
-    *, data: dict[str, Any], by: AbstractBaseUser, run: ExtractionRun | None = None
+    *, data: dict[str, Any], by: User, run: ExtractionRun | None = None
 ) -> tuple[Discussion, bool]:
     """Create one discussion with its statements (and AI extractions) through the import.
 
@@ -68,9 +68,7 @@ def discussion_create(
 # --- ground-truth import (the export format) ----------------------------------------------------
 
 
-def ground_truth_import(
-    *, data: Any, by: AbstractBaseUser, progress: Progress | None = None
-) -> ImportSummary:
+def ground_truth_import(*, data: Any, by: User, progress: Progress | None = None) -> ImportSummary:
     """Import a ground-truth export file (schema v1), validated against the published schema.
     ``progress(done, total)`` is called after each discussion (large imports run as a job:
     audit/services/import_jobs.py)."""
@@ -110,7 +108,7 @@ def extraction_run_create(
 
 
 @transaction.atomic
-def api_token_get_or_create(*, user: AbstractBaseUser, regenerate: bool = False) -> Token:
+def api_token_get_or_create(*, user: User, regenerate: bool = False) -> Token:
     """The user's API token; ``regenerate`` replaces it (the old key stops working)."""
     if regenerate:
         Token.objects.filter(user=user).delete()
@@ -118,6 +116,6 @@ def api_token_get_or_create(*, user: AbstractBaseUser, regenerate: bool = False)
     return token
 
 
-def api_token_allowed(*, user: AbstractBaseUser) -> bool:
+def api_token_allowed(*, user: User) -> bool:
     """Tokens are handed to scripts: only active users in a role group get one."""
     return bool(user.is_active) and (is_admin(user) or is_auditor(user))

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import models
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -20,7 +20,7 @@ Action = AuditLogEntry.Action
 
 def audit_log_record(
     *,
-    actor: AbstractBaseUser | None,
+    actor: User | None,
     action: str,
     target: models.Model | None = None,
     object_type: str = "",

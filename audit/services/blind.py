@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
@@ -33,7 +33,7 @@ def blind_review_sample(
     discussion: Discussion | None = None,
     size: int,
     seed: int,
-    admin: AbstractBaseUser,
+    admin: User,
 ) -> list[BlindReview]:
     """Mark ``size`` random unmarked subject statements (of one discussion, or all) for blind
     coding. The same seed over the same candidates picks the same statements; fewer candidates
@@ -63,7 +63,7 @@ def blind_review_sample(
 
 
 @transaction.atomic
-def blind_review_unmark(*, statement: Statement, admin: AbstractBaseUser) -> None:
+def blind_review_unmark(*, statement: Statement, admin: User) -> None:
     """Take a statement out of blind review (coding already started keeps its blind flag)."""
     if not is_admin(admin):
         raise NotAllowed("Only admins mark statements for blind review.")
@@ -86,15 +86,13 @@ def _agreement_changed() -> None:
 SENT = (Feedback.Status.SUBMITTED, Feedback.Status.APPROVED, Feedback.Status.REJECTED)
 
 
-def _submitted_statement_ids(user: AbstractBaseUser) -> QuerySet:
+def _submitted_statement_ids(user: User) -> QuerySet:
     """Statements the user has submitted a coding of (at any time: a later edit keeps it so)."""
     mine = Feedback.objects.filter(auditor=user)
     return mine.filter(Q(status__in=SENT) | Q(revisions__action="submit")).values("statement_id")
 
 
-def blind_sealed_statement_ids(
-    *, user: AbstractBaseUser, statements: QuerySet | None = None
-) -> set[int]:
+def blind_sealed_statement_ids(*, user: User, statements: QuerySet | None = None) -> set[int]:
     """Statements whose F1, ground truth and other codings the user may not see yet, because
     they code it as a second coder, whose agreement must be independent:
 
@@ -124,7 +122,7 @@ def blind_sealed_statement_ids(
     )
 
 
-def coding_sealed_statement_ids(*, user: AbstractBaseUser) -> set[int]:
+def coding_sealed_statement_ids(*, user: User) -> set[int]:
     """Statements whose ground truth an auditor may not read through stored results: the
     blind-sealed ones and every statement they are still coding (a draft never submitted).
     Admins review everything: none."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
@@ -45,7 +45,7 @@ def ground_truth_export_size(*, discussion_ids: list[int] | None, all_discussion
 
 def ground_truth_export_start(
     *,
-    user: AbstractBaseUser,
+    user: User,
     discussion_ids: list[int] | None = None,
     all_discussions: bool = False,
     run: ExtractionRun | None = None,

@@ -11,7 +11,7 @@ import copy
 from datetime import timedelta
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -198,7 +198,7 @@ def latest_extraction(statement: Statement, run: ExtractionRun | None = None) ->
 
 @transaction.atomic
 def feedback_start(
-    *, statement: Statement, auditor: AbstractBaseUser, run: ExtractionRun | None = None
+    *, statement: Statement, auditor: User, run: ExtractionRun | None = None
 ) -> Feedback:
     """The auditor's feedback on a statement, created from the AI extraction if new.
 
@@ -233,7 +233,7 @@ def feedback_start(
 SUBMITTABLE = (Feedback.Status.DRAFT, Feedback.Status.REJECTED)
 
 
-def feedback_can_submit(*, feedback: Feedback, user: AbstractBaseUser) -> bool:
+def feedback_can_submit(*, feedback: Feedback, user: User) -> bool:
     return feedback.auditor_id == user.pk and feedback.status in SUBMITTABLE
 
 
@@ -250,7 +250,7 @@ def feedback_can_be_rejected(*, feedback: Feedback) -> bool:
     return feedback.status in REJECTABLE
 
 
-def feedback_opens_in_editor(*, feedback: Feedback, user: AbstractBaseUser) -> bool:
+def feedback_opens_in_editor(*, feedback: Feedback, user: User) -> bool:
     """Approved ground truth is read-only for auditors; admins edit it (as a proposal)."""
     return feedback.is_editable or is_admin(user)
 
@@ -266,7 +266,7 @@ def _check_can_edit(feedback: Feedback, user) -> None:
 def feedback_save(
     *,
     feedback: Feedback,
-    user: AbstractBaseUser,
+    user: User,
     edited_extraction: dict,
     base_version: int | None,
     comment: str | None = None,
@@ -323,9 +323,7 @@ def _propose(locked: Feedback, *, user, payload: dict) -> Feedback:
 
 
 @transaction.atomic
-def feedback_submit(
-    *, feedback: Feedback, user: AbstractBaseUser, base_version: int | None = None
-) -> Feedback:
+def feedback_submit(*, feedback: Feedback, user: User, base_version: int | None = None) -> Feedback:
     if feedback.auditor_id != user.pk:
         raise NotAllowed("You can only submit your own feedback.")
     locked = _lock(feedback, base_version)
@@ -349,7 +347,7 @@ def _check_admin(user) -> None:
 def feedback_approve(
     *,
     feedback: Feedback,
-    admin: AbstractBaseUser,
+    admin: User,
     base_version: int | None = None,
     replace: bool = False,
     self_approval_reason: str = "",
@@ -510,7 +508,7 @@ def _set_unapproved(feedback: Feedback, *, admin, replaced_by: Feedback | None =
 
 @transaction.atomic
 def feedback_unapprove(
-    *, feedback: Feedback, admin: AbstractBaseUser, base_version: int | None = None
+    *, feedback: Feedback, admin: User, base_version: int | None = None
 ) -> Feedback:
     _check_admin(admin)
     locked = _lock(feedback, base_version)
@@ -523,7 +521,7 @@ def feedback_unapprove(
 
 @transaction.atomic
 def feedback_reject(
-    *, feedback: Feedback, admin: AbstractBaseUser, reason: str, base_version: int | None = None
+    *, feedback: Feedback, admin: User, reason: str, base_version: int | None = None
 ) -> Feedback:
     """Send feedback back to its auditor as "needs changes", with a reason."""
     _check_admin(admin)
@@ -581,8 +579,8 @@ def _log_rejection(feedback: Feedback, *, admin, reason: str, what: str) -> None
 def feedback_bulk_approve(
     *,
     discussion: Discussion,
-    auditor: AbstractBaseUser,
-    admin: AbstractBaseUser,
+    auditor: User,
+    admin: User,
     versions: dict[int, int],
     replace: bool = False,
 ) -> list[Feedback]:
@@ -624,7 +622,7 @@ def feedback_restore(
     *,
     feedback: Feedback,
     revision: FeedbackRevision,
-    user: AbstractBaseUser,
+    user: User,
     base_version: int | None,
 ) -> Feedback:
     """Make an earlier revision's payload the current one (itself a new revision)."""
@@ -641,7 +639,7 @@ def feedback_restore(
 
 @transaction.atomic
 def feedback_record_conflict(
-    *, feedback: Feedback, user: AbstractBaseUser, attempted: dict
+    *, feedback: Feedback, user: User, attempted: dict
 ) -> FeedbackRevision:
     """Keep an edit that lost a version race as a "conflict" revision, so nothing typed is lost.
 

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
@@ -44,9 +44,7 @@ class ImportOutcome:
     job: ComputeJob | None = None
 
 
-def ground_truth_import_start(
-    *, user: AbstractBaseUser, body: bytes, data: Any = None
-) -> ImportOutcome:
+def ground_truth_import_start(*, user: User, body: bytes, data: Any = None) -> ImportOutcome:
     """Import now (``data``: the parsed body), or store a large body and queue a job."""
     if len(body) <= settings.IMPORT_SYNC_MAX_BYTES:
         return ImportOutcome(summary=ground_truth_import(data=data, by=user))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
@@ -405,7 +405,7 @@ def _normalized(payload: dict) -> dict:
 def discussions_import(
     *,
     data: Any,
-    by: AbstractBaseUser,
+    by: User,
     default_run: tuple[str, str] = DEFAULT_IMPORT_RUN,
     progress: Progress | None = None,
 ) -> ImportSummary:

@@ -4,14 +4,15 @@ The role decorators themselves live in ``evalsite.access`` (shared by both apps)
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from audit.models import Feedback
+from evalsite.http import HtmxHttpRequest
 
 
-def visible_feedback(request: HttpRequest, pk: int) -> Feedback:
+def visible_feedback(request: HtmxHttpRequest, pk: int) -> Feedback:
     """Feedback the user may see: their own, or anyone's for admins. Others' ids give 404.
 
     A pending change to approved ground truth is what editors show and continue from.
@@ -22,7 +23,7 @@ def visible_feedback(request: HttpRequest, pk: int) -> Feedback:
     return get_object_or_404(queryset, pk=pk).as_working_copy()
 
 
-def safe_next(request: HttpRequest, default: str) -> str:
+def safe_next(request: HtmxHttpRequest, default: str) -> str:
     """Where to go after a plain (non-htmx) POST: a local ?next= or the default."""
     target = request.POST.get("next") or request.GET.get("next") or ""
     if url_has_allowed_host_and_scheme(target, {request.get_host()}, request.is_secure()):
@@ -30,14 +31,14 @@ def safe_next(request: HttpRequest, default: str) -> str:
     return default
 
 
-def safe_referer(request: HttpRequest) -> str:
+def safe_referer(request: HtmxHttpRequest) -> str:
     referer = request.headers.get("Referer", "")
     allowed = url_has_allowed_host_and_scheme(referer, {request.get_host()}, request.is_secure())
     return referer if allowed else "/"
 
 
 def error_fragment(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     messages: list[str],
     *,
     status: int,

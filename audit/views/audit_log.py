@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
@@ -11,13 +11,14 @@ from audit.forms import AuditLogFilterForm
 from audit.models import AuditLogEntry
 from audit.services.audit_log import audit_log_list, audit_log_object_types
 from evalsite.access import admin_required
+from evalsite.http import HtmxHttpRequest
 
 PAGE_SIZE = 100
 
 
 @require_GET
 @admin_required
-def audit_log(request: HttpRequest) -> HttpResponse:
+def audit_log(request: HtmxHttpRequest) -> HttpResponse:
     form = AuditLogFilterForm(request.GET or None, object_types=audit_log_object_types())
     entries = AuditLogEntry.objects.none()
     if not form.is_bound:

@@ -7,7 +7,7 @@ import secrets
 from django import forms
 from django.contrib import messages
 from django.db.models import Count, Q
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -15,6 +15,7 @@ from audit.models import BlindReview, Discussion, Feedback, Statement
 from audit.services import WorkflowError
 from audit.services.blind import MAX_SAMPLE, blind_review_sample, blind_review_unmark
 from evalsite.access import admin_required
+from evalsite.http import HtmxHttpRequest
 
 CODED = (Feedback.Status.SUBMITTED, Feedback.Status.APPROVED)
 LISTED = 200
@@ -47,14 +48,14 @@ def _marked() -> tuple[int, list[BlindReview]]:
     return marks.count(), list(marks.order_by("-created_at", "-statement_id")[:LISTED])
 
 
-def _page(request: HttpRequest, form: BlindSampleForm, status: int = 200) -> HttpResponse:
+def _page(request: HtmxHttpRequest, form: BlindSampleForm, status: int = 200) -> HttpResponse:
     total, marks = _marked()
     context = {"form": form, "marks": marks, "total": total, "listed": LISTED}
     return render(request, "audit/blind_reviews.html", context, status=status)
 
 
 @admin_required
-def blind_reviews(request: HttpRequest) -> HttpResponse:
+def blind_reviews(request: HtmxHttpRequest) -> HttpResponse:
     """GET: the sample form and the marked statements; POST: mark a new sample."""
     if request.method != "POST":
         return _page(request, BlindSampleForm(initial={"seed": secrets.randbelow(1_000_000)}))
@@ -80,7 +81,7 @@ def blind_reviews(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @admin_required
-def blind_unmark(request: HttpRequest, pk: int) -> HttpResponse:
+def blind_unmark(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     statement = get_object_or_404(Statement, pk=pk)
     blind_review_unmark(statement=statement, admin=request.user)
     messages.success(request, f"Statement #{statement.order} is no longer marked for blind review.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -17,6 +17,7 @@ from audit.views.display import Labels, present
 from audit.views.presence import presence_touch
 from audit.views.rows import choose_run, coded_payloads, discussion_rows
 from evalsite.access import admin_required, auditor_required
+from evalsite.http import HtmxHttpRequest
 
 FULL_CARDS = 20  # subject statements rendered in full on the first load of a discussion
 
@@ -33,7 +34,7 @@ def statement_url(statement: Statement, run=None) -> str:
 
 @require_GET
 @auditor_required
-def discussion(request: HttpRequest, pk: int) -> HttpResponse:
+def discussion(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     discussion = get_object_or_404(Discussion, pk=pk)
     runs = discussion_runs(discussion=discussion)
     run = choose_run(request, runs)
@@ -55,7 +56,7 @@ def discussion(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, template, context)
 
 
-def card_context(request: HttpRequest, statement: Statement, *, owner=None) -> dict:
+def card_context(request: HtmxHttpRequest, statement: Statement, *, owner=None) -> dict:
     """Context of one statement card (the `card` partial); `owner` codes it (default: me)."""
     runs = discussion_runs(discussion=statement.discussion)
     run = choose_run(request, runs)
@@ -73,7 +74,7 @@ def card_context(request: HttpRequest, statement: Statement, *, owner=None) -> d
 
 @require_GET
 @auditor_required
-def statement(request: HttpRequest, pk: int) -> HttpResponse:
+def statement(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """One statement's card: its own page without JavaScript, a card refresh with htmx."""
     statement = _statement(pk)
     context = card_context(request, statement)
@@ -83,7 +84,7 @@ def statement(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "audit/statement.html", context)
 
 
-def state_context(request: HttpRequest, statement: Statement, run) -> dict:
+def state_context(request: HtmxHttpRequest, statement: Statement, run) -> dict:
     """The family as coded up to and including this statement (the viewer's coding, else AI)."""
     rows = discussion_rows(statement.discussion, request.user, run, upto_order=statement.order)
     payloads = coded_payloads(rows)
@@ -100,7 +101,7 @@ def state_context(request: HttpRequest, statement: Statement, run) -> dict:
 
 @require_GET
 @auditor_required
-def statement_state(request: HttpRequest, pk: int) -> HttpResponse:
+def statement_state(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     statement = _statement(pk)
     if not request.htmx:
         return redirect(reverse("audit:statement", args=[pk]) + "#state")
@@ -111,7 +112,7 @@ def statement_state(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_GET
 @auditor_required
-def statement_f1(request: HttpRequest, pk: int) -> HttpResponse:
+def statement_f1(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """The F1 badge and panel, polled while the stored result is being recomputed."""
     statement = _statement(pk)
     if not request.htmx:
@@ -121,7 +122,7 @@ def statement_f1(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_POST
 @auditor_required
-def presence(request: HttpRequest, pk: int) -> HttpResponse:
+def presence(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Refreshed by the open editor every 15 s; answers with who else is editing."""
     statement = _statement(pk)
     others = presence_touch(statement.pk, request.user)
@@ -132,7 +133,7 @@ def presence(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_GET
 @admin_required
-def discussion_export(request: HttpRequest, pk: int) -> HttpResponse:
+def discussion_export(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """The discussion's approved ground truth as a JSON download (export schema v1)."""
     discussion = get_object_or_404(Discussion, pk=pk)
     try:

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -46,6 +46,7 @@ from audit.views.display import Labels
 from audit.views.presence import presence_others
 from audit.views.rows import choose_run, coded_payloads
 from evalsite.access import auditor_required, is_admin
+from evalsite.http import HtmxHttpRequest
 
 # --- the editor's context ---------------------------------------------------------------------
 
@@ -82,7 +83,7 @@ def _issue_map(issues: list) -> dict[tuple[str, int], dict[str, str]]:
 
 
 def build_editor(
-    request: HttpRequest, feedback: Feedback, rows: list, *, payload=None, error=None
+    request: HtmxHttpRequest, feedback: Feedback, rows: list, *, payload=None, error=None
 ) -> Editor:
     """Pickers list the people and bonds known so far: the coding of earlier statements
     (the feedback owner's, else the AI's) plus this statement's own items."""
@@ -158,7 +159,7 @@ def referenced_people(payload: dict) -> set:
 
 
 def editor_card(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     feedback: Feedback,
     *,
     payload=None,
@@ -178,7 +179,7 @@ def _status_target(feedback: Feedback) -> str:
     return f"#save-status-{feedback.pk}"
 
 
-def workflow_error(request: HttpRequest, exc: Exception, feedback: Feedback) -> HttpResponse:
+def workflow_error(request: HtmxHttpRequest, exc: Exception, feedback: Feedback) -> HttpResponse:
     """Say what went wrong where the save status shows; the form keeps what was typed."""
     target = _status_target(feedback)
     if isinstance(exc, StaleVersion):
@@ -216,7 +217,7 @@ def _message(exc: Exception) -> str:
 
 @require_POST
 @auditor_required
-def start(request: HttpRequest, pk: int) -> HttpResponse:
+def start(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Start coding a statement from the AI extraction (or reopen my existing draft)."""
     statement = get_object_or_404(Statement.objects.select_related("discussion", "speaker"), pk=pk)
     run = _run(request, statement)
@@ -229,7 +230,7 @@ def start(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect(_edit_url(feedback, run))
 
 
-def _run(request: HttpRequest, statement: Statement):
+def _run(request: HtmxHttpRequest, statement: Statement):
     return choose_run(request, discussion_runs(discussion=statement.discussion))
 
 
@@ -240,7 +241,7 @@ def _edit_url(feedback: Feedback, run=None) -> str:
 
 @require_GET
 @auditor_required
-def edit(request: HttpRequest, pk: int) -> HttpResponse:
+def edit(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """The editor: in place on the discussion page (htmx), or as its own page."""
     feedback = visible_feedback(request, pk)
     if not feedback_opens_in_editor(feedback=feedback, user=request.user):
@@ -256,7 +257,7 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_POST
 @auditor_required
-def save(request: HttpRequest, pk: int) -> HttpResponse:
+def save(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Autosave and the editor's buttons: every request carries the whole form."""
     feedback = visible_feedback(request, pk)
     op = request.POST.get("op", "save")
@@ -285,13 +286,13 @@ def save(request: HttpRequest, pk: int) -> HttpResponse:
     return _saved_reply(request, saved, stored, op)
 
 
-def keep_losing_edit(request: HttpRequest, exc: StaleVersion, payload: dict) -> None:
+def keep_losing_edit(request: HtmxHttpRequest, exc: StaleVersion, payload: dict) -> None:
     """The refused save rolled back; store the user's edit as a conflict revision instead."""
     if payload != exc.feedback.edited_extraction:
         feedback_record_conflict(feedback=exc.feedback, user=request.user, attempted=payload)
 
 
-def _save_if_changed(request: HttpRequest, feedback: Feedback, payload: dict) -> Feedback:
+def _save_if_changed(request: HtmxHttpRequest, feedback: Feedback, payload: dict) -> Feedback:
     """Unchanged forms (a focus change, a repeated autosave) make no new revision."""
     version = base_version(request.POST)
     comment = reviewer_note(request.POST)
@@ -304,7 +305,7 @@ def _save_if_changed(request: HttpRequest, feedback: Feedback, payload: dict) ->
     )  # fmt: skip
 
 
-def _saved_reply(request: HttpRequest, saved: Feedback, before: dict, op: str) -> HttpResponse:
+def _saved_reply(request: HtmxHttpRequest, saved: Feedback, before: dict, op: str) -> HttpResponse:
     if not request.htmx:
         run = _run(request, saved.statement)
         if op == "submit":
@@ -362,7 +363,7 @@ def _editor_page_error(request, feedback, payload, exc) -> HttpResponse:
 
 @require_POST
 @auditor_required
-def save_json(request: HttpRequest, pk: int) -> HttpResponse:
+def save_json(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """The raw JSON editor, validated by the same schema as everything else."""
     feedback = visible_feedback(request, pk)
     target = f"#json-status-{feedback.pk}"
@@ -387,7 +388,7 @@ def save_json(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_POST
 @auditor_required
-def submit(request: HttpRequest, pk: int) -> HttpResponse:
+def submit(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     feedback = visible_feedback(request, pk)
     try:
         feedback = feedback_submit(
@@ -411,7 +412,7 @@ def submit(request: HttpRequest, pk: int) -> HttpResponse:
 # --- history ----------------------------------------------------------------------------------
 
 
-def history_context(request: HttpRequest, feedback: Feedback) -> dict:
+def history_context(request: HtmxHttpRequest, feedback: Feedback) -> dict:
     """Revisions newest first, each with what it changed relative to the one before."""
     can_edit = feedback_opens_in_editor(feedback=feedback, user=request.user)
     return {
@@ -425,7 +426,7 @@ def history_context(request: HttpRequest, feedback: Feedback) -> dict:
 
 @require_GET
 @auditor_required
-def history(request: HttpRequest, pk: int) -> HttpResponse:
+def history(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     feedback = visible_feedback(request, pk)
     template = "audit/history.html#history" if request.htmx else "audit/history.html"
     return render(request, template, history_context(request, feedback))
@@ -433,7 +434,7 @@ def history(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_POST
 @auditor_required
-def restore(request: HttpRequest, pk: int, revision_pk: int) -> HttpResponse:
+def restore(request: HtmxHttpRequest, pk: int, revision_pk: int) -> HttpResponse:
     """Make an earlier revision (or a conflicting edit that lost) the current payload."""
     feedback = visible_feedback(request, pk)
     revision = get_object_or_404(feedback.revisions, pk=revision_pk)

@@ -7,7 +7,7 @@ import re
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -23,6 +23,7 @@ from audit.selectors import (
 from audit.services import WorkflowError, feedback_bulk_approve
 from audit.views.access import error_fragment
 from evalsite.access import admin_required, auditor_required
+from evalsite.http import HtmxHttpRequest
 from evalsite.params import parse_id
 
 S = Feedback.Status
@@ -43,7 +44,7 @@ def queue_status(d: Discussion) -> tuple[str, str]:
 
 @require_GET
 @auditor_required
-def home(request: HttpRequest) -> HttpResponse:
+def home(request: HtmxHttpRequest) -> HttpResponse:
     form = QueueFilterForm(request.GET or None)
     status, q = "", ""
     if form.is_valid():
@@ -63,7 +64,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 @admin_required
-def review_queue(request: HttpRequest) -> HttpResponse:
+def review_queue(request: HtmxHttpRequest) -> HttpResponse:
     auditor_id = parse_id(request.GET.get("auditor"), name="auditor")
     groups, items = submitted_feedback_groups(auditor_id=auditor_id)
     auditors = get_user_model().objects.filter(feedback__status=S.SUBMITTED).distinct()
@@ -80,7 +81,7 @@ def review_queue(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @admin_required
-def bulk_approve(request: HttpRequest, pk: int) -> HttpResponse:
+def bulk_approve(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Approve every submitted feedback of one auditor in one discussion."""
     discussion = get_object_or_404(Discussion, pk=pk)
     auditor_id = parse_id(request.POST.get("auditor"), name="auditor", required=True)

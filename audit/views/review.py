@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.db.models import Case, IntegerField, Value, When
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -30,6 +30,7 @@ from audit.views.rows import (
     discussion_rows,
 )
 from evalsite.access import admin_required, admins
+from evalsite.http import HtmxHttpRequest
 from evalsite.params import parse_id
 
 S = Feedback.Status
@@ -43,7 +44,7 @@ STATUS_ORDER = Case(
 )
 
 
-def review_context(request: HttpRequest, statement: Statement) -> dict:
+def review_context(request: HtmxHttpRequest, statement: Statement) -> dict:
     runs = discussion_runs(discussion=statement.discussion)
     run = choose_run(request, runs)
     rows = discussion_rows(statement.discussion, request.user, run, upto_order=statement.order)
@@ -101,14 +102,14 @@ def _ai_labels(rows: list) -> Labels:
 
 @require_GET
 @admin_required
-def statement_review(request: HttpRequest, pk: int) -> HttpResponse:
+def statement_review(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     statement = get_object_or_404(Statement.objects.select_related("discussion", "speaker"), pk=pk)
     context = review_context(request, statement)
     template = "audit/review.html#review" if request.htmx else "audit/review.html"
     return render(request, template, context)
 
 
-def _reviewed(request: HttpRequest, feedback: Feedback, message: str) -> HttpResponse:
+def _reviewed(request: HtmxHttpRequest, feedback: Feedback, message: str) -> HttpResponse:
     """After approve/reject: the fragment the button came from (card or review), or a redirect."""
     statement = feedback.statement
     if not request.htmx:
@@ -122,18 +123,18 @@ def _reviewed(request: HttpRequest, feedback: Feedback, message: str) -> HttpRes
     return render(request, "audit/review.html#review", context)
 
 
-def _target(request: HttpRequest, feedback: Feedback) -> str:
+def _target(request: HtmxHttpRequest, feedback: Feedback) -> str:
     prefix = "card-msg" if request.POST.get("view") == "card" else "review-msg"
     return f"#{prefix}-{feedback.statement_id}"
 
 
-def _version(request: HttpRequest) -> int | None:
+def _version(request: HtmxHttpRequest) -> int | None:
     return parse_id(request.POST.get("version"), name="version")
 
 
 @require_POST
 @admin_required
-def approve(request: HttpRequest, pk: int) -> HttpResponse:
+def approve(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Approve the version the admin reviewed; replacing approved ground truth is confirmed."""
     feedback = get_object_or_404(Feedback.objects.select_related("statement", "auditor"), pk=pk)
     version = _version(request)
@@ -163,7 +164,7 @@ def approve(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_POST
 @admin_required
-def reject(request: HttpRequest, pk: int) -> HttpResponse:
+def reject(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Back to the auditor as "needs changes", with the reason they will see."""
     feedback = get_object_or_404(Feedback.objects.select_related("statement", "auditor"), pk=pk)
     form = RejectForm(request.POST)

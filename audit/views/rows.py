@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
-from django.http import HttpRequest
+from django.contrib.auth.models import User
 
 from audit.figures import StoredResult, statement_f1_results
 from audit.models import (
@@ -22,10 +21,11 @@ from audit.services.blind import blind_sealed_statement_ids
 from audit.services.feedback import feedback_can_submit, feedback_opens_in_editor
 from audit.views.display import Labels, PayloadView, f1_rows, f1_tone, present, sarf_scores
 from evalsite.access import is_admin
+from evalsite.http import HtmxHttpRequest
 from evalsite.params import parse_id
 
 
-def choose_run(request: HttpRequest, runs: list[ExtractionRun]) -> ExtractionRun | None:
+def choose_run(request: HtmxHttpRequest, runs: list[ExtractionRun]) -> ExtractionRun | None:
     """The run named in ?run= (GET or POST) if it has extractions here, else the latest."""
     wanted = parse_id(request.GET.get("run") or request.POST.get("run"), name="run")
     for run in runs:
@@ -97,11 +97,11 @@ class DiscussionData:
 
 def load_discussion(
     discussion: Discussion,
-    user: AbstractBaseUser,
+    user: User,
     run: ExtractionRun | None,
     *,
     upto_order: int | None = None,
-    owner: AbstractBaseUser | None = None,
+    owner: User | None = None,
 ) -> DiscussionData:
     statements = discussion.statements.select_related("speaker").order_by("order")
     if upto_order is not None:
@@ -126,7 +126,7 @@ def load_discussion(
 
 def build_rows(
     data: DiscussionData,
-    user: AbstractBaseUser,
+    user: User,
     *,
     owner=None,
     full_cards: int | None = None,

@@ -12,11 +12,10 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.request import Request
 from rest_framework.response import Response
 
 from evalsite.access import ADMIN_ONLY, READ_ALL_WRITE_ADMIN, IsAuditor
-from evalsite.api import ApiView, ErrorSerializer
+from evalsite.api import ApiRequest, ApiView, ErrorSerializer
 from metrics.evaluations import services
 from metrics.evaluations.serializers import (
     EvaluationCreateInputSerializer,
@@ -55,7 +54,7 @@ class EvaluationListApi(ApiView):
         responses=EvaluationOutputSerializer(many=True),
         description="Imported evaluations, newest first. Roles: auditors, admins.",
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: ApiRequest) -> Response:
         filters = self.query(EvaluationFilterSerializer)
         return self.paginated(
             services.evaluations_list(filters=filters), EvaluationOutputSerializer
@@ -74,7 +73,7 @@ class EvaluationListApi(ApiView):
             "Roles: admins."
         ),
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: ApiRequest) -> Response:
         serializer = EvaluationCreateInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -101,7 +100,7 @@ class EvaluationDetailApi(ApiView):
         responses=EvaluationDetailOutputSerializer,
         description="One evaluation with its artifact once done. Roles: auditors, admins.",
     )
-    def get(self, request: Request, pk: int) -> Response:
+    def get(self, request: ApiRequest, pk: int) -> Response:
         evaluation = get_object_or_404(services.evaluations_list(), pk=pk)
         return Response(
             EvaluationDetailOutputSerializer(evaluation, context={"request": request}).data
@@ -120,7 +119,7 @@ class EvaluationRetryApi(ApiView):
             "uploaded while the broker was down). Roles: admins."
         ),
     )
-    def post(self, request: Request, pk: int) -> Response:
+    def post(self, request: ApiRequest, pk: int) -> Response:
         evaluation = get_object_or_404(Evaluation, pk=pk)
         evaluation = services.evaluation_retry(evaluation=evaluation, user=request.user)
         body = EvaluationOutputSerializer(evaluation, context={"request": request}).data

@@ -15,13 +15,14 @@ from typing import Any
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import FileResponse, Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from audit.jsonin import InputError
 from evalsite.access import admin_required, auditor_required, is_admin
+from evalsite.http import HtmxHttpRequest
 from evalsite.params import parse_id
 from metrics.evaluations import services
 from metrics.evaluations.forms import FILE_PREFIX, EvaluationFilterForm, EvaluationUploadForm
@@ -39,7 +40,7 @@ POLL_SECONDS = 1  # a finished result shows within about a second; polling stops
 
 @auditor_required
 @require_GET
-def evaluation_list(request: HttpRequest) -> HttpResponse:
+def evaluation_list(request: HtmxHttpRequest) -> HttpResponse:
     form = EvaluationFilterForm(request.GET or None)
     evaluations = services.evaluations_list(filters=form.filters() if form.is_bound else {})
     return render(
@@ -57,7 +58,7 @@ def evaluation_list(request: HttpRequest) -> HttpResponse:
 # --- upload ----------------------------------------------------------------------------------
 
 
-def _family_from(request: HttpRequest) -> Any:
+def _family_from(request: HtmxHttpRequest) -> Any:
     name = request.POST.get("family") or request.GET.get("family") or next(iter(UPLOADED))
     try:
         return upload_get(name)
@@ -87,7 +88,7 @@ def _chosen_files(form: EvaluationUploadForm) -> dict[str, list[InputFile]]:
     return files
 
 
-def _create_from_form(request: HttpRequest, form: EvaluationUploadForm) -> Evaluation | None:
+def _create_from_form(request: HtmxHttpRequest, form: EvaluationUploadForm) -> Evaluation | None:
     try:
         files = _chosen_files(form)
         form.chosen = files
@@ -105,7 +106,7 @@ def _create_from_form(request: HttpRequest, form: EvaluationUploadForm) -> Evalu
 
 @admin_required
 @require_http_methods(["GET", "POST"])
-def evaluation_upload(request: HttpRequest) -> HttpResponse:
+def evaluation_upload(request: HtmxHttpRequest) -> HttpResponse:
     family = _family_from(request)
     kept = services.upload_kept_read(user=request.user, token=request.POST.get("kept", ""))
     form = EvaluationUploadForm(family, request.POST or None, request.FILES or None, kept=kept)
@@ -139,7 +140,7 @@ def evaluation_upload(request: HttpRequest) -> HttpResponse:
 # --- detail, progress, artifact, retry -------------------------------------------------------
 
 
-def _result_context(request: HttpRequest, evaluation: Evaluation) -> dict[str, Any]:
+def _result_context(request: HtmxHttpRequest, evaluation: Evaluation) -> dict[str, Any]:
     card, card_error = None, ""
     try:
         card = services.evaluation_card(evaluation)
@@ -160,7 +161,7 @@ def _result_context(request: HttpRequest, evaluation: Evaluation) -> dict[str, A
 
 @auditor_required
 @require_GET
-def evaluation_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def evaluation_detail(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     evaluation = get_object_or_404(
         Evaluation.objects.prefetch_related("files").select_related(
             "uploaded_by", "paired_left", "paired_right"
@@ -170,7 +171,7 @@ def evaluation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "metrics/evaluations/detail.html", _detail_context(request, evaluation))
 
 
-def _detail_context(request: HttpRequest, evaluation: Evaluation) -> dict[str, Any]:
+def _detail_context(request: HtmxHttpRequest, evaluation: Evaluation) -> dict[str, Any]:
     """Everything the page shows about the evaluation, read once: the heading's status chip,
     the summary (finished time) and the result section always agree."""
     context = _result_context(request, evaluation)
@@ -183,7 +184,7 @@ def _detail_context(request: HttpRequest, evaluation: Evaluation) -> dict[str, A
 
 @auditor_required
 @require_GET
-def evaluation_status(request: HttpRequest, pk: int) -> HttpResponse:
+def evaluation_status(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """The result section, polled while the evaluation is queued or running, with the heading
     and summary swapped in beside it (out of band) so the whole page changes together."""
     evaluation = get_object_or_404(
@@ -202,7 +203,7 @@ def evaluation_status(request: HttpRequest, pk: int) -> HttpResponse:
 
 @auditor_required
 @require_GET
-def evaluation_artifact(request: HttpRequest, pk: int) -> HttpResponse:
+def evaluation_artifact(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     evaluation = get_object_or_404(Evaluation, pk=pk)
     if evaluation.artifact is None:
         raise Http404("This evaluation has no artifact (yet).")
@@ -214,7 +215,7 @@ def evaluation_artifact(request: HttpRequest, pk: int) -> HttpResponse:
 
 @admin_required
 @require_POST
-def evaluation_retry(request: HttpRequest, pk: int) -> HttpResponse:
+def evaluation_retry(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     evaluation = get_object_or_404(Evaluation, pk=pk)
     try:
         evaluation = services.evaluation_retry(evaluation=evaluation, user=request.user)
@@ -229,11 +230,11 @@ def evaluation_retry(request: HttpRequest, pk: int) -> HttpResponse:
 # --- comparison ------------------------------------------------------------------------------
 
 
-def _int_param(request: HttpRequest, name: str) -> int | None:
+def _int_param(request: HtmxHttpRequest, name: str) -> int | None:
     return parse_id(request.GET.get(name) or request.POST.get(name), name=name)
 
 
-def _compare_pair(request: HttpRequest) -> tuple[Evaluation | None, Evaluation | None, str]:
+def _compare_pair(request: HtmxHttpRequest) -> tuple[Evaluation | None, Evaluation | None, str]:
     left_id, right_id = _int_param(request, "left"), _int_param(request, "right")
     if left_id is None or right_id is None:
         return None, None, "Pick two evaluations to compare (left and right)."
@@ -246,7 +247,7 @@ def _compare_pair(request: HttpRequest) -> tuple[Evaluation | None, Evaluation |
 
 @auditor_required
 @require_GET
-def evaluation_compare(request: HttpRequest) -> HttpResponse:
+def evaluation_compare(request: HtmxHttpRequest) -> HttpResponse:
     left, right, problem = _compare_pair(request)
     context: dict[str, Any] = {"left": left, "right": right, "problem": problem}
     if left and right and not problem:
@@ -265,7 +266,7 @@ def evaluation_compare(request: HttpRequest) -> HttpResponse:
 
 @admin_required
 @require_POST
-def evaluation_pair(request: HttpRequest) -> HttpResponse:
+def evaluation_pair(request: HtmxHttpRequest) -> HttpResponse:
     left, right, problem = _compare_pair(request)
     if problem:
         messages.error(request, problem)
@@ -289,7 +290,7 @@ def evaluation_pair(request: HttpRequest) -> HttpResponse:
 
 @auditor_required
 @require_GET
-def evaluation_example(request: HttpRequest, name: str) -> HttpResponse:
+def evaluation_example(request: HtmxHttpRequest, name: str) -> HttpResponse:
     """A small example input file declared by the registry (for the upload page and docs)."""
     if name not in example_files():
         raise Http404("No such example file.")
