@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -232,7 +233,7 @@ class Feedback(models.Model):
         return self.proposed_extraction is not None
 
     @property
-    def working_extraction(self) -> dict:
+    def working_extraction(self) -> Any:
         """What an editor works on: a pending change to approved ground truth, else the coding."""
         return self.proposed_extraction if self.has_proposal else self.edited_extraction
 

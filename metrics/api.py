@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.http import FileResponse, HttpResponse
+from django.http import FileResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -125,7 +125,7 @@ class JobDownloadApi(ApiView):
         },
         description="The file an export job wrote, once it is done. Roles: admins.",
     )
-    def get(self, request: ApiRequest, pk: int) -> HttpResponse:
+    def get(self, request: ApiRequest, pk: int) -> HttpResponseBase:
         job = get_object_or_404(ComputeJob, pk=pk)
         if job.status != ComputeJob.Status.DONE:
             return Response(

@@ -65,7 +65,7 @@ class RunComparison:
 def _row(figure: FigureComparison) -> dict[str, Any]:
     row: dict[str, Any] = {"figure": figure.key}
     for side, result in (("left", figure.left), ("right", figure.right), ("delta", figure.delta)):
-        point = result.delta_point_estimate if side == "delta" else result.point_estimate
+        point = getattr(result, "delta_point_estimate" if side == "delta" else "point_estimate")
         low, high = result.ci95 or (None, None)
         row.update({side: point, f"{side}_ci_low": low, f"{side}_ci_high": high})
         row[f"{side}_drop_rate"] = result.drop_rate

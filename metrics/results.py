@@ -57,7 +57,7 @@ def result_key(
     )
 
 
-def run_key(family: str, run_id: int) -> str:
+def run_key(family: str, run_id: int | None) -> str:
     return result_key(family, Scope.RUN, run_id=run_id)
 
 

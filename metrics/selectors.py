@@ -35,7 +35,7 @@ def statement_f1_results(*, run_id: int, discussion_id: int) -> dict[int, Stored
         statement__discussion_id=discussion_id,
     ).only("statement_id", "status", "values", "computed_at", "error")
     return {
-        row.statement_id: StoredResult(
+        row.statement_id or 0: StoredResult(
             status=row.status, values=row.values, computed_at=row.computed_at, error=row.error
         )
         for row in rows

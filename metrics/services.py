@@ -64,14 +64,14 @@ CODE_VERSION = FAMILIES[EXTRACTION].code_version  # bump it in the registry
 Scope = MetricResult.Scope
 Status = MetricResult.Status
 CHILD_SCOPES = (Scope.STATEMENT, Scope.DISCUSSION)
-PART = {Scope.STATEMENT: "statements", Scope.DISCUSSION: "discussions"}
+PART: dict[str, str] = {Scope.STATEMENT: "statements", Scope.DISCUSSION: "discussions"}
 Progress = Callable[[int, int], None]
 
 
 # --- keys, settings, hashes ----------------------------------------------------------------
 
 
-def statement_key(*, run_id: int, discussion_id: int, statement_id: int) -> str:
+def statement_key(*, run_id: int, discussion_id: int | None, statement_id: int) -> str:
     ids = {"run_id": run_id, "discussion_id": discussion_id, "statement_id": statement_id}
     return result_key(EXTRACTION, Scope.STATEMENT, **ids)
 
@@ -105,7 +105,7 @@ def _locked_or_created(key: str, *, scope: str, **ids: Any) -> MetricResult:
     )
 
 
-def _run_row_locked(run_id: int) -> MetricResult:
+def _run_row_locked(run_id: int | None) -> MetricResult:
     key = run_key(EXTRACTION, run_id)
     row = row_locked(key) or _locked_or_created(key, scope=Scope.RUN, run_id=run_id)
     if row.contribution is None:
@@ -113,7 +113,7 @@ def _run_row_locked(run_id: int) -> MetricResult:
     return row
 
 
-def _run_totals_rebuild(run_id: int) -> dict[str, Any]:
+def _run_totals_rebuild(run_id: int | None) -> dict[str, Any]:
     """Sum the committed child contributions; only needed for a new or invalidated run row."""
     totals = {"statements": empty_totals(), "discussions": empty_totals()}
     children = (
@@ -129,7 +129,7 @@ def _run_totals_rebuild(run_id: int) -> dict[str, Any]:
 # --- run and system summaries ----------------------------------------------------------------
 
 
-def _run_values(totals: dict[str, Any]) -> dict[str, Any]:
+def _run_values(totals: Any) -> dict[str, Any]:
     return {
         "system": system_f1_from_totals(totals["statements"]).to_dict(),
         "cumulative": system_cumulative_f1_from_totals(totals["discussions"]).to_dict(),
@@ -144,14 +144,14 @@ def _swap_contribution(
     # Equal contributions are skipped so float sums do not drift on no-op recomputes.
     if old == new:
         return
-    totals = run_row.contribution
+    totals: Any = run_row.contribution  # known here: _run_row_locked rebuilt it if missing
     if old:
         totals[part] = add_contributions(totals[part], old, -1)
     if new:
         totals[part] = add_contributions(totals[part], new)
 
 
-def _children_status(run_id: int) -> tuple[str, str]:
+def _children_status(run_id: int | None) -> tuple[str, str]:
     """A run is fresh when none of its statement/discussion rows is stale (or failed).
 
     ``exists()`` rather than counting: during a recompute-all most rows are stale, and this
@@ -187,10 +187,11 @@ def _run_row_settle(run_row: MetricResult) -> bool:
 def _run_summary(row: MetricResult) -> dict[str, Any]:
     values = row.values or {}
     system, cumulative = values.get("system") or {}, values.get("cumulative") or {}
+    run: Any = row.run  # a run row always has its run
     return {
         "run_id": row.run_id,
-        "label": row.run.label,
-        "created_at": row.run.created_at.isoformat(),
+        "label": run.label,
+        "created_at": run.created_at.isoformat(),
         "status": row.status,
         "aggregate_micro_f1": system.get("aggregate_micro_f1"),
         "people_f1": system.get("people_f1"),

@@ -68,7 +68,9 @@ def discussion_create(
 # --- ground-truth import (the export format) ----------------------------------------------------
 
 
-def ground_truth_import(*, data: Any, by: User, progress: Progress | None = None) -> ImportSummary:
+def ground_truth_import(
+    *, data: Any, by: User | None, progress: Progress | None = None
+) -> ImportSummary:
     """Import a ground-truth export file (schema v1), validated against the published schema.
     ``progress(done, total)`` is called after each discussion (large imports run as a job:
     audit/services/import_jobs.py)."""

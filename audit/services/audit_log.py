@@ -30,7 +30,7 @@ def audit_log_record(
 ) -> AuditLogEntry:
     """Record one act. Name the object either as a model instance or as type + id."""
     if target is not None:
-        object_type = target._meta.model_name
+        object_type = target._meta.model_name or ""
         object_id = target.pk
     return AuditLogEntry.objects.create(
         actor=actor,

@@ -102,11 +102,7 @@ def ground_truth_export_job_run(*, job_id: int) -> ComputeJob:
         return job
     params = job.params or {}
     try:
-        run = (
-            ExtractionRun.objects.filter(pk=params.get("run")).first()
-            if params.get("run")
-            else None
-        )
+        run = ExtractionRun.objects.filter(pk=params["run"]).first() if params.get("run") else None
         data = ground_truth_export(
             discussion_ids=params.get("discussion_ids") or None,
             all_discussions=bool(params.get("all")),

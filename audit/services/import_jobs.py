@@ -117,7 +117,7 @@ class _ProgressWriter:
 
     def __init__(self, job_id: int):
         self.job_id = job_id
-        self.connection = None
+        self.connection: Any = None  # a connection of its own on a server database
         self.saved_at = 0.0
 
     def __enter__(self) -> _ProgressWriter:

@@ -405,7 +405,7 @@ def _normalized(payload: dict) -> dict:
 def discussions_import(
     *,
     data: Any,
-    by: User,
+    by: User | None,
     default_run: tuple[str, str] = DEFAULT_IMPORT_RUN,
     progress: Progress | None = None,
 ) -> ImportSummary:

@@ -93,7 +93,7 @@ class EvaluateCommand(BaseCommand):
         if evaluation.status != Evaluation.Status.DONE:
             raise CommandError(f"evaluation {evaluation.pk} failed: {evaluation.error}")
         self.stderr.write(f"stored as evaluation {evaluation.pk} ({evaluation.name})")
-        return evaluation.artifact
+        return evaluation.artifact or {}
 
     def _emit(self, artifact: dict[str, Any], output: str | None) -> None:
         text = json.dumps(artifact, indent=2)

@@ -56,7 +56,8 @@ class Command(BaseCommand):
                 queue=not now,
             )
             if now:
-                evaluation = services.evaluation_compute(evaluation_id=evaluation.pk)
+                # None: another process claimed it meanwhile; it is still this evaluation.
+                evaluation = services.evaluation_compute(evaluation_id=evaluation.pk) or evaluation
         except (InputError, ValidationError) as exc:
             raise refusal(exc) from exc
         page = reverse("metrics:evaluation_detail", args=[evaluation.pk])
