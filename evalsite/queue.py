@@ -87,5 +87,9 @@ def task_enqueue_named(name: str, **kwargs: Any) -> bool:
 
 
 def task_enqueue_on_commit(task: Any, **kwargs: Any) -> None:
-    """Queue the task once the current transaction commits (at once outside one)."""
-    transaction.on_commit(lambda: task_enqueue(task, **kwargs))
+    """Queue the task (or the task of that registered name) once the current transaction
+    commits (at once outside one)."""
+    if isinstance(task, str):
+        transaction.on_commit(lambda: task_enqueue_named(task, **kwargs))
+    else:
+        transaction.on_commit(lambda: task_enqueue(task, **kwargs))

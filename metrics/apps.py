@@ -1,5 +1,6 @@
 from django.apps import AppConfig
-from django.core.exceptions import ImproperlyConfigured
+
+from metrics.match_settings import check_match_settings
 
 
 class MetricsConfig(AppConfig):
@@ -9,7 +10,7 @@ class MetricsConfig(AppConfig):
     def ready(self) -> None:
         # Models are loaded only now: audit's changes reach metrics through this one door.
         from audit import figures
-        from metrics import invalidation, selectors
+        from metrics import invalidation, selectors, tasks  # noqa: F401  (tasks: registered by name)
 
         invalidation.connect()
         # What audit pages show of metrics: filled in here, so audit never imports metrics.
@@ -18,20 +19,3 @@ class MetricsConfig(AppConfig):
             disagreement=selectors.statement_disagreement_read,
         )
         check_match_settings()
-
-
-def check_match_settings() -> None:
-    """Refuse to start (web, worker or command) with out-of-range match settings, naming the
-    environment variable at fault."""
-    from django.conf import settings
-
-    from metrics.families.extraction import MatchSettings
-
-    overrides = settings.EXTRACTION_MATCH_SETTINGS or {}
-    for variable, (field, _kind) in settings.EXTRACTION_MATCH_ENV.items():
-        if field not in overrides:
-            continue
-        try:
-            MatchSettings.from_dict({field: overrides[field]})
-        except (TypeError, ValueError) as exc:
-            raise ImproperlyConfigured(f"{variable}={overrides[field]!r}: {exc}") from None

@@ -34,10 +34,9 @@ from django.utils import timezone
 
 from audit.models import Extraction, ExtractionRun, Feedback, Speaker, Statement
 from audit.services.jobs import compute_job_start
-from evalsite.queue import task_enqueue, task_enqueue_on_commit
+from evalsite.queue import task_enqueue_named, task_enqueue_on_commit
 from metrics import results
 from metrics.families.extraction import (
-    MatchSettings,
     add_contributions,
     calculate_cumulative_f1,
     calculate_statement_f1,
@@ -46,7 +45,9 @@ from metrics.families.extraction import (
     system_cumulative_f1_from_totals,
     system_f1_from_totals,
 )
+from metrics.match_settings import match_settings
 from metrics.models import ComputeJob, MetricResult
+from metrics.own_data.common import own_results_mark_stale, own_results_outdated
 from metrics.registry import EXTRACTION, FAMILIES, RECOMPUTE_JOB
 from metrics.results import (
     input_hash,
@@ -81,10 +82,6 @@ def discussion_key(*, run_id: int, discussion_id: int) -> str:
 
 
 SYSTEM_KEY = system_key(EXTRACTION)
-
-
-def match_settings() -> MatchSettings:
-    return MatchSettings.from_dict(getattr(django_settings, "EXTRACTION_MATCH_SETTINGS", None))
 
 
 def _hash(inputs: Any) -> str:
@@ -574,8 +571,6 @@ def results_mark_stale(
         transaction.on_commit(lambda: _queue_recompute(statements, discussion_rows, runs))
     log.info("marked %s results stale (%s) for statements %s", n1 + n2 + n3 + n4, reason, ids[:10])
     # The own-data families (review savings, calibration, inter-auditor) follow the same inputs.
-    from metrics.own_data.common import own_results_mark_stale
-
     own_results_mark_stale(reason=reason)
     return n1 + n2 + n3 + n4
 
@@ -593,10 +588,8 @@ def results_forget_deleted(*, discussion_ids: Iterable[int], run_ids: Iterable[i
         )
         _mark(Q(scope=Scope.SYSTEM))
     results_mark_stale(statement_ids=[], discussion_ids=discussion_ids, reason="deleted")
-    from metrics import tasks
-
     for run_id in runs:
-        task_enqueue_on_commit(tasks.compute_run, run_id=run_id)
+        task_enqueue_on_commit("metrics.tasks.compute_run", run_id=run_id)
 
 
 def results_run_deleted() -> None:
@@ -625,8 +618,6 @@ def results_mark_outdated() -> int:
     query), safe to run from several processes at once (rows are marked under their locks,
     so only the first caller finds them not yet stale and queues the job).
     """
-    from metrics.own_data.common import own_results_mark_stale, own_results_outdated
-
     with transaction.atomic():
         pks = list(results_outdated().values_list("pk", flat=True))
         marked = _mark(Q(pk__in=pks))[1] if pks else 0
@@ -648,21 +639,21 @@ def results_mark_outdated() -> int:
 
 
 def _queue_recompute(statements: list[tuple], discussions: list[tuple], runs: list[int]) -> None:
-    from metrics import tasks
-
     for run_id, _discussion_id, statement_id in statements:
-        task_enqueue(tasks.compute_statement, statement_id=statement_id, run_id=run_id)
+        task_enqueue_named(
+            "metrics.tasks.compute_statement", statement_id=statement_id, run_id=run_id
+        )
     for run_id, discussion_id, _ in discussions:
-        task_enqueue(tasks.compute_discussion, discussion_id=discussion_id, run_id=run_id)
+        task_enqueue_named(
+            "metrics.tasks.compute_discussion", discussion_id=discussion_id, run_id=run_id
+        )
     # Settles a run whose rows all turned out current (or went away) — cheap when nothing to do.
     for run_id in runs:
-        task_enqueue(tasks.compute_run, run_id=run_id)
+        task_enqueue_named("metrics.tasks.compute_run", run_id=run_id)
 
 
 def _enqueue_system() -> None:
-    from metrics import tasks
-
-    task_enqueue(tasks.compute_system)
+    task_enqueue_named("metrics.tasks.compute_system")
 
 
 # --- recompute all / stale: compute jobs -------------------------------------------------------
@@ -767,9 +758,7 @@ def metrics_recompute_all(
 
 
 def _enqueue_job(job_id: int) -> None:
-    from metrics import tasks
-
-    task_enqueue(tasks.run_compute_job, job_id=job_id)
+    task_enqueue_named("metrics.tasks.run_compute_job", job_id=job_id)
 
 
 def compute_job_cancel(*, job: ComputeJob) -> ComputeJob:

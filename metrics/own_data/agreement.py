@@ -36,10 +36,10 @@ from metrics.families.interauditor import (
     lins_ccc,
     symmetric_mean,
 )
+from metrics.match_settings import match_settings
 from metrics.models import MetricResult
 from metrics.own_data.common import INTERAUDITOR_KEY, SEED, Scope, n_resamples, result_compute
 from metrics.registry import INTERAUDITOR
-from metrics.services import match_settings
 
 CODED = (Feedback.Status.SUBMITTED, Feedback.Status.APPROVED)
 MAX_DISAGREEMENTS = 20

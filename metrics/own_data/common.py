@@ -29,6 +29,7 @@ from audit.models import Extraction, Feedback, Speaker
 from evalsite.queue import task_enqueue
 from metrics import results
 from metrics.families.extraction import StatementF1Metrics, calculate_statement_f1
+from metrics.match_settings import match_settings
 from metrics.models import MetricResult
 from metrics.registry import FAMILIES, INTERAUDITOR, WHOLE
 from metrics.results import (
@@ -39,7 +40,6 @@ from metrics.results import (
     row_locked_or_created,
     system_key,
 )
-from metrics.services import match_settings
 
 log = logging.getLogger(__name__)
 

@@ -24,9 +24,10 @@ from metrics.families.extraction import (
     empty_totals,
     statement_contribution,
 )
+from metrics.match_settings import match_settings
 from metrics.models import MetricResult
 from metrics.results import run_key
-from metrics.services import EXTRACTION, SYSTEM_KEY, match_settings
+from metrics.services import EXTRACTION, SYSTEM_KEY
 from tests.factories import (
     SIMPLE_PDP,
     DiscussionFactory,

@@ -9,10 +9,10 @@ from django.urls import reverse
 
 from evalsite.settings import env_match_settings
 from metrics import services, tasks
-from metrics.apps import check_match_settings
 from metrics.families.extraction import MatchSettings
+from metrics.match_settings import check_match_settings, match_settings
 from metrics.models import ComputeJob, MetricResult
-from metrics.services import match_settings, results_mark_outdated, results_outdated
+from metrics.services import results_mark_outdated, results_outdated
 from tests.metrics.extraction_helpers import expected_run, run_row, system_row
 
 pytest_plugins = ["tests.metrics.extraction_helpers"]

@@ -35,6 +35,7 @@ from metrics.families.extraction import (
     empty_totals,
     statement_contribution,
 )
+from metrics.match_settings import match_settings
 from metrics.models import MetricResult
 from metrics.results import run_key
 from metrics.services import (
@@ -42,7 +43,6 @@ from metrics.services import (
     EXTRACTION,
     _run_values,
     discussion_key,
-    match_settings,
     statement_key,
     system_result_compute,
 )
