@@ -34,13 +34,15 @@ def whole_family_card_view(
     if card is None:
         raise PermissionDenied("Only admins see this card.")
     if request.GET.get("format") in ("csv", "json"):
-        return _numbers(request, family, run, card.get("values") or {})
+        download = _numbers(request, family, run, card.get("values") or {})
+        if download is not None:
+            return download
     return render(request, entry.card, {"card": card})
 
 
 def _numbers(
     request: HtmxHttpRequest, family: str, run: ExtractionRun | None, values: dict[str, Any]
-) -> HttpResponse:
+) -> HttpResponse | None:
     """JSON: the stored figures as they are; CSV: one row per figure (path, value)."""
     name = f"{family}-run-{run.pk}" if run else family
     if request.GET["format"] == "json":
