@@ -22,6 +22,17 @@ from audit.models import (
 from audit.views.display import diff_summary, field_changes
 
 
+def filtered_by(
+    queryset: QuerySet[Any], filters: dict[str, Any] | None, lookups: dict[str, str]
+) -> QuerySet[Any]:
+    """The API's list filters (name -> ORM lookup) that were given, in id order: pages of a
+    list stay stable while rows are added."""
+    given = filters or {}
+    return queryset.filter(
+        **{lookup: given[name] for name, lookup in lookups.items() if name in given}
+    ).order_by("id")
+
+
 def feedback_revisions(*, feedback: Feedback) -> list[FeedbackRevision]:
     """A feedback's revisions, newest first, each with what it changed.
 
@@ -73,50 +84,34 @@ def discussion_statements(*, discussion: Discussion) -> QuerySet[Statement]:
 
 
 def extraction_runs_list(*, filters: dict[str, Any] | None = None) -> QuerySet[ExtractionRun]:
-    filters = filters or {}
-    qs = ExtractionRun.objects.all()
-    for key in ("model_name", "prompt_version"):
-        if key in filters:
-            qs = qs.filter(**{key: filters[key]})
-    return qs.order_by("id")
+    lookups = {"model_name": "model_name", "prompt_version": "prompt_version"}
+    return filtered_by(ExtractionRun.objects.all(), filters, lookups)
 
 
 def extractions_list(*, filters: dict[str, Any] | None = None) -> QuerySet[Extraction]:
-    filters = filters or {}
-    qs = Extraction.objects.select_related("statement")
-    if "run" in filters:
-        qs = qs.filter(run_id=filters["run"])
-    if "discussion" in filters:
-        qs = qs.filter(statement__discussion_id=filters["discussion"])
-    if "statement" in filters:
-        qs = qs.filter(statement_id=filters["statement"])
-    return qs.order_by("id")
+    lookups = {
+        "run": "run_id",
+        "discussion": "statement__discussion_id",
+        "statement": "statement_id",
+    }
+    return filtered_by(Extraction.objects.select_related("statement"), filters, lookups)
 
 
 def feedback_list(*, user: User, filters: dict[str, Any] | None = None) -> QuerySet[Feedback]:
     """The feedback the user may see (auditors: their own; admins: all), filtered."""
-    filters = filters or {}
     qs = Feedback.objects.visible_to(user).select_related("statement", "auditor", "approved_by")
-    if "discussion" in filters:
-        qs = qs.filter(statement__discussion_id=filters["discussion"])
-    if "statement" in filters:
-        qs = qs.filter(statement_id=filters["statement"])
-    if "status" in filters:
-        qs = qs.filter(status=filters["status"])
-    if "auditor" in filters:
-        qs = qs.filter(auditor_id=filters["auditor"])
-    if "run" in filters:
-        qs = qs.filter(source_extraction__run_id=filters["run"])
-    return qs.order_by("id")
+    lookups = {
+        "discussion": "statement__discussion_id",
+        "statement": "statement_id",
+        "status": "status",
+        "auditor": "auditor_id",
+        "run": "source_extraction__run_id",
+    }
+    return filtered_by(qs, filters, lookups)
 
 
 def compute_jobs_list(*, filters: dict[str, Any] | None = None) -> QuerySet[ComputeJob]:
-    filters = filters or {}
-    qs = ComputeJob.objects.all()
-    for key in ("kind", "status"):
-        if key in filters:
-            qs = qs.filter(**{key: filters[key]})
-    return qs.order_by("id")
+    return filtered_by(ComputeJob.objects.all(), filters, {"kind": "kind", "status": "status"})
 
 
 # --- the audit screens: the queues, the runs of a discussion --------------------------------------

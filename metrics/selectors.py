@@ -17,6 +17,7 @@ from django.db.models.functions import Cast
 from audit.figures import StoredResult
 from audit.models import ExtractionRun, Feedback, Statement
 from audit.pdp import ENTITY_KINDS
+from audit.selectors import filtered_by
 from audit.services.blind import coding_sealed_statement_ids
 from evalsite.access import is_admin
 from metrics.models import MetricResult
@@ -50,17 +51,12 @@ def statement_disagreement_read(*, statement_id: int) -> dict[str, Any] | None:
 
 
 def metric_results_list(
-    *, user=None, filters: dict[str, Any] | None = None
+    *, user: Any = None, filters: dict[str, Any] | None = None
 ) -> QuerySet[MetricResult]:
-    filters = filters or {}
     qs = MetricResult.objects.all() if user is None else metric_results_visible(user=user)
-    for key in ("family", "scope", "status"):
-        if key in filters:
-            qs = qs.filter(**{key: filters[key]})
-    for key in ("run", "discussion", "statement"):
-        if key in filters:
-            qs = qs.filter(**{f"{key}_id": filters[key]})
-    return qs.order_by("id")
+    lookups = {"family": "family", "scope": "scope", "status": "status"}
+    lookups |= {key: f"{key}_id" for key in ("run", "discussion", "statement")}
+    return filtered_by(qs, filters, lookups)
 
 
 def metric_results_visible(*, user) -> QuerySet[MetricResult]:

@@ -4,7 +4,13 @@ import pytest
 
 from audit import selectors
 from audit.models import ComputeJob, Feedback
-from tests.factories import DiscussionFactory, FeedbackFactory, StatementFactory
+from tests.factories import (
+    DiscussionFactory,
+    ExtractionFactory,
+    ExtractionRunFactory,
+    FeedbackFactory,
+    StatementFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -30,3 +36,25 @@ def test_jobs_filter_on_kind_and_status():
     ComputeJob.objects.create(kind=ComputeJob.Kind.RECOMPUTE, status=ComputeJob.Status.DONE)
     assert [j.pk for j in selectors.compute_jobs_list(filters={"kind": "export"})] == [export.pk]
     assert selectors.compute_jobs_list(filters={"status": "queued"}).get() == export
+
+
+def test_list_filters_apply_only_what_was_given_in_id_order():
+    from_v1 = ExtractionRunFactory(model_name="m", prompt_version="v1")
+    from_v2 = ExtractionRunFactory(model_name="m", prompt_version="v2")
+    ExtractionRunFactory(model_name="other", prompt_version="v1")
+    runs = selectors.extraction_runs_list(filters={"model_name": "m", "ignored": "x"})
+    assert list(runs) == [from_v1, from_v2]
+    assert list(
+        selectors.extraction_runs_list(filters={"model_name": "m", "prompt_version": "v2"})
+    ) == [from_v2]
+    extraction = ExtractionFactory(run=from_v1)
+    ExtractionFactory(run=from_v2)
+    assert list(selectors.extractions_list(filters={"run": from_v1.pk})) == [extraction]
+    assert (
+        list(
+            selectors.extractions_list(
+                filters={"statement": extraction.statement_id, "run": from_v2.pk}
+            )
+        )
+        == []
+    )
