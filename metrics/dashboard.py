@@ -279,7 +279,11 @@ def sarf_confusions(totals: dict[str, Any] | None, system: dict | None) -> list[
                 "labels": labels,
                 "matrix": matrix,
                 "rows": [
-                    {"label": gt, "counts": counts}
+                    {
+                        "label": gt,
+                        "counts": counts,
+                        "cells": list(zip(labels, counts, strict=True)),  # (AI label, count)
+                    }
                     for gt, counts in zip(labels, matrix, strict=True)
                 ],
                 "total": total,

@@ -180,3 +180,59 @@ def discussion_rows(run: ExtractionRun, sort: str) -> QuerySet:
     descending = sort.startswith("-")
     order = F(field).desc(nulls_last=True) if descending else F(field).asc(nulls_last=True)
     return rows.order_by(order, "discussion_id")
+
+
+# --- the statements behind an error count --------------------------------------------------
+
+ERROR_COUNT_KINDS = tuple(f"{e}_{c}" for e in ENTITY_KINDS for c in ("fn", "fp"))
+
+
+def error_statements(
+    run: ExtractionRun,
+    *,
+    kind: str = "",
+    event_kind: str = "",
+    missed: bool = True,
+    variable: str = "",
+    gt: str = "",
+    ai: str = "",
+) -> list[dict[str, Any]]:
+    """The statement results of a run behind one figure of the error analysis, each with how
+    many times it counts there: a missed/spurious count (``kind`` people_fn, …), wrong SARF
+    codes (``kind`` sarf), an event kind missed or spurious, or one SARF confusion cell."""
+    rows = MetricResult.objects.filter(
+        family=EXTRACTION, scope=MetricResult.Scope.STATEMENT, run=run
+    ).values("statement_id", "statement__order", "discussion_id", "values", "contribution")
+    found = []
+    for row in rows.order_by("discussion_id", "statement__order").iterator(chunk_size=2000):
+        if count := _error_count(row, kind, event_kind, missed, variable, gt, ai):
+            found.append(
+                {
+                    "statement_id": row["statement_id"],
+                    "discussion_id": row["discussion_id"],
+                    "order": row["statement__order"],
+                    "count": count,
+                }
+            )
+    return found
+
+
+def _error_count(row, kind, event_kind, missed, variable, gt, ai) -> int:
+    values, sarf = row["values"] or {}, ((row["contribution"] or {}).get("sarf") or {})
+    if kind in ERROR_COUNT_KINDS:
+        return int(values.get(kind) or 0)
+    if kind == "sarf":
+        return sum(
+            n
+            for table in sarf.values()
+            for g, cells in table.items()
+            for a, n in cells.items()
+            if a != g
+        )
+    if event_kind:
+        kinds = values.get("fn_event_kinds" if missed else "fp_event_kinds") or []
+        return sum(1 for k in kinds if k == event_kind)
+    if variable:
+        # The confusion tables are keyed AI value first, then ground truth.
+        return int(((sarf.get(variable) or {}).get(ai) or {}).get(gt) or 0)
+    return 0

@@ -11,6 +11,7 @@ urlpatterns = [
     path("runs/<int:run_id>/cumulative-card/", views.cumulative_card, name="cumulative_card"),
     path("discussions/", views.discussions, name="discussions"),
     path("errors/", views.errors, name="errors"),
+    path("errors/statements/", views.error_statements, name="error_statements"),
     path("evaluations/", include("metrics.evaluations.urls")),
     path("jobs/", views_jobs.jobs, name="jobs"),
     path("jobs/<int:pk>/progress/", views_jobs.job_progress, name="job_progress"),

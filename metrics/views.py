@@ -211,6 +211,40 @@ def _plain(rows) -> list[dict[str, Any]]:
     return [{k: v for k, v in row.items() if k != "contribution__sarf"} for row in rows]
 
 
+ERROR_STATEMENTS_PER_PAGE = 50
+
+
+@admin_required
+def error_statements(request: HttpRequest) -> HttpResponse:
+    """The statements behind one count or confusion cell of the error analysis, each linking
+    to the statement (in this run) where the error can be seen."""
+    run = _run_param(request, "run")
+    if run is None:
+        return render(request, "metrics/error_statements.html", {"error": True}, status=400)
+    query = {
+        name: request.GET.get(name, "")[:64]
+        for name in ("kind", "event_kind", "variable", "gt", "ai")
+    }
+    rows = selectors.error_statements(run, missed=request.GET.get("missed") != "0", **query)
+    page = Paginator(rows, ERROR_STATEMENTS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {
+        "run": run,
+        "page": page,
+        "what": _error_label(query, missed=request.GET.get("missed") != "0"),
+        "total": sum(row["count"] for row in rows),
+    }
+    return render(request, "metrics/error_statements.html", context)
+
+
+def _error_label(query: dict[str, str], *, missed: bool) -> str:
+    if query["variable"]:
+        return f"{query['variable']}: ground truth {query['gt']}, AI {query['ai']}"
+    if query["event_kind"]:
+        return f"{query['event_kind']} events {'missed' if missed else 'spurious'}"
+    labels = {k["kind"]: k["label"] for k in dash.error_kinds({})}
+    return labels.get(query["kind"], "errors")
+
+
 @admin_required
 def errors(request: HtmxHttpRequest) -> HttpResponse:
     """Which SARF values the AI confuses and which event kinds it misses, for one run."""

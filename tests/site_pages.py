@@ -60,6 +60,10 @@ def site_pages(*, admin: bool) -> list[tuple[str, str]]:
         ("run_compare", f"{compare}?left={runs[0]}&right={runs[1]}"),
         ("metric_discussions", reverse("metrics:discussions")),
         ("errors", reverse("metrics:errors")),
+        (
+            "error_statements",
+            f"{reverse('metrics:error_statements')}?run={runs[0]}&kind=events_fn",
+        ),
         ("jobs", reverse("metrics:jobs")),
         ("api_tokens", reverse("api-tokens")),
     ]

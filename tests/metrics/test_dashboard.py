@@ -370,3 +370,39 @@ def test_weakest_discussions_show_approved_counts_and_mark_tentative_figures(
     html = page(admin_client, reverse("metrics:discussions"), run=results["v2"].pk)
     weakest = html.split('data-testid="weakest"')[1].split("</section>")[0]
     assert "data-tentative" not in weakest and "tentative</span>" not in weakest
+
+
+def test_error_counts_and_confusion_cells_link_to_their_statements(admin_client, results) -> None:
+    v2, a, b = results["v2"], results["a"], results["b"]
+    (a1,) = [s for s in a.statements.order_by("order")][:1]
+    (b1,) = b.statements.all()
+    html = page(admin_client, reverse("metrics:errors"), run=v2.pk)
+    behind = reverse("metrics:error_statements")
+    for query in (
+        "kind=people_fp",
+        "kind=events_fn",
+        "event_kind=married&amp;missed=1",
+        "variable=symptom&amp;gt=up&amp;ai=none",
+    ):
+        assert f"{behind}?run={v2.pk}&amp;{query}" in html, query
+
+    def statements(**query) -> list[str]:
+        listed = page(admin_client, behind, run=v2.pk, **query)
+        table = listed.split('data-testid="error-statements"')[1].split("</table>")[0]
+        return [s.split('"')[0] for s in table.split('href="')[1:] if "/statements/" in s]
+
+    def link(statement) -> str:
+        return f"{reverse('audit:statement', args=[statement.pk])}?run={v2.pk}"
+
+    assert statements(kind="people_fp") == [link(b1)]
+    assert statements(kind="events_fn") == [link(a1), link(b1)]
+    assert statements(event_kind="married", missed="1") == [link(b1)]
+    assert statements(event_kind="married", missed="0") == []
+    assert statements(variable="symptom", gt="up", ai="none") == [link(a1)]
+    assert statements(kind="sarf") == [link(a1)]
+    assert admin_client.get(behind).status_code == 400  # no run
+
+
+def test_error_statements_are_for_admins(auditor_client, results) -> None:
+    url = reverse("metrics:error_statements")
+    assert auditor_client.get(url, {"run": results["v2"].pk}).status_code == 403
