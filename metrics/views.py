@@ -215,7 +215,7 @@ ERROR_STATEMENTS_PER_PAGE = 50
 
 
 @admin_required
-def error_statements(request: HttpRequest) -> HttpResponse:
+def error_statements(request: HtmxHttpRequest) -> HttpResponse:
     """The statements behind one count or confusion cell of the error analysis, each linking
     to the statement (in this run) where the error can be seen."""
     run = _run_param(request, "run")
