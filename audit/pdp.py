@@ -245,6 +245,7 @@ def _marked_item(source: dict | None, item: dict) -> dict:
         if item.get("confidence") == (source or {}).get("confidence"):
             item["confidence"] = EDITED_CONFIDENCE
         return item
+    assert source is not None  # is_edited: an item without a source is always edited
     kept = copy.deepcopy(source)
     if "confidence" in item and item["confidence"] != source.get("confidence"):
         kept["confidence"] = item["confidence"]

@@ -304,7 +304,7 @@ def build_vignette_runs(parsed: Mapping[str, Any]) -> list[VignetteRun]:
 def _bias_run(case: Mapping[str, Any], generation: Mapping[str, Any] | None) -> BiasRun:
     text = _produced_text(generation)
     answer = reasoning = None
-    if text is not None:
+    if text is not None and generation is not None:  # a produced text has its generation
         answer, reasoning = split_answer_and_reasoning(text)
         answer = generation.get("answer") or answer
         reasoning = generation.get("reasoning") or reasoning

@@ -99,7 +99,7 @@ def review_replicates(
 ) -> list[dict[str, np.ndarray]]:
     """Replicates of every metric for each side, all sides drawn with the same cluster draws
     (one side: an ordinary bootstrap; two sides over the same clusters: a paired one)."""
-    clusters = sorted({item.cluster_id for side in sides for item in side})
+    clusters: list[Any] = sorted({item.cluster_id for side in sides for item in side})
     counts = draw_counts(len(clusters), n_resamples=n_resamples, seed=seed)
     tables = [review_table(side, clusters) for side in sides]
     blocks: list[dict[str, list[np.ndarray]]] = [{} for _ in sides]

@@ -174,7 +174,8 @@ def _parse_results(data: bytes) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             run[field] = _optional_text(document.get(field), "results", field)
         rows = document.get("results")
     rows = _require_list(rows, "results", "results")
-    parsed_rows, first_row = [], {}
+    parsed_rows: list[dict[str, Any]] = []
+    first_row: dict[Any, int] = {}
     for index, row in enumerate(rows):
         parsed_row = _parse_result_row(row, f"results[{index}]")
         business_id = parsed_row["business_id"]
