@@ -47,6 +47,9 @@ class PayloadIssue:
 
     path: str
     message: str
+    # True for a rule between values that no schema states (a reference to a missing person,
+    # orders that repeat): the payload is well formed but cannot be ground truth (422, not 400).
+    rule: bool = False
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}" if self.path else self.message

@@ -44,7 +44,7 @@ RELATIONSHIPS = [
 DATE_CERTAINTIES = ["unknown", "approximate", "certain"]
 SARF_VARIABLES = ("symptom", "anxiety", "relationship", "functioning")
 
-_ID_RANGE = {"minimum": -(2**63), "maximum": 2**63 - 1}
+_ID_RANGE = {"minimum": -(2**63 - 1), "maximum": 2**63 - 1}  # what any JSON input may hold
 _ID = {"type": "integer", **_ID_RANGE}
 _OPTIONAL_ID = {"type": ["integer", "null"], **_ID_RANGE}
 _ID_LIST = {"type": "array", "items": _ID}
@@ -58,6 +58,7 @@ def _enum_or_null(values: list[str]) -> dict:
 
 PERSON_SCHEMA = {
     "type": "object",
+    "additionalProperties": False,
     "required": ["id"],
     "properties": {
         "id": _ID,
@@ -73,6 +74,7 @@ PERSON_SCHEMA = {
 
 EVENT_SCHEMA = {
     "type": "object",
+    "additionalProperties": False,
     "required": ["id", "kind"],
     "properties": {
         "id": _ID,
@@ -98,6 +100,7 @@ EVENT_SCHEMA = {
 
 PAIR_BOND_SCHEMA = {
     "type": "object",
+    "additionalProperties": False,
     "required": ["id", "person_a", "person_b"],
     "properties": {
         "id": _ID,
@@ -132,6 +135,11 @@ class PayloadError(ValueError):
         self.where = where
         prefix = f"{where}: " if where else ""
         super().__init__(prefix + "; ".join(str(i) for i in issues))
+
+    @property
+    def status_code(self) -> int:
+        """400 when anything is malformed; 422 when the payload is well formed but breaks rules."""
+        return 422 if self.issues and all(issue.rule for issue in self.issues) else 400
 
     def messages(self) -> list[str]:
         prefix = f"{self.where}." if self.where else ""
@@ -265,6 +273,7 @@ def normalize_pdp(payload: dict) -> dict:
 
 APPROVED_FEEDBACK_SCHEMA = {
     "type": "object",
+    "additionalProperties": False,
     "required": ["auditor", "edited_extraction", "approved"],
     "properties": {
         "auditor": {"type": "string"},
@@ -284,6 +293,7 @@ APPROVED_FEEDBACK_SCHEMA = {
 
 EXPORT_STATEMENT_SCHEMA = {
     "type": "object",
+    "additionalProperties": False,
     "required": ["id", "order", "text", "speaker_type"],
     "properties": {
         "id": {"type": "integer"},
@@ -292,7 +302,15 @@ EXPORT_STATEMENT_SCHEMA = {
         "speaker_type": {"enum": ["Subject", "Expert", "subject", "expert"]},
         "speaker": {"type": ["string", "null"]},
         "pdp_deltas": {"oneOf": [PDP_SCHEMA, {"type": "null"}]},
-        "extraction_run": {"type": ["object", "null"]},
+        "extraction_run": {
+            "type": ["object", "null"],
+            "properties": {"model_name": {"type": "string"}, "prompt_version": {"type": "string"}},
+            "additionalProperties": False,
+        },
+        "ground_truth": {
+            "oneOf": [PDP_SCHEMA, {"type": "null"}],
+            "description": "legacy files: the approved extraction without its metadata",
+        },
         "approved_feedback": {"oneOf": [APPROVED_FEEDBACK_SCHEMA, {"type": "null"}]},
     },
 }
@@ -303,6 +321,7 @@ GROUND_TRUTH_EXPORT_SCHEMA: dict[str, Any] = {
     "title": "evalsite ground-truth export",
     "type": "object",
     "required": ["schema_version", "exported_at", "discussions"],
+    "additionalProperties": False,
     "properties": {
         "schema_version": {"const": "1"},
         "exported_at": {"type": "string"},
@@ -310,6 +329,7 @@ GROUND_TRUTH_EXPORT_SCHEMA: dict[str, Any] = {
             "type": "array",
             "items": {
                 "type": "object",
+                "additionalProperties": False,
                 "required": ["id", "summary", "statements"],
                 "properties": {
                     "id": {"type": "integer"},

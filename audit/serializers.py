@@ -29,10 +29,13 @@ from audit.services.api_support import (
     MAX_PROMPT_VERSION,
     MAX_SPEAKER,
 )
+from audit.services.transfer import MAX_IMPORT_ID, MAX_USERNAME
 from evalsite.api import (
     IdField,
+    ReferenceNotFound,
     StrictBooleanField,
     StrictCharField,
+    StrictInputSerializer,
     StrictIntegerField,
     to_openapi30,
 )
@@ -42,16 +45,26 @@ MAX_EXPORT_IDS = 1000
 MAX_TEXT = 100_000
 
 PDP_OPENAPI = to_openapi30(PDP_SCHEMA)
+USERNAME_PATTERN = r"^[\w.@+-]*$"
 
 
 def ground_truth_openapi() -> dict[str, Any]:
     """The export format as an OpenAPI 3.0 schema, with the limits the import enforces."""
     schema = to_openapi30(copy.deepcopy(GROUND_TRUTH_EXPORT_SCHEMA))
     discussion = schema["properties"]["discussions"]["items"]
-    discussion["properties"]["external_id"]["maxLength"] = MAX_EXTERNAL_ID
-    statement = discussion["properties"]["statements"]["items"]
+    fields = discussion["properties"]
+    fields["external_id"].update(minLength=1, maxLength=MAX_EXTERNAL_ID)
+    fields["id"].update(minimum=-MAX_IMPORT_ID, maximum=MAX_IMPORT_ID)
+    fields["date"]["format"] = "date"
+    statement = fields["statements"]["items"]
     statement["properties"]["order"].update(minimum=0, maximum=MAX_ORDER)
     statement["properties"]["speaker"]["maxLength"] = MAX_SPEAKER
+    approved = statement["properties"]["approved_feedback"]["properties"]
+    # Names the import may create as users: Django usernames (auditor_id/approved_by may be "").
+    approved["auditor"].update(pattern=USERNAME_PATTERN, minLength=1, maxLength=MAX_USERNAME)
+    for name in ("auditor_id", "approved_by"):
+        approved[name].update(pattern=USERNAME_PATTERN, maxLength=MAX_USERNAME)
+    approved["approved_at"]["format"] = "date-time"
     return schema
 
 
@@ -69,10 +82,10 @@ class GroundTruthFileExtension(OpenApiSerializerExtension):
         return copy.deepcopy(GROUND_TRUTH_OPENAPI)
 
 
-def existing_run(run_id: int) -> ExtractionRun:
+def existing_run(run_id: int, *, field: str = "run") -> ExtractionRun:
     run = ExtractionRun.objects.filter(pk=run_id).first()
     if run is None:
-        raise serializers.ValidationError(f"No extraction run {run_id}.")
+        raise ReferenceNotFound(field, f"No extraction run {run_id}.")
     return run
 
 
@@ -131,7 +144,7 @@ class DiscussionDetailOutputSerializer(DiscussionOutputSerializer):
         ).data
 
 
-class DiscussionFieldsInputSerializer(serializers.Serializer):
+class DiscussionFieldsInputSerializer(StrictInputSerializer):
     summary = StrictCharField(allow_blank=True, max_length=MAX_TEXT)
     external_id = StrictCharField(
         required=False, allow_null=True, min_length=1, max_length=MAX_EXTERNAL_ID
@@ -144,7 +157,7 @@ class ExtractionRunRefSerializer(serializers.Serializer):
     prompt_version = StrictCharField(max_length=MAX_PROMPT_VERSION)
 
 
-class StatementInputSerializer(serializers.Serializer):
+class StatementInputSerializer(StrictInputSerializer):
     text = StrictCharField(allow_blank=True, max_length=MAX_TEXT, trim_whitespace=False)
     speaker_type = serializers.ChoiceField(choices=["subject", "expert", "Subject", "Expert"])
     speaker = StrictCharField(required=False, min_length=1, max_length=MAX_SPEAKER)
@@ -152,7 +165,7 @@ class StatementInputSerializer(serializers.Serializer):
     pdp_deltas = PdpField(required=False, allow_null=True, help_text="the AI extraction")
 
 
-class DiscussionCreateInputSerializer(serializers.Serializer):
+class DiscussionCreateInputSerializer(StrictInputSerializer):
     discussion = DiscussionFieldsInputSerializer()
     statements = serializers.ListField(
         child=StatementInputSerializer(), max_length=MAX_ITEMS, allow_empty=True
@@ -199,7 +212,7 @@ class ExtractionRunOutputSerializer(serializers.ModelSerializer):
         fields = ["id", "model_name", "prompt_version", "notes", "label", "created_at"]
 
 
-class ExtractionRunInputSerializer(serializers.Serializer):
+class ExtractionRunInputSerializer(StrictInputSerializer):
     model_name = StrictCharField(min_length=1, max_length=MAX_MODEL_NAME)
     prompt_version = StrictCharField(min_length=1, max_length=MAX_PROMPT_VERSION)
     notes = StrictCharField(required=False, allow_blank=True, max_length=MAX_TEXT, default="")
@@ -221,12 +234,12 @@ class ExtractionOutputSerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField()
 
 
-class ExtractionItemInputSerializer(serializers.Serializer):
+class ExtractionItemInputSerializer(StrictInputSerializer):
     statement = StrictIntegerField(help_text="id of a subject statement")
     pdp_deltas = PdpField()
 
 
-class ExtractionBulkInputSerializer(serializers.Serializer):
+class ExtractionBulkInputSerializer(StrictInputSerializer):
     extractions = serializers.ListField(
         child=ExtractionItemInputSerializer(), min_length=1, max_length=MAX_ITEMS
     )
@@ -285,7 +298,7 @@ class FeedbackOutputSerializer(serializers.ModelSerializer):
         return feedback.approved_by.get_username() if feedback.approved_by else None
 
 
-class FeedbackStartInputSerializer(serializers.Serializer):
+class FeedbackStartInputSerializer(StrictInputSerializer):
     statement = StrictIntegerField(help_text="id of a subject statement")
     run = StrictIntegerField(
         required=False, help_text="start from this run's extraction (default: the latest run)"
@@ -294,26 +307,26 @@ class FeedbackStartInputSerializer(serializers.Serializer):
     def validate_statement(self, value: int) -> Statement:
         statement = Statement.objects.select_related("speaker").filter(pk=value).first()
         if statement is None:
-            raise serializers.ValidationError(f"No statement {value}.")
+            raise ReferenceNotFound("statement", f"No statement {value}.")
         return statement
 
     def validate_run(self, value: int) -> ExtractionRun:
         return existing_run(value)
 
 
-class FeedbackSaveInputSerializer(serializers.Serializer):
+class FeedbackSaveInputSerializer(StrictInputSerializer):
     version = StrictIntegerField(help_text="the version your edit is based on")
     edited_extraction = PdpField(help_text="the whole coded payload")
     comment = StrictCharField(required=False, allow_blank=True, max_length=MAX_TEXT)
 
 
-class FeedbackActionInputSerializer(serializers.Serializer):
+class FeedbackActionInputSerializer(StrictInputSerializer):
     version = StrictIntegerField(
         required=False, help_text="refuse (409) if the feedback changed since this version"
     )
 
 
-class FeedbackApproveInputSerializer(serializers.Serializer):
+class FeedbackApproveInputSerializer(StrictInputSerializer):
     version = StrictIntegerField(
         min_value=1, help_text="the version you reviewed; 409 if the feedback changed since"
     )
@@ -331,15 +344,17 @@ class FeedbackApproveInputSerializer(serializers.Serializer):
     )
 
 
-class FeedbackBulkApproveItemSerializer(serializers.Serializer):
+class FeedbackBulkApproveItemSerializer(StrictInputSerializer):
     id = StrictIntegerField(min_value=1)
     version = StrictIntegerField(min_value=1)
 
 
-class FeedbackBulkApproveInputSerializer(serializers.Serializer):
+class FeedbackBulkApproveInputSerializer(StrictInputSerializer):
     discussion = StrictIntegerField(min_value=1)
     auditor = StrictIntegerField(min_value=1)
-    items = FeedbackBulkApproveItemSerializer(many=True, allow_empty=False, max_length=5000)
+    items = serializers.ListField(
+        child=FeedbackBulkApproveItemSerializer(), min_length=1, max_length=5000
+    )
     replace = StrictBooleanField(required=False, default=False)
 
 
@@ -412,7 +427,7 @@ class FeedbackRevisionOutputSerializer(serializers.ModelSerializer):
         return [change.as_dict() for change in revision.changes]
 
 
-class FeedbackRestoreInputSerializer(serializers.Serializer):
+class FeedbackRestoreInputSerializer(StrictInputSerializer):
     version = StrictIntegerField(
         help_text="the feedback's current version; 409 if it changed since"
     )

@@ -7,12 +7,15 @@
   pagination, one transaction per unsafe request that rolls back on any 4xx/5xx answer).
 - ``JobStartedSerializer`` / ``job_started_body``: the 202 answer of every background job.
 - ``add_error_responses``: a drf-spectacular post-processing hook documenting those errors.
+- ``state_input_limits``: a drf-spectacular post-processing hook writing into the schema the
+  limits every input shares (integer range, no NUL in text), so the schema says what is refused.
 - ``to_openapi30``: JSON Schema (2020-12) → OpenAPI 3.0 schema objects, for the payload schemas.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from django.conf import settings
@@ -23,6 +26,7 @@ from django.db import transaction
 from django.http import HttpRequest, HttpResponseBase, JsonResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
+from drf_spectacular.openapi import AutoSchema
 from rest_framework import exceptions, serializers, status
 from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.pagination import PageNumberPagination
@@ -65,7 +69,20 @@ def _flatten(detail: Any, path: str = "") -> list[str]:
     return [f"{path}: {detail}" if path else str(detail)]
 
 
+class ReferenceNotFound(exceptions.NotFound):
+    """A body or query field names an object that does not exist (or is not visible): 404.
+
+    The request is well formed (the schema cannot know which ids exist), so it is not a 400.
+    """
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        super().__init__(f"{field}: {message}")
+
+
 def exception_handler(exc, context):
+    if isinstance(exc, ReferenceNotFound):
+        return Response({"detail": str(exc.detail), "errors": [str(exc.detail)]}, status=404)
     if isinstance(exc, PayloadError):
         detail = getattr(exc, "detail", "Invalid payload.")
         status_code = getattr(exc, "status_code", 400)  # 422: a workflow refused a payload
@@ -110,6 +127,34 @@ class ErrorSerializer(serializers.Serializer):
     current_version = serializers.IntegerField(
         required=False, help_text="On 409 only: the version to base a retry on."
     )
+
+
+# --- strict bodies ------------------------------------------------------------------------------
+
+
+class StrictInputSerializer(serializers.Serializer):
+    """A request body that refuses fields it does not know, so a misspelt option is a 400
+    naming it, not a silent default. The schema says so (``additionalProperties: false``)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(str(key) for key in data if key not in self.fields)
+            if unknown:
+                expected = ", ".join(self.fields)
+                raise exceptions.ValidationError(
+                    {key: [f"unknown field; expected one of: {expected}"] for key in unknown}
+                )
+        return super().to_internal_value(data)
+
+
+class StrictAutoSchema(AutoSchema):
+    """drf-spectacular's schema, plus ``additionalProperties: false`` on strict bodies."""
+
+    def _map_basic_serializer(self, serializer, direction):
+        schema = super()._map_basic_serializer(serializer, direction)
+        if direction == "request" and isinstance(serializer, StrictInputSerializer):
+            schema["additionalProperties"] = False
+        return schema
 
 
 # --- strict body fields --------------------------------------------------------------------------
@@ -302,7 +347,9 @@ _ERROR_DESCRIPTIONS = {
     "400": "Invalid input: malformed JSON, wrong types, unknown values, missing fields.",
     "401": "No or invalid credentials.",
     "403": "Authenticated, but the role does not allow this.",
-    "404": "Not found (or not visible to you).",
+    "404": "Not found (or not visible to you), also when a field names an id that does not exist.",
+    "409": "Conflict with the current state: changed since your version, or not in a state that "
+    "allows this (e.g. approving a draft).",
     "413": "Request body too large.",
     "415": "Unsupported media type (send application/json).",
     "429": "Too many requests: wait the number of seconds in the Retry-After header.",
@@ -328,8 +375,8 @@ def add_error_responses(result: dict, generator, request, public) -> dict:
             if not isinstance(operation, dict) or "responses" not in operation:
                 continue
             codes = ["400", "401", "403", "404", "429"]
-            if method in {"post", "put", "patch"}:
-                codes += ["413", "415"]
+            if method in {"post", "put", "patch", "delete"}:
+                codes += ["409", "413", "415"]
             for code in codes:
                 operation["responses"].setdefault(
                     code,
@@ -339,6 +386,84 @@ def add_error_responses(result: dict, generator, request, public) -> dict:
                     },
                 )
     return result
+
+
+# What ``parse_json`` and DRF refuse in any input, stated where the schema leaves it open.
+JSON_INT_LIMIT = 2**63 - 1
+NO_NUL_PATTERN = "^[^\\u0000]*$"
+_FREE_TEXT_FORMATS = {None, "", "email", "uri", "slug"}
+
+
+def state_input_limits(result: dict, generator, request, public) -> dict:
+    """Give every integer its accepted range and every free text the no-NUL rule.
+
+    Only inputs are tightened (request bodies and parameters): an answer is what it is.
+    """
+    for schema in _input_schemas(result):
+        _tighten(schema, seen=set())
+    return result
+
+
+def _input_schemas(result: dict) -> list[dict]:
+    schemas: list[dict] = []
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if not isinstance(operation, dict):
+                continue
+            schemas += [p["schema"] for p in operation.get("parameters", []) if "schema" in p]
+            # Multipart uploads are forms of files, not JSON: their limits are the files' formats.
+            media = operation.get("requestBody", {}).get("content", {}).get("application/json")
+            if media and "schema" in media:
+                schemas.append(media["schema"])
+    components = result.get("components", {}).get("schemas", {})
+    schemas += [components[name] for name in _request_refs(result) if name in components]
+    return schemas
+
+
+def _request_refs(result: dict) -> set[str]:
+    """Components a JSON request body refers to, directly or through other components."""
+    found: set[str] = set()
+    bodies = [
+        op.get("requestBody", {}).get("content", {}).get("application/json", {})
+        for ops in result.get("paths", {}).values()
+        for op in ops.values()
+        if isinstance(op, dict)
+    ]
+    text = repr(bodies)
+    pending = set(re.findall(r"#/components/schemas/([A-Za-z0-9_.-]+)", text))
+    components = result.get("components", {}).get("schemas", {})
+    while pending:
+        name = pending.pop()
+        if name in found:
+            continue
+        found.add(name)
+        pending |= set(
+            re.findall(r"#/components/schemas/([A-Za-z0-9_.-]+)", repr(components.get(name, {})))
+        )
+    return found
+
+
+def _tighten(schema: Any, *, seen: set[int]) -> None:
+    if isinstance(schema, list):
+        for item in schema:
+            _tighten(item, seen=seen)
+        return
+    if not isinstance(schema, dict) or id(schema) in seen:
+        return
+    seen.add(id(schema))
+    if schema.get("type") == "integer":
+        schema.setdefault("minimum", -JSON_INT_LIMIT)
+        schema.setdefault("maximum", JSON_INT_LIMIT)
+    if (
+        schema.get("type") == "string"
+        and "enum" not in schema
+        and "pattern" not in schema
+        and schema.get("format") in _FREE_TEXT_FORMATS
+    ):
+        schema["pattern"] = NO_NUL_PATTERN
+    for value in schema.values():
+        if isinstance(value, (dict, list)):
+            _tighten(value, seen=seen)
 
 
 def to_openapi30(schema: Any) -> Any:

@@ -269,7 +269,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "evalsite.api.StrictAutoSchema",
     "DEFAULT_VERSIONING_CLASS": None,
     "EXCEPTION_HANDLER": "evalsite.api.exception_handler",
 }
@@ -294,6 +294,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "evalsite.api.add_error_responses",
+        "evalsite.api.state_input_limits",
     ],
 }
 # Ground-truth exports with more approved statements than this run as a background job.

@@ -8,7 +8,7 @@ from rest_framework import serializers
 
 from audit.models import ExtractionRun
 from audit.serializers import existing_run
-from evalsite.api import IdField, StrictBooleanField, StrictIntegerField
+from evalsite.api import IdField, StrictBooleanField, StrictInputSerializer, StrictIntegerField
 from metrics.models import ComputeJob, MetricResult
 from metrics.registry import EXTRACTION, RECOMPUTE_JOB
 
@@ -104,7 +104,7 @@ class JobOutputSerializer(serializers.ModelSerializer):
         return self._absolute(reverse("api-job-download", args=[job.pk]))
 
 
-class RecomputeInputSerializer(serializers.Serializer):
+class RecomputeInputSerializer(StrictInputSerializer):
     family = serializers.ChoiceField(
         choices=list(RECOMPUTE_JOB), required=False, default=EXTRACTION
     )

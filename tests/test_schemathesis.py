@@ -2,10 +2,13 @@
 
 Runs on pytest-django's live_server with an admin token, over a small world of data, with
 positive and negative examples (bounded: MAX_EXAMPLES per operation). Every answer must be
-documented, match its schema, never be a 5xx, and invalid input must be rejected with a 4xx.
+documented, match its schema, never be a 5xx; invalid input must be rejected with a 4xx and
+valid input accepted (or refused for a reason the schema cannot state: tests/schemathesis.toml
+lists those per operation, and the CLI reads the same file).
 """
 
 import os
+from pathlib import Path
 
 import pytest
 import schemathesis
@@ -15,10 +18,13 @@ from rest_framework.authtoken.models import Token
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
+    missing_required_header,
     negative_data_rejection,
+    positive_data_acceptance,
     response_headers_conformance,
     response_schema_conformance,
     status_code_conformance,
+    unsupported_method,
 )
 
 pytest_plugins = ["tests.api_fixtures"]
@@ -31,11 +37,19 @@ CHECKS = [
     response_headers_conformance,
     response_schema_conformance,
     negative_data_rejection,
+    positive_data_acceptance,
+    missing_required_header,
+    unsupported_method,
 ]
+CONFIG = schemathesis.config.SchemathesisConfig.from_path(
+    Path(__file__).with_name("schemathesis.toml")
+)
 
 # The schema the site serves at /api/schema/ (generated in-process: it is needed at collection,
 # before the live server exists; tests/test_openapi.py checks the served one is the same).
-schema = schemathesis.openapi.from_dict(SchemaGenerator().get_schema(request=None, public=True))
+schema = schemathesis.openapi.from_dict(
+    SchemaGenerator().get_schema(request=None, public=True), config=CONFIG
+)
 schema.config.generation.update(
     modes=["positive", "negative"], max_examples=MAX_EXAMPLES, deterministic=True
 )

@@ -41,6 +41,18 @@ class NotAllowed(WorkflowError):
     status_code = 403
 
 
+class UnknownItems(WorkflowError):
+    """A well-formed request naming objects that do not exist where it says (404)."""
+
+    status_code = 404
+
+
+class WrongState(WorkflowError):
+    """A well-formed request the object's current state refuses (e.g. approving a draft)."""
+
+    status_code = 409
+
+
 class StaleVersion(WorkflowError):
     """A save based on an old version; the current one is attached so the client can merge."""
 
@@ -205,7 +217,7 @@ def feedback_start(
     A statement marked for blind review starts from an empty extraction instead.
     """
     if not statement.is_subject:
-        raise WorkflowError("Only subject statements carry extractions to code.")
+        raise WrongState("Only subject statements carry extractions to code.")
     existing = Feedback.objects.filter(statement=statement, auditor=auditor).first()
     if existing:
         return existing
@@ -328,7 +340,7 @@ def feedback_submit(*, feedback: Feedback, user: User, base_version: int | None 
         raise NotAllowed("You can only submit your own feedback.")
     locked = _lock(feedback, base_version)
     if locked.status not in SUBMITTABLE:
-        raise WorkflowError(f"Feedback is already {locked.get_status_display().lower()}.")
+        raise WrongState(f"Feedback is already {locked.get_status_display().lower()}.")
     _check_ready(locked, action="submit")
     locked.status = Feedback.Status.SUBMITTED
     locked.rejection_reason = ""
@@ -365,7 +377,7 @@ def feedback_approve(
     if locked.has_proposal:
         return _approve_proposal(locked, admin=admin, reason=self_approval_reason)
     if locked.status != Feedback.Status.SUBMITTED:
-        raise WorkflowError(_not_approvable(locked))
+        raise WrongState(_not_approvable(locked))
     kind = _approval_kind(locked, admin, self_approval_reason, authors=_authors(locked))
     _check_ready(locked, action="approve")
     previous = (
@@ -513,7 +525,7 @@ def feedback_unapprove(
     _check_admin(admin)
     locked = _lock(feedback, base_version)
     if not locked.is_approved:
-        raise WorkflowError("This feedback is not approved.")
+        raise WrongState("This feedback is not approved.")
     _set_unapproved(locked, admin=admin)
     _ground_truth_changed(locked.statement_id)
     return locked
@@ -532,7 +544,7 @@ def feedback_reject(
     if locked.has_proposal:
         return _reject_proposal(locked, admin=admin, reason=reason)
     if locked.status not in REJECTABLE:
-        raise WorkflowError(
+        raise WrongState(
             f"Only submitted or approved feedback can be rejected; this one is "
             f"{locked.get_status_display().lower()}."
         )
@@ -595,7 +607,7 @@ def feedback_bulk_approve(
     named = sorted(named, key=lambda f: f.statement.order)
     unknown = set(versions) - {f.pk for f in named}
     if unknown:
-        raise WorkflowError(
+        raise UnknownItems(
             f"Not {auditor.get_username()}'s feedback in discussion {discussion.pk}: "
             + ", ".join(map(str, sorted(unknown)))
         )

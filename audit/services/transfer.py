@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -45,6 +45,7 @@ MAX_SPEAKER = 200
 MAX_MODEL_NAME = 200
 MAX_PROMPT_VERSION = 100
 MAX_USERNAME = 150
+MAX_IMPORT_ID = 10**18 - 1  # an exported discussion id, kept as its external id
 MAX_ORDER = 2**31 - 1
 
 Progress = Callable[[int, int], None]
@@ -162,22 +163,29 @@ USERNAME = UnicodeUsernameValidator()
 
 
 def _username_issues(approved: dict, path: str) -> list[PayloadIssue]:
-    """An auditor name the import would create as a user must be a valid Django username."""
-    name = approved.get("auditor") or approved.get("auditor_id")
-    if name is None:
-        return []
-    if not isinstance(name, str) or not name.strip() or len(name.strip()) > 150:
-        return [PayloadIssue(_join(path, "auditor"), "expected a username of 1-150 characters")]
-    try:
-        USERNAME(name.strip())
-    except ValidationError:
-        return [
-            PayloadIssue(
-                _join(path, "auditor"),
-                f"{name!r} is not a valid username (letters, digits and @/./+/-/_ only)",
+    """Names the import may create as users must be Django usernames, exactly as given.
+
+    ``auditor`` names the coder (required); ``auditor_id`` and ``approved_by`` are informational
+    and may be empty (imported ground truth is approved by the importing admin).
+    """
+    issues = []
+    for key, may_be_empty in (("auditor", False), ("auditor_id", True), ("approved_by", True)):
+        name = approved.get(key)
+        if name is None or (may_be_empty and name == ""):
+            continue
+        if not isinstance(name, str) or not 0 < len(name) <= MAX_USERNAME:
+            issues.append(PayloadIssue(_join(path, key), "expected a username of 1-150 characters"))
+            continue
+        try:
+            USERNAME(name)
+        except ValidationError:
+            issues.append(
+                PayloadIssue(
+                    _join(path, key),
+                    f"{name!r} is not a valid username (letters, digits and @/./+/-/_ only)",
+                )
             )
-        ]
-    return []
+    return issues
 
 
 def _is_order(value: Any) -> bool:
@@ -205,7 +213,7 @@ def _gt_entry(statement: dict) -> tuple[str, Any]:
 
 
 def _prefixed(issues: list[PayloadIssue], prefix: str) -> list[PayloadIssue]:
-    return [PayloadIssue(_join(prefix, i.path) if i.path else prefix, i.message) for i in issues]
+    return [replace(i, path=_join(prefix, i.path) if i.path else prefix) for i in issues]
 
 
 def _discussion_issues(fields_path: str, fields: dict, statements: Any) -> list[PayloadIssue]:
@@ -228,7 +236,7 @@ def _discussion_issues(fields_path: str, fields: dict, statements: Any) -> list[
     orders = [s.get("order", i) for i, s in enumerate(statements) if isinstance(s, dict)]
     orders = [order for order in orders if _is_order(order)]
     if len(set(orders)) != len(orders):
-        issues.append(PayloadIssue(_join(path, "statements"), "statement orders repeat"))
+        issues.append(PayloadIssue(_join(path, "statements"), "statement orders repeat", rule=True))
     earlier: list[dict] = []
     for index, statement in enumerate(statements):
         statement_path = _join(_join(path, "statements"), index)
@@ -245,7 +253,10 @@ def _ground_truth_problems(statement: Any, path: str, earlier: list[dict]) -> li
     key, payload = _gt_entry(statement)
     problems = []
     if isinstance(payload, dict) and not pdp_issues(payload):  # else the schema said why
-        problems = pdp_problems(payload, known=payload_ids(earlier))
+        problems = [
+            replace(problem, rule=True)
+            for problem in pdp_problems(payload, known=payload_ids(earlier))
+        ]
     for candidate in (statement.get("pdp_deltas"), payload):
         if isinstance(candidate, dict) and not pdp_issues(candidate):
             earlier.append(candidate)
@@ -268,7 +279,7 @@ def _date_issues(value: Any, path: str, parser, expected: str) -> list[PayloadIs
 def _is_identifier(value: Any) -> bool:
     """An external id as given: absent, a short text, or an integer (an exported ``id``)."""
     if value is None or (isinstance(value, int) and not isinstance(value, bool)):
-        return value is None or abs(value) < 10**18
+        return value is None or abs(value) <= MAX_IMPORT_ID
     return isinstance(value, str) and 0 < len(value) <= MAX_EXTERNAL_ID
 
 
@@ -486,14 +497,10 @@ def _announce_import(summary: ImportSummary) -> None:
 @transaction.atomic
 def extractions_import(*, run: ExtractionRun, items: list[dict]) -> list[Extraction]:
     """Create or replace a run's extractions: items are {statement: id, pdp_deltas: {...}}."""
-    issues: list[PayloadIssue] = []
     statements = Statement.objects.select_related("speaker").in_bulk(
         [i.get("statement") for i in items if isinstance(i, dict)]
     )
-    for index, item in enumerate(items):
-        issues += _extraction_item_issues(item, f"[{index}]", statements)
-    if issues:
-        raise PayloadError(issues)
+    _check_extraction_items(items, statements)
     saved = []
     for item in items:
         extraction, _ = Extraction.objects.update_or_create(
@@ -506,17 +513,55 @@ def extractions_import(*, run: ExtractionRun, items: list[dict]) -> list[Extract
     return saved
 
 
-def _extraction_item_issues(item: Any, path: str, statements: dict) -> list[PayloadIssue]:
-    if not isinstance(item, dict):
-        return [PayloadIssue(path, "expected an object with 'statement' and 'pdp_deltas'")]
-    statement = statements.get(item.get("statement"))
-    if statement is None:
-        return [PayloadIssue(_join(path, "statement"), f"no statement {item.get('statement')!r}")]
-    if not statement.is_subject:
-        return [PayloadIssue(_join(path, "statement"), "only subject statements carry extractions")]
-    if "pdp_deltas" not in item:
-        return [PayloadIssue(_join(path, "pdp_deltas"), "missing required field")]
-    return _prefixed(pdp_issues(item["pdp_deltas"]), _join(path, "pdp_deltas"))
+class UnknownReferences(PayloadError):
+    """Well-formed items naming statements that do not exist: 404, naming each item."""
+
+    status_code = 404
+
+
+class WrongKindOfStatement(PayloadError):
+    """Well-formed items naming a statement that cannot carry an extraction: 409."""
+
+    status_code = 409
+
+
+def _check_extraction_items(items: list[Any], statements: dict) -> None:
+    """Name every problem at once; the answer says the gravest kind: a malformed item (400),
+    else a statement that does not exist (404), else one that cannot carry an extraction (409)."""
+    malformed: list[PayloadIssue] = []
+    unknown: list[PayloadIssue] = []
+    wrong_kind: list[PayloadIssue] = []
+    for index, item in enumerate(items):
+        path = f"[{index}]"
+        if not isinstance(item, dict):
+            malformed.append(
+                PayloadIssue(path, "expected an object with 'statement' and 'pdp_deltas'")
+            )
+            continue
+        statement = statements.get(item.get("statement"))
+        if statement is None:
+            unknown.append(
+                PayloadIssue(_join(path, "statement"), f"no statement {item.get('statement')!r}")
+            )
+        elif not statement.is_subject:
+            wrong_kind.append(
+                PayloadIssue(_join(path, "statement"), "only subject statements carry extractions")
+            )
+        if "pdp_deltas" not in item:
+            malformed.append(PayloadIssue(_join(path, "pdp_deltas"), "missing required field"))
+        else:
+            malformed += _prefixed(pdp_issues(item["pdp_deltas"]), _join(path, "pdp_deltas"))
+    issues = sorted(malformed + unknown + wrong_kind, key=lambda issue: _item_index(issue.path))
+    if malformed:
+        raise PayloadError(issues)
+    if unknown:
+        raise UnknownReferences(issues)
+    if wrong_kind:
+        raise WrongKindOfStatement(issues)
+
+
+def _item_index(path: str) -> int:
+    return int(path[1 : path.index("]")])
 
 
 # --- export ------------------------------------------------------------------------------------

@@ -185,12 +185,10 @@ def test_discussion_without_external_id_gets_one(api, admin_user):
         (lambda d: d["statements"][1].update(order=-1), "order"),
         (lambda d: d["discussion"].pop("summary"), "discussion.summary"),
         (lambda d: d["discussion"].update(date="2025-13-45"), "discussion.date"),
-        (lambda d: d.update(run=999999), "No extraction run"),
         (
             lambda d: d["statements"][1]["pdp_deltas"]["events"][0].update(kind="party"),
             "events[0].kind: 'party' is not one of",
         ),
-        (lambda d: [s.update(order=1) for s in d["statements"]], "statement orders repeat"),
     ],
 )
 def test_invalid_discussion_is_rejected_whole(api, admin_user, mutate, message):
@@ -203,6 +201,25 @@ def test_invalid_discussion_is_rejected_whole(api, admin_user, mutate, message):
     assert message in body["detail"] or any(message in e for e in body.get("errors", []))
     assert Discussion.objects.count() == 0
     assert Statement.objects.count() == 0
+
+
+def test_repeated_orders_are_a_rule_not_a_malformed_body(api, admin_user):
+    data = new_discussion()
+    for statement in data["statements"]:
+        statement["order"] = 1
+    response = api(admin_user).post(DISCUSSIONS, data, format="json")
+    assert response.status_code == 422
+    assert response.json()["errors"] == ["statements: statement orders repeat"]
+    assert Discussion.objects.count() == 0
+
+
+def test_discussion_naming_an_unknown_run_is_404(api, admin_user):
+    data = new_discussion()
+    data["run"] = 999999
+    response = api(admin_user).post(DISCUSSIONS, data, format="json")
+    assert response.status_code == 404
+    assert response.json()["errors"] == ["run: No extraction run 999999."]
+    assert Discussion.objects.count() == 0
 
 
 # --- extraction runs ---------------------------------------------------------------------------
@@ -261,11 +278,27 @@ def test_bulk_extractions_are_all_or_nothing(api, admin_user, world):
     response = api(admin_user).post(
         f"{RUNS}{run.pk}/extractions/", {"extractions": items}, format="json"
     )
-    assert response.status_code == 400
+    assert response.status_code == 400  # the malformed item decides the status; all are named
     errors = response.json()["errors"]
     assert any("[1].statement: only subject statements" in e for e in errors)
     assert any("[2].statement: no statement 999999" in e for e in errors)
     assert any("[3].pdp_deltas.people[0]: missing required field 'id'" in e for e in errors)
+    assert not Extraction.objects.filter(run=run).exists()
+
+
+@pytest.mark.parametrize(
+    ("statement", "status", "message"),
+    [("expert", 409, "[0].statement: only subject statements"), (None, 404, "no statement 999999")],
+)
+def test_well_formed_extractions_naming_the_wrong_statement(
+    api, admin_user, world, statement, status, message
+):
+    run = ExtractionRun.objects.create(model_name="gpt-5", prompt_version="p9")
+    target = getattr(world, statement).pk if statement else 999999
+    body = {"extractions": [{"statement": target, "pdp_deltas": pdp()}]}
+    response = api(admin_user).post(f"{RUNS}{run.pk}/extractions/", body, format="json")
+    assert response.status_code == status
+    assert any(message in e for e in response.json()["errors"])
     assert not Extraction.objects.filter(run=run).exists()
 
 

@@ -69,7 +69,6 @@ def test_start_feedback_copies_the_ai_extraction(api, auditor, world):
     [
         ({}, "statement: This field is required."),
         ({"statement": "12"}, "statement: A JSON integer is required."),
-        ({"statement": 999999}, "statement: No statement 999999."),
         ({"statement": None}, "statement: This field may not be null."),
     ],
 )
@@ -79,9 +78,15 @@ def test_start_feedback_bad_input(api, auditor, world, body, message):
     assert message in response.json()["detail"]
 
 
+def test_start_feedback_on_an_unknown_statement_is_404(api, auditor, world):
+    response = api(auditor).post(FEEDBACK, {"statement": 999999}, format="json")
+    assert response.status_code == 404
+    assert response.json()["errors"] == ["statement: No statement 999999."]
+
+
 def test_start_feedback_on_expert_statement_is_refused(api, auditor, world):
     response = api(auditor).post(FEEDBACK, {"statement": world.expert.pk}, format="json")
-    assert response.status_code == 400
+    assert response.status_code == 409
     assert "Only subject statements" in response.json()["detail"]
 
 
@@ -154,7 +159,7 @@ def test_submit_own_draft(api, second_auditor, world):
     assert response.status_code == 200
     assert response.json()["status"] == "submitted"
     again = api(second_auditor).post(url(world.theirs, "submit"), {}, format="json")
-    assert again.status_code == 400
+    assert again.status_code == 409
     assert "already submitted" in again.json()["detail"]
 
 
@@ -189,10 +194,10 @@ def test_approve_stale_version_is_409(api, admin_user, world):
     assert world.mine.status == Feedback.Status.SUBMITTED
 
 
-def test_approving_a_draft_is_400(api, admin_user, world):
+def test_approving_a_draft_is_409(api, admin_user, world):
     body = {"version": world.theirs.version}
     response = api(admin_user).post(url(world.theirs, "approve"), body, format="json")
-    assert response.status_code == 400
+    assert response.status_code == 409
     assert "Only submitted feedback" in response.json()["detail"]
 
 

@@ -81,13 +81,18 @@ def test_export_with_run(api, admin_user, approved):
         ({"discussion_ids": ""}, "discussion_ids"),
         ({"discussion_ids": ",".join(map(str, range(1, 1500)))}, "at most 1000 ids"),
         ({"all": "yes please"}, "all"),
-        ({"all": "true", "run": "999999"}, "No extraction run 999999"),
     ],
 )
 def test_export_bad_parameters_are_400_with_a_message(api, admin_user, approved, params, message):
     response = api(admin_user).get(EXPORT, params)
     assert response.status_code == 400
     assert message in response.json()["detail"]
+
+
+def test_export_from_an_unknown_run_is_404(api, admin_user, approved):
+    response = api(admin_user).get(EXPORT, {"all": "true", "run": "999999"})
+    assert response.status_code == 404
+    assert response.json()["errors"] == ["run: No extraction run 999999."]
 
 
 def test_export_nothing_matching_is_404(api, admin_user, approved):

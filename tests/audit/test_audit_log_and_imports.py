@@ -69,7 +69,7 @@ def test_import_refuses_usernames_django_would_refuse(admin_user):
     with pytest.raises(PayloadError) as info:
         discussions_import(data=data, by=admin_user)
     assert any(
-        "statements[1].approved_feedback.auditor: 'bad name!' is not a valid username" in m
+        "statements[1].approved_feedback.auditor_id: 'bad name!' is not a valid username" in m
         for m in info.value.messages()
     ), info.value.messages()
     assert Discussion.objects.count() == 0

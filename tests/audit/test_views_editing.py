@@ -63,7 +63,7 @@ def test_starting_twice_reopens_my_draft(auditor_client, scene, feedback):
 
 def test_expert_statements_cannot_be_coded(auditor_client, scene):
     response = hx_post(auditor_client, reverse("audit:feedback_start", args=[scene.expert.pk]))
-    assert response.status_code == 400
+    assert response.status_code == 409
     assert response["HX-Retarget"] == f"#card-msg-{scene.expert.pk}"
     assert Feedback.objects.count() == 0
 
@@ -231,7 +231,7 @@ def test_submit_from_the_card(auditor_client, feedback):
     assert Feedback.objects.get().status == Feedback.Status.SUBMITTED
     assert "Submitted" in response.content.decode()
     again = hx_post(auditor_client, url, {"version": feedback.version + 1})
-    assert again.status_code == 400
+    assert again.status_code == 409
     assert "already submitted" in again.content.decode()
 
 

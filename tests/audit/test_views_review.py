@@ -103,7 +103,7 @@ def test_drafts_cannot_be_approved(admin_client, scene, auditor):
     draft = feedback_start(statement=scene.first, auditor=auditor)
     url = reverse("audit:feedback_approve", args=[draft.pk])
     response = hx_post(admin_client, url, {"version": draft.version})
-    assert response.status_code == 400
+    assert response.status_code == 409
     assert response["HX-Retarget"] == f"#review-msg-{scene.first.pk}"
     assert "Only submitted feedback can be approved" in response.content.decode()
 

@@ -104,16 +104,17 @@ def test_recompute_while_one_is_active_returns_it(api, admin_user, world):
 
 
 @pytest.mark.parametrize(
-    ("body", "message"),
+    ("body", "status", "message"),
     [
-        ({"run": 999999}, "No extraction run 999999"),
-        ({"family": "nope"}, '"nope" is not a valid choice'),
-        ({"stale_only": "yes"}, "stale_only"),
+        ({"run": 999999}, 404, "run: No extraction run 999999"),
+        ({"family": "nope"}, 400, '"nope" is not a valid choice'),
+        ({"stale_only": "yes"}, 400, "stale_only"),
+        ({"stale_onyl": True}, 400, "stale_onyl: unknown field; expected one of: family, run"),
     ],
 )
-def test_recompute_bad_input(api, admin_user, body, message):
+def test_recompute_bad_input(api, admin_user, body, status, message):
     response = api(admin_user).post("/api/v1/recompute/", body, format="json")
-    assert response.status_code == 400
+    assert response.status_code == status
     assert message in response.json()["detail"]
     assert not ComputeJob.objects.exists()
 
