@@ -210,6 +210,7 @@ def _duplicate_id_issues(payload: dict) -> list[PayloadIssue]:
                     PayloadIssue(
                         f"{key}[{index}].id",
                         f"duplicate id {item_id} (already used by {key}[{seen[item_id]}])",
+                        rule=True,  # unique values across items: no JSON Schema keyword says it
                     )
                 )
             seen[item_id] = index

@@ -31,6 +31,7 @@ from audit.services.api_support import (
 )
 from audit.services.transfer import MAX_IMPORT_ID, MAX_USERNAME
 from evalsite.api import (
+    FilterTextField,
     IdField,
     ReferenceNotFound,
     StrictBooleanField,
@@ -98,7 +99,7 @@ class PdpField(serializers.JSONField):
 
 
 class DiscussionFilterSerializer(serializers.Serializer):
-    external_id = serializers.CharField(required=False, max_length=MAX_EXTERNAL_ID)
+    external_id = FilterTextField(max_length=MAX_EXTERNAL_ID)
     has_approved = serializers.BooleanField(
         required=False, help_text="only discussions with (true) / without (false) approved GT"
     )
@@ -200,8 +201,8 @@ class DiscussionCreatedSerializer(DiscussionDetailOutputSerializer):
 
 
 class ExtractionRunFilterSerializer(serializers.Serializer):
-    model_name = serializers.CharField(required=False, max_length=MAX_MODEL_NAME)
-    prompt_version = serializers.CharField(required=False, max_length=MAX_PROMPT_VERSION)
+    model_name = FilterTextField(max_length=MAX_MODEL_NAME)
+    prompt_version = FilterTextField(max_length=MAX_PROMPT_VERSION)
 
 
 class ExtractionRunOutputSerializer(serializers.ModelSerializer):
@@ -488,8 +489,8 @@ class ImportSummarySerializer(serializers.Serializer):
 class AuditLogFilterSerializer(serializers.Serializer):
     actor = IdField(help_text="user id: who")
     action = serializers.ChoiceField(required=False, choices=AuditLogEntry.Action.choices)
-    object_type = StrictCharField(required=False, max_length=40, help_text="e.g. feedback")
-    object_id = StrictCharField(required=False, max_length=64)
+    object_type = FilterTextField(max_length=40, help_text="e.g. feedback")
+    object_id = FilterTextField(max_length=64)
     since = serializers.DateField(required=False, help_text="from this day (inclusive)")
     until = serializers.DateField(required=False, help_text="to this day (inclusive)")
 

@@ -191,6 +191,17 @@ class StrictBooleanField(serializers.BooleanField):
         return data
 
 
+class FilterTextField(serializers.CharField):
+    """A text filter in the query string, matched as given: ``?family=%09`` is a tab (that
+    matches nothing), not a blank refused; ``?family=`` (empty) is refused (minLength 1)."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("min_length", 1)
+        kwargs.setdefault("trim_whitespace", False)
+        super().__init__(**kwargs)
+
+
 class IdField(serializers.IntegerField):
     """An id in the query string (1 .. 2**63-1)."""
 
@@ -352,6 +363,8 @@ _ERROR_DESCRIPTIONS = {
     "allows this (e.g. approving a draft).",
     "413": "Request body too large.",
     "415": "Unsupported media type (send application/json).",
+    "422": "Well formed, but breaks a rule between values that no schema states (a reference "
+    "to a missing item, repeated orders, coding not ready to submit); each problem is named.",
     "429": "Too many requests: wait the number of seconds in the Retry-After header.",
 }
 
@@ -376,7 +389,7 @@ def add_error_responses(result: dict, generator, request, public) -> dict:
                 continue
             codes = ["400", "401", "403", "404", "429"]
             if method in {"post", "put", "patch", "delete"}:
-                codes += ["409", "413", "415"]
+                codes += ["409", "413", "415", "422"]
             for code in codes:
                 operation["responses"].setdefault(
                     code,

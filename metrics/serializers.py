@@ -8,13 +8,19 @@ from rest_framework import serializers
 
 from audit.models import ExtractionRun
 from audit.serializers import existing_run
-from evalsite.api import IdField, StrictBooleanField, StrictInputSerializer, StrictIntegerField
+from evalsite.api import (
+    FilterTextField,
+    IdField,
+    StrictBooleanField,
+    StrictInputSerializer,
+    StrictIntegerField,
+)
 from metrics.models import ComputeJob, MetricResult
 from metrics.registry import EXTRACTION, RECOMPUTE_JOB
 
 
 class MetricResultFilterSerializer(serializers.Serializer):
-    family = serializers.CharField(required=False, max_length=40, help_text="e.g. extraction")
+    family = FilterTextField(max_length=40, help_text="e.g. extraction")
     scope = serializers.ChoiceField(choices=MetricResult.Scope.choices, required=False)
     status = serializers.ChoiceField(choices=MetricResult.Status.choices, required=False)
     run = IdField()

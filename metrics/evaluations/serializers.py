@@ -8,6 +8,7 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from audit.jsonin import JsonInputError, parse_json
+from evalsite.api import FilterTextField
 from metrics.models import Evaluation, EvaluationFile
 from metrics.registry import UPLOADED
 
@@ -15,7 +16,7 @@ from metrics.registry import UPLOADED
 class EvaluationFilterSerializer(serializers.Serializer):
     family = serializers.ChoiceField(choices=sorted(UPLOADED), required=False)
     status = serializers.ChoiceField(choices=Evaluation.Status.choices, required=False)
-    q = serializers.CharField(required=False, max_length=200, help_text="Name contains.")
+    q = FilterTextField(max_length=200, help_text="Name contains.")
 
 
 class EvaluationCreateInputSerializer(serializers.Serializer):
