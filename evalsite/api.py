@@ -148,7 +148,21 @@ class StrictInputSerializer(serializers.Serializer):
 
 
 class StrictAutoSchema(AutoSchema):
-    """drf-spectacular's schema, plus ``additionalProperties: false`` on strict bodies."""
+    """drf-spectacular's schema, plus what DRF enforces and it leaves unsaid: strict bodies have
+    ``additionalProperties: false``; a text that is trimmed and may not be blank needs a
+    character other than white space."""
+
+    def _map_serializer_field(self, field, direction, bypass_extensions=False):
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        trimmed_non_blank = (
+            isinstance(field, serializers.CharField)
+            and field.trim_whitespace
+            and not field.allow_blank
+            and not isinstance(field, serializers.ChoiceField)
+        )
+        if direction == "request" and trimmed_non_blank and schema.get("type") == "string":
+            schema.setdefault("pattern", NOT_BLANK_PATTERN)
+        return schema
 
     def _map_basic_serializer(self, serializer, direction):
         schema = super()._map_basic_serializer(serializer, direction)
@@ -404,6 +418,7 @@ def add_error_responses(result: dict, generator, request, public) -> dict:
 # What ``parse_json`` and DRF refuse in any input, stated where the schema leaves it open.
 JSON_INT_LIMIT = 2**63 - 1
 NO_NUL_PATTERN = "^[^\\u0000]*$"
+NOT_BLANK_PATTERN = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"
 _FREE_TEXT_FORMATS = {None, "", "email", "uri", "slug"}
 
 
