@@ -254,7 +254,9 @@ def fit_standard_scaler(x: Any) -> StandardScalerParams:
     x = np.asarray(x, dtype=float)
     x = x.reshape(-1, 1) if x.ndim == 1 else x
     std = x.std(axis=0)
-    return StandardScalerParams(mean=x.mean(axis=0), std=np.where(std == 0, 1.0, std))
+    return StandardScalerParams(
+        mean=_floats(x.mean(axis=0)), std=_floats(np.where(std == 0, 1.0, std))
+    )
 
 
 def fit_logistic_calibrator(x: Any, y: Any, *, c: float = 1.0) -> LogisticCalibrator:

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -105,6 +105,11 @@ class SelectiveMetric:
         if self.coverage is not None and not 0.0 < self.coverage <= 1.0:
             raise ValueError(f"coverage must be in (0, 1], got {self.coverage}")
 
+    @property
+    def target(self) -> float:
+        """The coverage of a *_at_coverage metric (__post_init__ checked it is set)."""
+        return cast(float, self.coverage)
+
     @classmethod
     def cmax(cls) -> SelectiveMetric:
         return cls("cmax")
@@ -138,10 +143,10 @@ class SelectiveMetric:
         if self.kind == "augrc":
             return compute_augrc(items, loss=self.loss)
         if self.kind == "aurc_at_coverage":
-            return compute_aurc_at_coverage(items, max_coverage=self.coverage, loss=self.loss)
+            return compute_aurc_at_coverage(items, max_coverage=self.target, loss=self.loss)
         if self.kind == "augrc_at_coverage":
-            return compute_augrc_at_coverage(items, max_coverage=self.coverage, loss=self.loss)
-        return compute_risk_at_coverage(items, target_coverage=self.coverage, loss=self.loss)
+            return compute_augrc_at_coverage(items, max_coverage=self.target, loss=self.loss)
+        return compute_risk_at_coverage(items, target_coverage=self.target, loss=self.loss)
 
     def on_resamples(self, curves: ResampledCurves) -> np.ndarray:
         """The metric on every resample (column) at once; NaN where it is undefined."""
@@ -150,7 +155,7 @@ class SelectiveMetric:
         if curves.n_levels == 0:  # no accepted item anywhere in the data
             return np.full(curves.n_resamples, np.nan if self.kind == "risk_at_coverage" else 0.0)
         if self.kind == "risk_at_coverage":
-            return _risk_at_coverage_columns(curves, self.coverage)
+            return _risk_at_coverage_columns(curves, self.target)
         x = curves.augmented_coverage
         if self.kind.startswith("aurc"):
             y = curves.augmented_selective_risk
@@ -159,7 +164,7 @@ class SelectiveMetric:
         if self.kind in ("aurc", "augrc"):
             areas = trapezoid_area(x, y)
         else:
-            c_prime = np.minimum(self.coverage, curves.cmax)
+            c_prime = np.minimum(self.target, curves.cmax)
             areas = truncated_trapezoid_area(x, y, c_prime)
         # Like the item-level functions: no accepted item -> no curve -> area 0.0.
         return np.where(curves.has_predictions, areas, 0.0)

@@ -26,7 +26,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from audit.jsonin import InputError, load_json
 from metrics.families.calibration import CalibrationArtifact
@@ -49,6 +49,7 @@ from .confidence import (
 from .curves import (
     LOSS_DIVISORS,
     ItemPrediction,
+    Loss,
     compute_augrc,
     compute_augrc_at_coverage,
     compute_augrc_optimal,
@@ -348,7 +349,7 @@ def _item_confidence(
 class SelectiveSettings:
     """Validated options."""
 
-    loss: str
+    loss: Loss
     variants: tuple[ConfidenceVariant, ...]
     n_resamples: int
     seed: int
@@ -426,7 +427,7 @@ def resolve_options(options: Options) -> SelectiveSettings:
     if options.loss not in LOSS_DIVISORS:
         raise ValueError(f"loss must be one of {sorted(LOSS_DIVISORS)}, got {options.loss!r}")
     settings = SelectiveSettings(
-        loss=options.loss,
+        loss=cast(Loss, options.loss),  # one of LOSS_DIVISORS, checked above
         variants=_variants(options.confidence_variants),
         n_resamples=_integer(options.bootstrap_resamples, "bootstrap_resamples", 0, None),
         seed=_integer(options.seed, "seed", 0, 2**32 - 1),
