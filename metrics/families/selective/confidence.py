@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from metrics.families.calibration import (
     CalibrationArtifact,
@@ -257,7 +257,8 @@ def compute_confidence(
         raw = _verbalized_fraction(signals, parsed.name)
         return predict_calibrated(_temperature(calibration), [raw])
     if parsed.name == "calibrated":
-        return predict_calibrated(calibration.calibrator, _features(signals, calibration, parsed))
+        artifact = cast(CalibrationArtifact, calibration)  # check_calibration: it is set
+        return predict_calibrated(artifact.calibrator, _features(signals, artifact, parsed))
     values = [BASE_VARIANTS[part](signals, parsed.name) for part in parsed.parts]
     if parsed.combine is None:
         return values[0]

@@ -279,7 +279,9 @@ def predicted_confidences_and_errors(
     """Confidences and raw absolute errors |pred - gt| of the non-abstained items."""
     predicted = [item for item in items if item.pred is not None]
     confidences = np.array([item.confidence for item in predicted], dtype=float)
-    errors = np.array([abs(item.pred - item.gt) for item in predicted], dtype=float)
+    errors = np.array(
+        [abs(pred - item.gt) for item in predicted if (pred := item.pred) is not None], dtype=float
+    )
     return confidences, errors
 
 

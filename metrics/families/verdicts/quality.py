@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from sklearn.metrics import average_precision_score, f1_score
@@ -159,7 +159,7 @@ def _verdict_samples(
 ) -> list[dict[str, Any]]:
     samples = []
     for result in results:
-        business_id = result.get("business_id")
+        business_id: Any = result.get("business_id")
         if business_id not in gt_verdicts:
             continue
         truth = verdict_ordinal(gt_verdicts[business_id], policy)
@@ -403,7 +403,8 @@ def compute_judgement_accuracy(
     policy = load_policy(policy_id)
     per_field: dict[str, dict[str, Any]] = {}
     for result in results:
-        gt = gt_data.get(result.get("business_id"))
+        business_id: Any = result.get("business_id")
+        gt = gt_data.get(business_id)
         checks = _judgement_checks(result, gt, policy) if gt is not None else []
         for field, correct in checks:
             stats = per_field.setdefault(field, {"correct": 0, "total": 0})
@@ -458,7 +459,8 @@ def compute_verdict_consistency_enhanced(
         elif extract_verdict_from_rule(rule) is None:
             skipped_no_rule += 1
         else:
-            per_sample.append(_consistency_sample(result, rule, policy))
+            # A rule naming a verdict is not None.
+            per_sample.append(_consistency_sample(result, cast(str, rule), policy))
     consistent = sum(1 for sample in per_sample if sample["consistent"])
     return _ratio(consistent, len(per_sample)), {
         "consistent": consistent,
