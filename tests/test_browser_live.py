@@ -18,7 +18,7 @@ from tests.metrics.test_evaluations_fixtures import example_files
 pytest_plugins = ["tests.metrics.test_evaluations_fixtures"]
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("transactional_db", "media")]
 
-FRESH_WITHIN_MS = 2_500  # one 1 s poll plus a slow shared test machine
+FRESH_WITHIN_MS = 4_000  # one 1 s poll, with room for a loaded CI machine (was a 5 s poll)
 
 
 def _wait_ms(page, selector: str) -> float:
@@ -52,6 +52,7 @@ def test_statement_f1_turns_fresh_within_a_second(open_as, live_server, auditor,
     page.goto(live_server.url + reverse("audit:discussion", args=[scene.discussion.pk]))
     badge = f"#f1-badge-{scene.first.pk}"
     assert "updating…" in page.locator(badge).inner_text()
+    assert page.locator(badge).get_attribute("hx-trigger") == "every 1s"
     # The worker finishing: the stored result (its figures kept) turns fresh.
     MetricResult.objects.filter(pk=result.pk).update(status=MetricResult.Status.FRESH)
     waited = _wait_ms(page, f"{badge}:not([hx-get])")
