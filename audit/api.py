@@ -10,11 +10,12 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework.response import Response
+from rest_framework.serializers import Serializer
 
 from audit.models import Discussion, ExtractionRun, Feedback
 from audit.pdp import mark_edited
@@ -81,6 +82,7 @@ from evalsite.api import (
     JobStartedSerializer,
     job_started_body,
 )
+from evalsite.http import HtmxHttpRequest
 
 CONFLICT = OpenApiResponse(
     ErrorSerializer, description="Stale version: `current_version` is the one to base a retry on."
@@ -317,7 +319,7 @@ class FeedbackDetailApi(ApiView):
 class FeedbackActionApi(ApiView):
     """A POST that moves one visible feedback through the workflow and returns it."""
 
-    input_serializer = FeedbackActionInputSerializer
+    input_serializer: type[Serializer] = FeedbackActionInputSerializer
 
     def post(self, request: ApiRequest, pk: int) -> Response:
         feedback = _visible_feedback(request, pk)
@@ -564,7 +566,7 @@ class AuditLogApi(ApiView):
 
 
 @login_required
-def api_tokens(request: HttpRequest) -> HttpResponse:
+def api_tokens(request: HtmxHttpRequest) -> HttpResponse:
     """Admins see and (re)create their own API token."""
     if not is_admin(request.user):
         raise PermissionDenied("Only admins manage API tokens.")
