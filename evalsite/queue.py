@@ -80,10 +80,15 @@ def task_enqueue(task: Any, **kwargs: Any) -> bool:
     return True
 
 
+def named_task(name: str) -> Any:
+    """The task registered under this name: for services whose task module imports them (a
+    task runs its service), so they need not import the task module back."""
+    return current_app.tasks[name]
+
+
 def task_enqueue_named(name: str, **kwargs: Any) -> bool:
-    """task_enqueue by the task's registered name: for services whose task module imports
-    them (audit's job tasks run audit's job services)."""
-    return task_enqueue(current_app.tasks[name], **kwargs)
+    """task_enqueue by the task's registered name (see ``named_task``)."""
+    return task_enqueue(named_task(name), **kwargs)
 
 
 def task_enqueue_on_commit(task: Any, **kwargs: Any) -> None:

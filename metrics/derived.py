@@ -27,7 +27,8 @@ from typing import Any
 from django.utils import timezone
 
 from audit.models import ExtractionRun
-from evalsite.queue import TRANSIENT_ERRORS, task_enqueue
+from evalsite.queue import TRANSIENT_ERRORS, named_task, task_enqueue
+from metrics import comparison
 from metrics.models import MetricResult
 from metrics.selectors import event_kind_errors_compute, results_fingerprint
 
@@ -38,6 +39,9 @@ ERROR_ANALYSIS = "error_analysis"
 # Bump when a family's output for the same inputs changes.
 CODE_VERSIONS = {RUN_COMPARISON: "run-comparison/1", ERROR_ANALYSIS: "error-analysis/1"}
 REQUEUE_AFTER = timedelta(minutes=2)
+# Their tasks (metrics.tasks runs this module's computations, so it is not imported here).
+RUN_COMPARISON_TASK = "metrics.tasks.compute_run_comparison"
+ERROR_ANALYSIS_TASK = "metrics.tasks.compute_error_analysis"
 
 Scope = MetricResult.Scope
 Status = MetricResult.Status
@@ -170,22 +174,18 @@ def derived_compute(
 
 
 def run_comparison_read(left: ExtractionRun, right: ExtractionRun) -> Derived:
-    from metrics import tasks
-
     return derived_read(
         family=RUN_COMPARISON,
         key=comparison_key(left.pk, right.pk),
         run_id=left.pk,
         fingerprint=results_fingerprint(left, right),
         queue=lambda: task_enqueue(
-            tasks.compute_run_comparison, left_id=left.pk, right_id=right.pk
+            named_task(RUN_COMPARISON_TASK), left_id=left.pk, right_id=right.pk
         ),
     )
 
 
 def run_comparison_result_compute(*, left_id: int, right_id: int) -> MetricResult | None:
-    from metrics.comparison import comparison_to_json, run_comparison
-
     left = ExtractionRun.objects.filter(pk=left_id).first()
     right = ExtractionRun.objects.filter(pk=right_id).first()
     if left is None or right is None:
@@ -195,19 +195,17 @@ def run_comparison_result_compute(*, left_id: int, right_id: int) -> MetricResul
         key=comparison_key(left_id, right_id),
         run_id=left_id,
         fingerprint=lambda: results_fingerprint(left, right),
-        compute=lambda: comparison_to_json(run_comparison(left, right)),
+        compute=lambda: comparison.comparison_to_json(comparison.run_comparison(left, right)),
     )
 
 
 def error_analysis_read(run: ExtractionRun) -> Derived:
-    from metrics import tasks
-
     return derived_read(
         family=ERROR_ANALYSIS,
         key=error_analysis_key(run.pk),
         run_id=run.pk,
         fingerprint=results_fingerprint(run),
-        queue=lambda: task_enqueue(tasks.compute_error_analysis, run_id=run.pk),
+        queue=lambda: task_enqueue(named_task(ERROR_ANALYSIS_TASK), run_id=run.pk),
     )
 
 
@@ -234,8 +232,6 @@ def derived_results_refresh(*, run_id: int) -> int:
     """A run's results changed: queue the derived rows that involve it and are now outdated
     (its error analysis, every stored comparison with it), so the next view finds them
     current. Returns how many were queued."""
-    from metrics import tasks
-
     run = ExtractionRun.objects.filter(pk=run_id).first()
     if run is None:
         return 0
@@ -244,7 +240,7 @@ def derived_results_refresh(*, run_id: int) -> int:
     if _outdated(ERROR_ANALYSIS, key, results_fingerprint(run)) and _claim(
         key=key, family=ERROR_ANALYSIS, run_id=run_id
     ):
-        queued += task_enqueue(tasks.compute_error_analysis, run_id=run_id)
+        queued += task_enqueue(named_task(ERROR_ANALYSIS_TASK), run_id=run_id)
     pairs = MetricResult.objects.filter(family=RUN_COMPARISON).filter(
         key__regex=rf"^{RUN_COMPARISON}:pair:(r{run_id}:r[0-9]+|r[0-9]+:r{run_id})$"
     )
@@ -257,5 +253,7 @@ def derived_results_refresh(*, run_id: int) -> int:
         if _outdated(RUN_COMPARISON, key, fingerprint) and _claim(
             key=key, family=RUN_COMPARISON, run_id=left_id
         ):
-            queued += task_enqueue(tasks.compute_run_comparison, left_id=left_id, right_id=right_id)
+            queued += task_enqueue(
+                named_task(RUN_COMPARISON_TASK), left_id=left_id, right_id=right_id
+            )
     return queued

@@ -32,7 +32,8 @@ from django.utils import timezone
 from django.utils.text import get_valid_filename
 
 from audit.jsonin import InputError
-from evalsite.queue import TRANSIENT_ERRORS, task_enqueue
+from audit.services.audit_log import Action, audit_log_record
+from evalsite.queue import TRANSIENT_ERRORS, task_enqueue_named
 from metrics.evaluations.registry import Family, InputFile
 from metrics.models import Evaluation, EvaluationFile
 from metrics.registry import upload_get
@@ -203,8 +204,6 @@ def evaluation_create(
 def _log_upload(
     evaluation: Evaluation, user: Any, files: Mapping[str, Sequence[InputFile]]
 ) -> None:
-    from audit.services.audit_log import Action, audit_log_record
-
     names = {role: [f.name for f in items] for role, items in files.items()}
     audit_log_record(
         actor=evaluation.uploaded_by,
@@ -216,9 +215,7 @@ def _log_upload(
 
 
 def _enqueue(evaluation_id: int) -> None:
-    from metrics import tasks
-
-    if task_enqueue(tasks.evaluation_compute, evaluation_id=evaluation_id):
+    if task_enqueue_named("metrics.tasks.evaluation_compute", evaluation_id=evaluation_id):
         Evaluation.objects.filter(pk=evaluation_id).update(enqueued_at=timezone.now())
 
 
