@@ -527,7 +527,8 @@ class WrongKindOfStatement(PayloadError):
 
 def _check_extraction_items(items: list[Any], statements: dict) -> None:
     """Name every problem at once; the answer says the gravest kind: a malformed item (400),
-    else a statement that does not exist (404), else one that cannot carry an extraction (409)."""
+    else a statement that does not exist (404), else one that cannot carry an extraction (409),
+    else a rule between items, such as a repeated id (422)."""
     malformed: list[PayloadIssue] = []
     unknown: list[PayloadIssue] = []
     wrong_kind: list[PayloadIssue] = []
@@ -552,12 +553,14 @@ def _check_extraction_items(items: list[Any], statements: dict) -> None:
         else:
             malformed += _prefixed(pdp_issues(item["pdp_deltas"]), _join(path, "pdp_deltas"))
     issues = sorted(malformed + unknown + wrong_kind, key=lambda issue: _item_index(issue.path))
-    if malformed:
+    if any(not issue.rule for issue in malformed):
         raise PayloadError(issues)
     if unknown:
         raise UnknownReferences(issues)
     if wrong_kind:
         raise WrongKindOfStatement(issues)
+    if malformed:
+        raise PayloadError(issues)  # only rules between items (repeated ids): 422
 
 
 def _item_index(path: str) -> int:

@@ -302,6 +302,20 @@ def test_well_formed_extractions_naming_the_wrong_statement(
     assert not Extraction.objects.filter(run=run).exists()
 
 
+def test_repeated_ids_with_an_expert_statement_answer_409_naming_both(api, admin_user, world):
+    run = ExtractionRun.objects.create(model_name="gpt-5", prompt_version="p9")
+    payload = {"people": [{"id": -1, "name": "Ann"}, {"id": -1, "name": "Bob"}]}
+    body = {"extractions": [{"statement": world.expert.pk, "pdp_deltas": payload}]}
+    response = api(admin_user).post(f"{RUNS}{run.pk}/extractions/", body, format="json")
+    assert response.status_code == 409
+    errors = response.json()["errors"]
+    assert any("people[1].id: duplicate id -1" in e for e in errors)
+    assert any("[0].statement: only subject statements" in e for e in errors)
+    body = {"extractions": [{"statement": world.subject.pk, "pdp_deltas": payload}]}
+    response = api(admin_user).post(f"{RUNS}{run.pk}/extractions/", body, format="json")
+    assert response.status_code == 422
+
+
 def test_bulk_extractions_for_unknown_run_is_404(api, admin_user, world):
     body = {"extractions": [{"statement": world.subject.pk, "pdp_deltas": pdp()}]}
     assert (
