@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from metrics.evaluations import services
 from metrics.models import MetricResult
+from metrics.services import statement_result_compute
 from tests.audit.test_views_pages import approve_with_metric
 from tests.audit.test_views_support import make_scene
 from tests.metrics.test_evaluations_fixtures import example_files
@@ -47,14 +48,17 @@ def test_evaluation_page_turns_done_everywhere_at_once(open_as, live_server, aud
 
 def test_statement_f1_turns_fresh_within_a_second(open_as, live_server, auditor, admin_user):
     scene = make_scene()
-    _, result = approve_with_metric(scene, auditor, admin_user, status="stale")
+    approve_with_metric(scene, auditor, admin_user, status=None)  # computed on approval
+    rows = MetricResult.objects.filter(statement=scene.first, scope="statement")
+    assert rows.exists()
+    rows.update(status=MetricResult.Status.STALE)  # as an edit of its inputs would
     page = open_as(auditor)
     page.goto(live_server.url + reverse("audit:discussion", args=[scene.discussion.pk]))
     badge = f"#f1-badge-{scene.first.pk}"
     assert "updating…" in page.locator(badge).inner_text()
     assert page.locator(badge).get_attribute("hx-trigger") == "every 1s"
-    # The worker finishing: the stored result (its figures kept) turns fresh.
-    MetricResult.objects.filter(pk=result.pk).update(status=MetricResult.Status.FRESH)
+    # The worker recomputing it, with the settings in force.
+    statement_result_compute(statement_id=scene.first.pk, run_id=scene.run.pk, force=True)
     waited = _wait_ms(page, f"{badge}:not([hx-get])")
     print(f"statement F1 fresh on the page {waited:.0f} ms after it was computed")
     assert "updating…" not in page.locator(badge).inner_text()
