@@ -5,7 +5,9 @@ and the CSP nonce), so views are typed against what they read. Every page requir
 from __future__ import annotations
 
 from django.contrib.auth.models import User
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django_htmx.middleware import HtmxDetails
 
 
@@ -13,3 +15,36 @@ class HtmxHttpRequest(HttpRequest):
     htmx: HtmxDetails
     csp_nonce: str
     user: User  # pages are behind sign-in
+
+
+def safe_referer(request: HtmxHttpRequest) -> str:
+    referer = request.headers.get("Referer", "")
+    allowed = url_has_allowed_host_and_scheme(referer, {request.get_host()}, request.is_secure())
+    return referer if allowed else "/"
+
+
+def error_fragment(
+    request: HtmxHttpRequest,
+    messages: list[str],
+    *,
+    status: int,
+    target: str | None = None,
+    template: str = "audit/components/messages.html#error",
+    extra: dict | None = None,
+) -> HttpResponse:
+    """A 4xx reply htmx swaps into `target` (see htmx-config in base.html), keeping the form."""
+    context = {
+        "messages_list": messages,
+        "status": status,
+        "target_id": (target or "#").lstrip("#"),
+        **(extra or {}),
+    }
+    if not request.htmx:
+        # Without JavaScript there is no form to keep on screen: a small page with a way back.
+        context["back"] = safe_referer(request)
+        return render(request, "audit/error.html", context, status=status)
+    response = render(request, template, context, status=status)
+    if target:
+        response["HX-Retarget"] = target
+        response["HX-Reswap"] = "outerHTML"
+    return response

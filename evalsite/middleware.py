@@ -9,7 +9,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from evalsite.http import HtmxHttpRequest
+from evalsite.http import HtmxHttpRequest, error_fragment
 from evalsite.params import BadParameter
 
 # No inline script runs unless it carries the request's nonce ({{ request.csp_nonce }}); styles
@@ -48,8 +48,6 @@ class RequestGuardMiddleware:
             return None
         if _is_api(request):
             return JsonResponse({"detail": str(exception), "errors": [str(exception)]}, status=400)
-        from audit.views.access import error_fragment
-
         return error_fragment(request, [str(exception)], status=400)
 
 

@@ -1,15 +1,18 @@
-"""Scoped lookups, safe redirects, and turning workflow errors into replies.
+"""Scoped lookups and safe redirects.
 
-The role decorators themselves live in ``evalsite.access`` (shared by both apps)."""
+The role decorators live in ``evalsite.access`` and the htmx error reply in ``evalsite.http``
+(shared by both apps); ``error_fragment`` and ``safe_referer`` are imported here for audit's
+views."""
 
 from __future__ import annotations
 
-from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from audit.models import Feedback
-from evalsite.http import HtmxHttpRequest
+from evalsite.http import HtmxHttpRequest, error_fragment, safe_referer
+
+__all__ = ["error_fragment", "safe_next", "safe_referer", "visible_feedback"]
 
 
 def visible_feedback(request: HtmxHttpRequest, pk: int) -> Feedback:
@@ -29,36 +32,3 @@ def safe_next(request: HtmxHttpRequest, default: str) -> str:
     if url_has_allowed_host_and_scheme(target, {request.get_host()}, request.is_secure()):
         return target
     return default
-
-
-def safe_referer(request: HtmxHttpRequest) -> str:
-    referer = request.headers.get("Referer", "")
-    allowed = url_has_allowed_host_and_scheme(referer, {request.get_host()}, request.is_secure())
-    return referer if allowed else "/"
-
-
-def error_fragment(
-    request: HtmxHttpRequest,
-    messages: list[str],
-    *,
-    status: int,
-    target: str | None = None,
-    template: str = "audit/components/messages.html#error",
-    extra: dict | None = None,
-) -> HttpResponse:
-    """A 4xx reply htmx swaps into `target` (see htmx-config in base.html), keeping the form."""
-    context = {
-        "messages_list": messages,
-        "status": status,
-        "target_id": (target or "#").lstrip("#"),
-        **(extra or {}),
-    }
-    if not request.htmx:
-        # Without JavaScript there is no form to keep on screen: a small page with a way back.
-        context["back"] = safe_referer(request)
-        return render(request, "audit/error.html", context, status=status)
-    response = render(request, template, context, status=status)
-    if target:
-        response["HX-Retarget"] = target
-        response["HX-Reswap"] = "outerHTML"
-    return response

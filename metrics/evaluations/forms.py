@@ -12,6 +12,7 @@ from typing import Any
 from django import forms
 
 from metrics.evaluations.registry import Family, FileRole, InputFile, Option
+from metrics.evaluations.services import max_file_bytes
 from metrics.families.selective.run import experiment_modes
 from metrics.models import Evaluation
 from metrics.registry import UPLOADED
@@ -141,8 +142,6 @@ class EvaluationUploadForm(forms.Form):
         if not any(option.name in MODE_OPTIONS for option in self.family.options):
             return None
         datas = [item.data for item in self.kept.get(MODE_ROLE, [])]
-        from metrics.evaluations.services import max_file_bytes
-
         for upload in self.files.getlist(FILE_PREFIX + MODE_ROLE) if self.files else []:
             if (upload.size or 0) > max_file_bytes():
                 continue  # refused later with its size; not read here
