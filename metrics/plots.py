@@ -258,11 +258,7 @@ def _svg(frame: _Frame, title: str, body: list[str]) -> str:
 
 
 def _axes(frame: _Frame, x_label: str, y_label: str) -> str:
-    parts = [
-        f'<rect x="{_num(frame.left)}" y="{_num(frame.top)}" '
-        f'width="{_num(frame.right - frame.left)}" height="{_num(frame.bottom - frame.top)}" '
-        'fill="#fff" stroke="#c8ced8"/>'
-    ]
+    parts = [_plot_box(frame)]
     for tick in nice_ticks(frame.x_min, frame.x_max):
         x = _num(frame.px(tick))
         parts.append(
@@ -271,6 +267,21 @@ def _axes(frame: _Frame, x_label: str, y_label: str) -> str:
             f'<text x="{x}" y="{_num(frame.bottom + 14)}" text-anchor="middle" '
             f'fill="#6b7280">{escape(_tick_text(tick))}</text>'
         )
+    parts += [_y_grid(frame), _axis_labels(frame, x_label, y_label)]
+    return "".join(parts)
+
+
+def _plot_box(frame: _Frame) -> str:
+    return (
+        f'<rect x="{_num(frame.left)}" y="{_num(frame.top)}" '
+        f'width="{_num(frame.right - frame.left)}" height="{_num(frame.bottom - frame.top)}" '
+        'fill="#fff" stroke="#c8ced8"/>'
+    )
+
+
+def _y_grid(frame: _Frame) -> str:
+    """Horizontal grid lines with their values on the left."""
+    parts = []
     for tick in nice_ticks(frame.y_min, frame.y_max):
         y = _num(frame.py(tick))
         parts.append(
@@ -279,15 +290,18 @@ def _axes(frame: _Frame, x_label: str, y_label: str) -> str:
             f'<text x="{_num(frame.left - 6)}" y="{y}" dy="0.32em" text-anchor="end" '
             f'fill="#6b7280">{escape(_tick_text(tick))}</text>'
         )
+    return "".join(parts)
+
+
+def _axis_labels(frame: _Frame, x_label: str, y_label: str) -> str:
     middle_x = _num((frame.left + frame.right) / 2)
     middle_y = _num((frame.top + frame.bottom) / 2)
-    parts.append(
+    return (
         f'<text x="{middle_x}" y="{_num(frame.bottom + 32)}" text-anchor="middle" '
         f'fill="#1d2330">{escape(x_label)}</text>'
         f'<text transform="translate(14 {middle_y}) rotate(-90)" text-anchor="middle" '
         f'fill="#1d2330">{escape(y_label)}</text>'
     )
-    return "".join(parts)
 
 
 def _style(index: int) -> tuple[str, str]:
@@ -469,31 +483,14 @@ def _as_bars(item: Bars | Mapping[str, Any]) -> Bars:
 
 
 def _category_axes(frame: _Frame, categories: Sequence[str], x_label: str, y_label: str) -> str:
-    parts = [
-        f'<rect x="{_num(frame.left)}" y="{_num(frame.top)}" '
-        f'width="{_num(frame.right - frame.left)}" height="{_num(frame.bottom - frame.top)}" '
-        'fill="#fff" stroke="#c8ced8"/>'
-    ]
-    for tick in nice_ticks(frame.y_min, frame.y_max):
-        y = _num(frame.py(tick))
-        parts.append(
-            f'<line x1="{_num(frame.left)}" y1="{y}" x2="{_num(frame.right)}" y2="{y}" '
-            'stroke="#eef0f3"/>'
-            f'<text x="{_num(frame.left - 6)}" y="{y}" dy="0.32em" text-anchor="end" '
-            f'fill="#6b7280">{escape(_tick_text(tick))}</text>'
-        )
+    parts = [_plot_box(frame), _y_grid(frame)]
     room = (frame.right - frame.left) / max(len(categories), 1)
     for position, category in enumerate(categories):
         parts.append(
             f'<text x="{_num(frame.px(position + 0.5))}" y="{_num(frame.bottom + 14)}" '
             f'text-anchor="middle" fill="#1d2330">{_fitted(str(category), room)}</text>'
         )
-    parts.append(
-        f'<text x="{_num((frame.left + frame.right) / 2)}" y="{_num(frame.bottom + 32)}" '
-        f'text-anchor="middle" fill="#1d2330">{escape(x_label)}</text>'
-        f'<text transform="translate(14 {_num((frame.top + frame.bottom) / 2)}) rotate(-90)" '
-        f'text-anchor="middle" fill="#1d2330">{escape(y_label)}</text>'
-    )
+    parts.append(_axis_labels(frame, x_label, y_label))
     return "".join(parts)
 
 
