@@ -47,12 +47,17 @@ class PayloadIssue:
 
     path: str
     message: str
-    # True for a rule between values that no schema states (a reference to a missing person,
-    # orders that repeat): the payload is well formed but cannot be ground truth (422, not 400).
-    rule: bool = False
+    kind: str = "malformed"  # one of ISSUE_KINDS: what is wrong, from gravest to mildest
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}" if self.path else self.message
+
+
+# What a problem is, gravest first: the payload breaks its schema; it names an object that
+# does not exist; it names one whose state refuses it; or it is well formed but breaks a rule
+# between values that no schema states (a reference to a missing person, repeated ids).
+MALFORMED, UNKNOWN, CONFLICT, RULE = "malformed", "unknown", "conflict", "rule"
+ISSUE_KINDS = (MALFORMED, UNKNOWN, CONFLICT, RULE)
 
 
 # --- reading a payload -----------------------------------------------------------------------

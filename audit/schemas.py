@@ -12,7 +12,15 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 
 from audit.jsonin import MAX_JSON_DEPTH, text_problem
-from audit.pdp import ENTITY_KINDS, PayloadIssue
+from audit.pdp import (
+    CONFLICT,
+    ENTITY_KINDS,
+    ISSUE_KINDS,
+    MALFORMED,
+    RULE,
+    UNKNOWN,
+    PayloadIssue,
+)
 
 GENDERS = ["male", "female", "abortion", "miscarriage", "unknown"]
 EVENT_KINDS = [
@@ -127,6 +135,9 @@ PDP_SCHEMA: dict[str, Any] = {
 _PDP_VALIDATOR = Draft202012Validator(PDP_SCHEMA)
 
 
+ISSUE_STATUS = {MALFORMED: 400, UNKNOWN: 404, CONFLICT: 409, RULE: 422}
+
+
 class PayloadError(ValueError):
     """A payload that does not follow the schema; carries every issue found."""
 
@@ -138,8 +149,11 @@ class PayloadError(ValueError):
 
     @property
     def status_code(self) -> int:
-        """400 when anything is malformed; 422 when the payload is well formed but breaks rules."""
-        return 422 if self.issues and all(issue.rule for issue in self.issues) else 400
+        """The gravest problem decides: malformed 400, unknown object 404, refused by an
+        object's state 409, a rule between values 422."""
+        kinds = {issue.kind for issue in self.issues}
+        gravest = next((kind for kind in ISSUE_KINDS if kind in kinds), MALFORMED)
+        return ISSUE_STATUS[gravest]
 
     def messages(self) -> list[str]:
         prefix = f"{self.where}." if self.where else ""
@@ -210,7 +224,7 @@ def _duplicate_id_issues(payload: dict) -> list[PayloadIssue]:
                     PayloadIssue(
                         f"{key}[{index}].id",
                         f"duplicate id {item_id} (already used by {key}[{seen[item_id]}])",
-                        rule=True,  # unique values across items: no JSON Schema keyword says it
+                        kind=RULE,  # unique values across items: no JSON Schema keyword says it
                     )
                 )
             seen[item_id] = index

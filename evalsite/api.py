@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import copy
-import re
 from typing import Any
 
 from django.conf import settings
@@ -420,15 +419,19 @@ JSON_INT_LIMIT = 2**63 - 1
 NO_NUL_PATTERN = "^[^\\u0000]*$"
 NOT_BLANK_PATTERN = "^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$"
 _FREE_TEXT_FORMATS = {None, "", "email", "uri", "slug"}
+_COMPONENT_REF = "#/components/schemas/"
 
 
 def state_input_limits(result: dict, generator, request, public) -> dict:
     """Give every integer its accepted range and every free text the no-NUL rule.
 
-    Only inputs are tightened (request bodies and parameters): an answer is what it is.
+    Only inputs are tightened (parameters and JSON request bodies, following their ``$ref``s
+    into the components): an answer is what it is.
     """
+    components = result.get("components", {}).get("schemas", {})
+    seen: set[int] = set()
     for schema in _input_schemas(result):
-        _tighten(schema, seen=set())
+        _tighten(schema, components=components, seen=seen)
     return result
 
 
@@ -443,42 +446,20 @@ def _input_schemas(result: dict) -> list[dict]:
             media = operation.get("requestBody", {}).get("content", {}).get("application/json")
             if media and "schema" in media:
                 schemas.append(media["schema"])
-    components = result.get("components", {}).get("schemas", {})
-    schemas += [components[name] for name in _request_refs(result) if name in components]
     return schemas
 
 
-def _request_refs(result: dict) -> set[str]:
-    """Components a JSON request body refers to, directly or through other components."""
-    found: set[str] = set()
-    bodies = [
-        op.get("requestBody", {}).get("content", {}).get("application/json", {})
-        for ops in result.get("paths", {}).values()
-        for op in ops.values()
-        if isinstance(op, dict)
-    ]
-    text = repr(bodies)
-    pending = set(re.findall(r"#/components/schemas/([A-Za-z0-9_.-]+)", text))
-    components = result.get("components", {}).get("schemas", {})
-    while pending:
-        name = pending.pop()
-        if name in found:
-            continue
-        found.add(name)
-        pending |= set(
-            re.findall(r"#/components/schemas/([A-Za-z0-9_.-]+)", repr(components.get(name, {})))
-        )
-    return found
-
-
-def _tighten(schema: Any, *, seen: set[int]) -> None:
+def _tighten(schema: Any, *, components: dict, seen: set[int]) -> None:
     if isinstance(schema, list):
         for item in schema:
-            _tighten(item, seen=seen)
+            _tighten(item, components=components, seen=seen)
         return
     if not isinstance(schema, dict) or id(schema) in seen:
         return
     seen.add(id(schema))
+    ref = schema.get("$ref", "")
+    if ref.startswith(_COMPONENT_REF):
+        _tighten(components.get(ref.removeprefix(_COMPONENT_REF)), components=components, seen=seen)
     if schema.get("type") == "integer":
         schema.setdefault("minimum", -JSON_INT_LIMIT)
         schema.setdefault("maximum", JSON_INT_LIMIT)
@@ -491,7 +472,7 @@ def _tighten(schema: Any, *, seen: set[int]) -> None:
         schema["pattern"] = NO_NUL_PATTERN
     for value in schema.values():
         if isinstance(value, (dict, list)):
-            _tighten(value, seen=seen)
+            _tighten(value, components=components, seen=seen)
 
 
 def to_openapi30(schema: Any) -> Any:

@@ -30,7 +30,7 @@ from audit.models import (
     Speaker,
     Statement,
 )
-from audit.pdp import payload_ids, pdp_problems
+from audit.pdp import CONFLICT, RULE, UNKNOWN, payload_ids, pdp_problems
 from audit.schemas import PayloadError, PayloadIssue, normalize_pdp, pdp_issues
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.feedback import NotAllowed
@@ -236,7 +236,7 @@ def _discussion_issues(fields_path: str, fields: dict, statements: Any) -> list[
     orders = [s.get("order", i) for i, s in enumerate(statements) if isinstance(s, dict)]
     orders = [order for order in orders if _is_order(order)]
     if len(set(orders)) != len(orders):
-        issues.append(PayloadIssue(_join(path, "statements"), "statement orders repeat", rule=True))
+        issues.append(PayloadIssue(_join(path, "statements"), "statement orders repeat", kind=RULE))
     earlier: list[dict] = []
     for index, statement in enumerate(statements):
         statement_path = _join(_join(path, "statements"), index)
@@ -254,7 +254,7 @@ def _ground_truth_problems(statement: Any, path: str, earlier: list[dict]) -> li
     problems = []
     if isinstance(payload, dict) and not pdp_issues(payload):  # else the schema said why
         problems = [
-            replace(problem, rule=True)
+            replace(problem, kind=RULE)
             for problem in pdp_problems(payload, known=payload_ids(earlier))
         ]
     for candidate in (statement.get("pdp_deltas"), payload):
@@ -513,58 +513,28 @@ def extractions_import(*, run: ExtractionRun, items: list[dict]) -> list[Extract
     return saved
 
 
-class UnknownReferences(PayloadError):
-    """Well-formed items naming statements that do not exist: 404, naming each item."""
-
-    status_code = 404
-
-
-class WrongKindOfStatement(PayloadError):
-    """Well-formed items naming a statement that cannot carry an extraction: 409."""
-
-    status_code = 409
-
-
 def _check_extraction_items(items: list[Any], statements: dict) -> None:
-    """Name every problem at once; the answer says the gravest kind: a malformed item (400),
-    else a statement that does not exist (404), else one that cannot carry an extraction (409),
-    else a rule between items, such as a repeated id (422)."""
-    malformed: list[PayloadIssue] = []
-    unknown: list[PayloadIssue] = []
-    wrong_kind: list[PayloadIssue] = []
+    """Every problem of every item at once; the gravest kind decides the status."""
+    issues: list[PayloadIssue] = []
     for index, item in enumerate(items):
-        path = f"[{index}]"
-        if not isinstance(item, dict):
-            malformed.append(
-                PayloadIssue(path, "expected an object with 'statement' and 'pdp_deltas'")
-            )
-            continue
-        statement = statements.get(item.get("statement"))
-        if statement is None:
-            unknown.append(
-                PayloadIssue(_join(path, "statement"), f"no statement {item.get('statement')!r}")
-            )
-        elif not statement.is_subject:
-            wrong_kind.append(
-                PayloadIssue(_join(path, "statement"), "only subject statements carry extractions")
-            )
-        if "pdp_deltas" not in item:
-            malformed.append(PayloadIssue(_join(path, "pdp_deltas"), "missing required field"))
-        else:
-            malformed += _prefixed(pdp_issues(item["pdp_deltas"]), _join(path, "pdp_deltas"))
-    issues = sorted(malformed + unknown + wrong_kind, key=lambda issue: _item_index(issue.path))
-    if any(not issue.rule for issue in malformed):
+        issues += _extraction_item_issues(item, f"[{index}]", statements)
+    if issues:
         raise PayloadError(issues)
-    if unknown:
-        raise UnknownReferences(issues)
-    if wrong_kind:
-        raise WrongKindOfStatement(issues)
-    if malformed:
-        raise PayloadError(issues)  # only rules between items (repeated ids): 422
 
 
-def _item_index(path: str) -> int:
-    return int(path[1 : path.index("]")])
+def _extraction_item_issues(item: Any, path: str, statements: dict) -> list[PayloadIssue]:
+    if not isinstance(item, dict):
+        return [PayloadIssue(path, "expected an object with 'statement' and 'pdp_deltas'")]
+    issues = []
+    statement = statements.get(item.get("statement"))
+    where = _join(path, "statement")
+    if statement is None:
+        issues.append(PayloadIssue(where, f"no statement {item.get('statement')!r}", UNKNOWN))
+    elif not statement.is_subject:
+        issues.append(PayloadIssue(where, "only subject statements carry extractions", CONFLICT))
+    if "pdp_deltas" not in item:
+        return [*issues, PayloadIssue(_join(path, "pdp_deltas"), "missing required field")]
+    return issues + _prefixed(pdp_issues(item["pdp_deltas"]), _join(path, "pdp_deltas"))
 
 
 # --- export ------------------------------------------------------------------------------------
