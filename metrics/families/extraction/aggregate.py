@@ -149,6 +149,18 @@ def _add_sarf_f1(totals: dict[str, Any], metrics: ComparisonMetrics) -> None:
             counts[variable] = counts.get(variable, 0) + 1
 
 
+def _summary_fields(totals: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    """The pooled figures, the unweighted means of the items' F1 (prefix: whose mean,
+    "mean_statement" or "mean_discussion") and their SARF means."""
+    mean, mean_nontrivial = _means(totals)
+    return {
+        **_pooled_fields(totals),
+        f"{prefix}_f1": mean,
+        f"{prefix}_f1_nontrivial": mean_nontrivial,
+        **_mean_sarf_fields(totals, prefix),
+    }
+
+
 def _mean_sarf_fields(totals: Mapping[str, Any], prefix: str) -> dict[str, float | None]:
     """Mean of the per-item SARF macro-F1 values, per variable; None where no item has one.
 
@@ -194,12 +206,8 @@ def _means(totals: Mapping[str, Any]) -> tuple[float | None, float | None]:
 
 
 def system_f1_from_totals(totals: Mapping[str, Any]) -> SystemF1Metrics:
-    mean, mean_nontrivial = _means(totals)
     return SystemF1Metrics(
-        **_pooled_fields(totals),
-        mean_statement_f1=mean,
-        mean_statement_f1_nontrivial=mean_nontrivial,
-        **_mean_sarf_fields(totals, "mean_statement"),
+        **_summary_fields(totals, "mean_statement"),
         total_statements=int(totals.get("count", 0)),
         trivial_statements=int(totals.get("trivial", 0)),
         total_discussions=len(totals.get("discussions", {})),
@@ -220,12 +228,8 @@ def calculate_system_cumulative_f1(
 
 def system_cumulative_f1_from_totals(totals: Mapping[str, Any]) -> SystemCumulativeF1Metrics:
     """Totals summed from statement_contribution() of CumulativeF1Metrics."""
-    mean, mean_nontrivial = _means(totals)
     return SystemCumulativeF1Metrics(
-        **_pooled_fields(totals),
-        mean_discussion_f1=mean,
-        mean_discussion_f1_nontrivial=mean_nontrivial,
-        **_mean_sarf_fields(totals, "mean_discussion"),
+        **_summary_fields(totals, "mean_discussion"),
         total_discussions=int(totals.get("count", 0)),
         trivial_discussions=int(totals.get("trivial", 0)),
     )

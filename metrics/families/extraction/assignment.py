@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from itertools import chain, permutations
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -26,21 +26,24 @@ _MAX_EXACT_SIZE = 1000
 _ENUMERATE_MAX_SIDE = 5
 
 
+class TieBreaks(TypedDict, total=False):
+    """assign_candidates' optional arguments, by name: what settles ties."""
+
+    ai_keys: KeyFunction | None
+    gt_keys: KeyFunction | None
+    ai_ids: Sequence[Any] | None
+    gt_ids: Sequence[Any] | None
+
+
 def assign(
-    scores: np.ndarray,
-    allowed: np.ndarray,
-    strategy: str = "optimal",
-    ai_keys: KeyFunction | None = None,
-    gt_keys: KeyFunction | None = None,
-    ai_ids: Sequence[Any] | None = None,
-    gt_ids: Sequence[Any] | None = None,
+    scores: np.ndarray, allowed: np.ndarray, strategy: str = "optimal", **ties: Unpack[TieBreaks]
 ) -> list[Pair]:
     """assign_candidates for dense (n_ai, n_gt) score and allowed arrays."""
     score_rows = scores.tolist()
     candidates = [
         {j: score_rows[i][j] for j in np.flatnonzero(row).tolist()} for i, row in enumerate(allowed)
     ]
-    return assign_candidates(candidates, strategy, ai_keys, gt_keys, ai_ids, gt_ids)
+    return assign_candidates(candidates, strategy, **ties)
 
 
 def assign_candidates(

@@ -10,7 +10,8 @@ which keeps the comparison of accumulated PDPs (hundreds of events) near-linear.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sized
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -23,7 +24,7 @@ from .settings import MatchSettings, resolve_settings
 from .text import normalized, pair_similarities, person_names, similar_pairs
 
 Item = dict[str, Any]
-_NO_IDS: frozenset = frozenset()
+_NO_IDS: frozenset[Any] = frozenset()
 # Rounds of re-matching people as their parents get resolved; three generations
 # settle in two or three, the cap only guards against a map that oscillates.
 _PARENT_ROUNDS = 5
@@ -60,8 +61,24 @@ def clear_score_cache() -> None:
     _cached_round6.cache_clear()
 
 
+class _Unmatched:
+    """False positives and false negatives: how many items each side leaves unmatched."""
+
+    __slots__ = ()
+    unmatched_ai: Sized
+    unmatched_gt: Sized
+
+    @property
+    def fp(self) -> int:
+        return len(self.unmatched_ai)
+
+    @property
+    def fn(self) -> int:
+        return len(self.unmatched_gt)
+
+
 @dataclass
-class MatchResult:
+class MatchResult(_Unmatched):
     pairs: list[MatchedPair] = field(default_factory=list)
     unmatched_ai: list[Item] = field(default_factory=list)  # false positives
     unmatched_gt: list[Item] = field(default_factory=list)  # false negatives
@@ -71,14 +88,6 @@ class MatchResult:
     @property
     def tp(self) -> int:
         return len(self.pairs)
-
-    @property
-    def fp(self) -> int:
-        return len(self.unmatched_ai)
-
-    @property
-    def fn(self) -> int:
-        return len(self.unmatched_gt)
 
     def resolver(self) -> IdResolver:
         """Resolves ids through this result's map (meaningful for people)."""
@@ -120,11 +129,13 @@ def _as_resolver(people: PeopleLinks) -> IdResolver:
     return IdResolver(people, people.keys())
 
 
-class Matching:
+class Matching(_Unmatched):
     """The pairs chosen between two listings, by index: what a MatchResult holds,
     without building one (compare_payloads reads the indices directly)."""
 
     __slots__ = ("ai", "gt", "pairs", "scores", "unmatched_ai", "unmatched_gt")
+    unmatched_ai: list[int]
+    unmatched_gt: list[int]
 
     def __init__(self, ai: Listing, gt: Listing, pairs: list[Pair], scores: Candidates):
         self.ai, self.gt = ai, gt
@@ -133,14 +144,6 @@ class Matching:
         # Indices of the items left without a partner: false positives, false negatives.
         self.unmatched_ai = _unmatched(len(ai.items), [i for i, _ in pairs])
         self.unmatched_gt = _unmatched(len(gt.items), [j for _, j in pairs])
-
-    @property
-    def fp(self) -> int:
-        return len(self.unmatched_ai)
-
-    @property
-    def fn(self) -> int:
-        return len(self.unmatched_gt)
 
     def resolver(self) -> IdResolver:
         """As MatchResult.resolver() (None among the AI ids changes nothing: None
@@ -175,9 +178,16 @@ def _id_map(pairs: list[Pair], ai_ids: list[Any], gt_ids: list[Any]) -> dict[Any
     }
 
 
-def _assign(candidates: Candidates, ai: Listing, gt: Listing, keys, settings) -> list[Pair]:
+def _assign(
+    candidates: Candidates,
+    ai: Listing,
+    gt: Listing,
+    keys: tuple[KeyFunction, KeyFunction],
+    settings: MatchSettings,
+) -> list[Pair]:
     """assign_candidates with the ids of both listings and keys = (ai key, gt key)."""
-    return assign_candidates(candidates, settings.strategy, *keys, ai.ids, gt.ids)
+    ai_keys, gt_keys = keys
+    return assign_candidates(candidates, settings.strategy, ai_keys, gt_keys, ai.ids, gt.ids)
 
 
 def _sort_key(*parts: Any) -> tuple[str, ...]:
@@ -326,7 +336,7 @@ class ParentGate:
             kept.append((i, j))
         return kept
 
-    def _maps(self, pairs: list[Pair]) -> tuple[dict[Any, Any], set[Any]]:
+    def _maps(self, pairs: list[Pair]) -> tuple[dict[Any, Any], AbstractSet[Any]]:
         """The AI -> GT id map of pairs, and the GT ids no AI person matched that the
         AI does not name either (GT parents without a counterpart)."""
         gt_ids = self.gt_ids
@@ -344,7 +354,7 @@ class ParentGate:
             self._ai_unlisted = referenced - self.ai_defined
         return self._ai_unlisted
 
-    def _agree(self, ai_ref: Any, j: int, gt_unmatched: set[Any]) -> bool:
+    def _agree(self, ai_ref: Any, j: int, gt_unmatched: AbstractSet[Any]) -> bool:
         """Whether the known AI parents agree with GT person j's known parents."""
         gt_ref = self.gt_parents[j]
         if gt_unmatched and isinstance(gt_ref, frozenset):
@@ -369,6 +379,7 @@ def _rematch_by_parents(pairs, named, search, gate: ParentGate) -> list[Pair]:
         if allowed == used or round_number == _PARENT_ROUNDS:
             break  # the same gates would give the same assignment: settled
         pairs, used = search.solve(allowed), allowed
+    assert best is not None  # the first round always sets it
     return best.pairs
 
 
@@ -537,14 +548,14 @@ def _linked_and_dated(
     settings: MatchSettings,
     memo: dict,
     rows: list[dict[int, float]],
-) -> tuple[list[tuple[int, int, float]], list[tuple[int, tuple]]]:
+) -> tuple[list[tuple[int, int, float]], list[tuple[int, tuple[Any, ...] | None]]]:
     """(AI index, GT index, date similarity) of the pairs with equal kind and links
     whose dates are compatible, and the (index, links) of their AI events. An AI
     event whose candidates under its links are in the memo gets them in rows instead."""
     groups, dated, indexes = _gt_event_side(gt, gt_kinds, memo)  # indexes: large groups
     resolve = _as_resolver(people)
     gated: list[tuple[int, int, float]] = []
-    fresh: list[tuple[int, tuple]] = []
+    fresh: list[tuple[int, tuple[Any, ...] | None]] = []
     ai_links = memo.get(_AI_LINKS)
     if ai_links is None:
         ai_links = memo[_AI_LINKS] = [_event_links(event, as_id) for event in ai.items]

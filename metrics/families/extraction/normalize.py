@@ -112,8 +112,10 @@ def _normal_event(event, person_ref) -> dict[str, Any]:
 
 
 def _event_sort_key(event: dict[str, Any]) -> tuple[str, str, str, str]:
-    text = [event[name] or "" for name in ("kind", "description", "dateTime")]
-    return (*text, _ref_sort_key(event))
+    kind, description, date_time = (
+        event[name] or "" for name in ("kind", "description", "dateTime")
+    )
+    return kind, description, date_time, _ref_sort_key(event)
 
 
 def _ref_sort_key(value: Any) -> str:

@@ -33,7 +33,23 @@ class _Serializable:
 
 
 @dataclass(kw_only=True)
-class ComparisonMetrics(_Serializable):
+class _EntityCounts(_Serializable):
+    """True positives, false positives and false negatives per entity type (COUNT_FIELDS):
+    what every comparison and every pooled figure is computed from."""
+
+    people_tp: int = 0
+    people_fp: int = 0
+    people_fn: int = 0
+    events_tp: int = 0
+    events_fp: int = 0
+    events_fn: int = 0
+    pair_bonds_tp: int = 0
+    pair_bonds_fp: int = 0
+    pair_bonds_fn: int = 0
+
+
+@dataclass(kw_only=True)
+class ComparisonMetrics(_EntityCounts):
     """AI vs GT comparison of two payloads. Defaults describe empty vs empty."""
 
     aggregate_micro_f1: float = 1.0
@@ -47,15 +63,6 @@ class ComparisonMetrics(_Serializable):
     functioning_macro_f1: float | None = None
     exact_match: bool = True
     trivial: bool = True  # both payloads have no people, events or pair bonds
-    people_tp: int = 0
-    people_fp: int = 0
-    people_fn: int = 0
-    events_tp: int = 0
-    events_fp: int = 0
-    events_fn: int = 0
-    pair_bonds_tp: int = 0
-    pair_bonds_fp: int = 0
-    pair_bonds_fn: int = 0
     # Matched pairs as {"ai_id", "gt_id", "score"} rows, and unmatched ids.
     people_matches: list[dict[str, Any]] = field(default_factory=list)
     events_matches: list[dict[str, Any]] = field(default_factory=list)
@@ -111,7 +118,7 @@ class CumulativeF1Metrics(ComparisonMetrics):
 
 
 @dataclass(kw_only=True)
-class _PooledMetrics(_Serializable):
+class _PooledMetrics(_EntityCounts):
     """Figures over many comparisons; None where there is nothing to compute from."""
 
     aggregate_micro_f1: float | None = None  # pooled counts: the primary figure
@@ -124,15 +131,6 @@ class _PooledMetrics(_Serializable):
     functioning_macro_f1: float | None = None
     exact_match_rate: float | None = None
     exact_match_rate_nontrivial: float | None = None
-    people_tp: int = 0
-    people_fp: int = 0
-    people_fn: int = 0
-    events_tp: int = 0
-    events_fp: int = 0
-    events_fn: int = 0
-    pair_bonds_tp: int = 0
-    pair_bonds_fp: int = 0
-    pair_bonds_fn: int = 0
 
 
 @dataclass(kw_only=True)
