@@ -329,7 +329,38 @@ def verdicts_card(artifact: Mapping[str, Any]) -> dict[str, Any]:
         ],
         "gt_check": check,
         "fields_svg": _field_accuracy_svg(judgement.get("per_field") or {}),
+        "confusion": _verdict_confusion(artifact["details"].get("verdict_confusion")),
     }
+
+
+def _verdict_confusion(confusion: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """True against predicted verdict as a heatmap and a table whose cells name their samples;
+    None for an artifact stored before the samples' verdicts were kept."""
+    if not confusion or not confusion.get("per_sample"):
+        return None
+    truth, predicted = confusion["truth_labels"], confusion["predicted_labels"]
+    samples: dict[tuple[str, str], list[str]] = {}
+    for sample in confusion["per_sample"]:
+        samples.setdefault((sample["truth"], sample["predicted"]), []).append(sample["business_id"])
+    rows = [
+        {
+            "label": name,
+            "cells": [
+                {"count": count, "samples": samples.get((name, column), []), "hit": name == column}
+                for column, count in zip(predicted, counts, strict=True)
+            ],
+        }
+        for name, counts in zip(truth, confusion["matrix"], strict=True)
+    ]
+    svg = plots.heatmap(
+        truth,
+        predicted,
+        confusion["matrix"],
+        x_label="predicted verdict",
+        y_label="true verdict",
+        title="Verdicts: true against predicted",
+    )
+    return {"columns": predicted, "rows": rows, "svg": _svg(svg)}
 
 
 def _field_accuracy_svg(per_field: Mapping[str, Any]) -> SafeString:

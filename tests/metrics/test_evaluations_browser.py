@@ -157,3 +157,29 @@ def test_chosen_file_is_kept_after_a_validation_error(open_as, live_server, admi
     evaluation = Evaluation.objects.get()
     assert evaluation.status == Evaluation.Status.DONE
     assert evaluation.files.get().original_name == "selective_run.json"
+
+
+def test_verdict_card_shows_the_confusion_of_verdicts(open_as, live_server, auditor):
+    """True against predicted verdict as a heatmap and a table; a count off the diagonal opens
+    to the samples behind it."""
+    evaluation = services.evaluation_create(
+        family="verdicts", name="verdicts", files=example_files("verdicts"), options={}
+    )
+    evaluation.refresh_from_db()
+    matrix = evaluation.artifact["details"]["verdict_confusion"]["matrix"]
+    page = open_as(auditor)
+    page.goto(live_server.url + reverse("metrics:evaluation_detail", args=[evaluation.pk]))
+    card = page.locator("[data-family=verdicts]")
+    assert card.locator("[data-testid=verdict-confusion] svg").count() == 1
+    table = card.locator("table.confusion-table")
+    shown = [
+        [int(c) for c in row.split("\t")[1:]] for row in table.locator("tbody tr").all_inner_texts()
+    ]
+    assert shown == matrix
+    misses = [(i, j) for i, row in enumerate(matrix) for j, n in enumerate(row) if n and i != j]
+    if misses:  # the example run has wrong verdicts: open one and see its samples
+        cell = table.locator(".cell-samples").first
+        cell.locator("summary").click()
+        assert cell.locator("span").inner_text().strip()
+    assert card.get_by_text("Judgement accuracy per field").count() == 1
+    shot(page, "cards_verdicts_confusion")

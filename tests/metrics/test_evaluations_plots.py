@@ -95,6 +95,12 @@ def test_verdict_and_reasoning_cards_have_their_plots():
     )
     svg = str(cards.verdicts_card(verdicts)["fields_svg"])
     assert svg.startswith("<svg") and "INCIDENT_SEVERITY" in svg and "ASSURANCE_CLAIM" in svg
+    confusion = cards.verdicts_card(verdicts)["confusion"]
+    assert "true verdict" in str(confusion["svg"]) and "predicted verdict" in str(confusion["svg"])
+    counts = [cell["count"] for row in confusion["rows"] for cell in row["cells"]]
+    assert sum(counts) == verdicts["n_with_gt"]
+    misses = [c for row in confusion["rows"] for c in row["cells"] if not c["hit"] and c["count"]]
+    assert all(len(cell["samples"]) == cell["count"] for cell in misses)
     reasoning = services.artifact_compute(
         family="reasoning", files=example_files("reasoning"), options=example_options("reasoning")
     )

@@ -172,6 +172,7 @@ def _verdict_samples(
         risk_score = result.get("risk_score")
         samples.append(
             {
+                "business_id": business_id,
                 "truth": truth,
                 "predicted": INVALID_PREDICTION if predicted is None else predicted,
                 "risk_score": risk_score if _is_number(risk_score) else None,
@@ -205,6 +206,36 @@ def compute_final_quality(
         "auprc_metrics": auprc_metrics,
         "macro_f1": compute_macro_f1(truth, predicted),
         "n_with_gt": len(samples),
+        "verdict_confusion": verdict_confusion(samples, policy),
+    }
+
+
+INVALID_LABEL = "invalid"
+
+
+def verdict_confusion(samples: Sequence[Mapping[str, Any]], policy: Policy) -> dict[str, Any]:
+    """Counts of true verdict (rows) against predicted verdict (columns, plus "invalid" for a
+    missing or unknown verdict), with every sample's pair so a cell can name its samples."""
+    names = list(policy.verdicts)
+    columns = [*names, INVALID_LABEL]
+    matrix = [[0] * len(columns) for _ in names]
+    per_sample = []
+    for sample in samples:
+        predicted = sample["predicted"]
+        column = len(names) if predicted == INVALID_PREDICTION else predicted
+        matrix[sample["truth"]][column] += 1
+        per_sample.append(
+            {
+                "business_id": sample["business_id"],
+                "truth": names[sample["truth"]],
+                "predicted": columns[column],
+            }
+        )
+    return {
+        "truth_labels": names,
+        "predicted_labels": columns,
+        "matrix": matrix,
+        "per_sample": per_sample,
     }
 
 
@@ -506,6 +537,7 @@ def compute_evaluation_metrics(
             "evidence_details": evidence,
             "judgement_details": judgement_details,
             "consistency_details": consistency_details,
+            "verdict_confusion": final["verdict_confusion"],
         },
     }
 
@@ -536,6 +568,7 @@ __all__ = [
     "result_evidences",
     "score_evidences",
     "triggered_rule",
+    "verdict_confusion",
     "verdict_for_score",
     "verdict_ordinal",
 ]

@@ -11,6 +11,8 @@ from metrics.families.verdicts import (
     compute_verdict_consistency_enhanced,
     extract_verdict_from_rule,
     is_snippet_valid,
+    load_policy,
+    verdict_confusion,
 )
 
 
@@ -341,6 +343,7 @@ def test_evaluation_metrics_on_the_auprc_caveat_example():
         "evidence_details",
         "judgement_details",
         "consistency_details",
+        "verdict_confusion",
     }
 
 
@@ -374,3 +377,40 @@ def test_missing_prediction_stays_in_the_sample_as_wrong():
 def test_unknown_ground_truth_verdict_is_an_error():
     with pytest.raises(ValueError, match="Medium Risk"):
         compute_evaluation_metrics([result("a", "Low Risk")], {}, {"a": "Medium Risk"}, "direct")
+
+
+def test_verdict_confusion_counts_true_against_predicted_and_keeps_each_sample():
+    results = [
+        result("a", "Low Risk"),
+        result("b", "High Risk"),
+        result("c", None),  # no verdict: the "invalid" column
+        result("d", "Critical Risk"),
+        result("e", "High Risk"),
+        result("z", "Low Risk"),  # no ground truth: left out
+    ]
+    gt_verdicts = {
+        "a": "Low Risk",
+        "b": "Low Risk",
+        "c": "High Risk",
+        "d": "High Risk",
+        "e": "High Risk",
+    }
+    confusion = compute_evaluation_metrics(results, {}, gt_verdicts, "direct")["details"][
+        "verdict_confusion"
+    ]
+    assert confusion["truth_labels"] == ["Low Risk", "High Risk", "Critical Risk"]
+    assert confusion["predicted_labels"] == ["Low Risk", "High Risk", "Critical Risk", "invalid"]
+    assert confusion["matrix"] == [[1, 1, 0, 0], [0, 1, 1, 1], [0, 0, 0, 0]]
+    by_id = {s["business_id"]: (s["truth"], s["predicted"]) for s in confusion["per_sample"]}
+    assert by_id == {
+        "a": ("Low Risk", "Low Risk"),
+        "b": ("Low Risk", "High Risk"),
+        "c": ("High Risk", "invalid"),
+        "d": ("High Risk", "Critical Risk"),
+        "e": ("High Risk", "High Risk"),
+    }
+
+
+def test_verdict_confusion_of_no_samples_is_all_zero():
+    confusion = verdict_confusion([], load_policy("V2"))
+    assert confusion["matrix"] == [[0, 0, 0, 0]] * 3 and confusion["per_sample"] == []
