@@ -8,10 +8,18 @@ import pytest
 from django.urls import reverse
 
 from audit.models import Feedback
-from tests.audit.test_browser_big_statement import big_statement  # noqa: F401 (fixture)
+from tests.audit.test_browser_big_statement import big_pdp
 from tests.conftest import TEST_PASSWORD, screenshot
+from tests.factories import ExtractionFactory, ExtractionRunFactory, StatementFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("transactional_db")]
+
+
+@pytest.fixture
+def big_statement():
+    statement = StatementFactory(text="A long story about the whole Hayes family.")
+    ExtractionFactory(statement=statement, run=ExtractionRunFactory(), pdp_deltas=big_pdp())
+    return statement
 
 
 def _open_editor(page, live_server, statement):
@@ -36,9 +44,10 @@ def test_person_picker_filters_as_you_type_and_picks_with_the_keyboard(
     expect(who).to_have_value("Ann Hayes (-1)")  # events[0].person is -1
     # The select that is posted is still there, hidden, and every person picker has a box.
     assert editor.locator("select[name=events-0-person]").is_hidden()
-    assert editor.locator("select[data-person-picker]").count() == editor.locator(
-        "input[data-person-combo]"
-    ).count()
+    assert (
+        editor.locator("select[data-person-picker]").count()
+        == editor.locator("input[data-person-combo]").count()
+    )
 
     who.click()
     who.fill("da")  # Oda, and nobody else
@@ -82,7 +91,9 @@ def test_person_picker_filters_as_you_type_and_picks_with_the_keyboard(
 def test_person_picker_is_the_plain_select_without_javascript(
     browser, live_server, auditor, big_statement
 ):
-    context = browser.new_context(java_script_enabled=False, viewport={"width": 1440, "height": 900})
+    context = browser.new_context(
+        java_script_enabled=False, viewport={"width": 1440, "height": 900}
+    )
     page = context.new_page()
     page.goto(live_server.url + reverse("login"))
     page.fill("input[name=username]", auditor.get_username())
