@@ -268,8 +268,8 @@ class FeedbackListApi(ApiView):
             serializer.validated_data.get("run"),
         )
         feedback = feedback_start(statement=statement, auditor=request.user, run=run)
-        created = getattr(feedback, "just_created", False)
-        return Response(FeedbackOutputSerializer(feedback).data, status=201 if created else 200)
+        status = 201 if feedback.just_created else 200
+        return Response(FeedbackOutputSerializer(feedback).data, status=status)
 
 
 def _visible_feedback(request: ApiRequest, pk: int) -> Feedback:

@@ -100,7 +100,7 @@ def payload_from_post(data: QueryDict, stored: dict) -> dict:
         items = []
         index = 0
         while f"{kind}-{index}-id" in data:
-            ident = _as_id(data[f"{kind}-{index}-id"])
+            ident = _as_id(data.get(f"{kind}-{index}-id", ""))
             item = copy.deepcopy(stored_by_id.get(ident) or {"id": ident})
             for name in FIELDS[kind]:
                 key = f"{kind}-{index}-{name}"
@@ -209,8 +209,8 @@ def reviewer_note(data: QueryDict) -> str | None:
 def base_version(data: QueryDict) -> int:
     """The version the edit started from; required so nobody's save is overwritten silently."""
     try:
-        return int(data["version"])
-    except (KeyError, ValueError) as exc:
+        return int(data.get("version", ""))
+    except ValueError as exc:
         raise forms.ValidationError("This form did not say which version it edits.") from exc
 
 
@@ -236,7 +236,9 @@ class RejectForm(forms.Form):
 class AuditLogFilterForm(forms.Form):
     """Who, what, when and which object, for the admins' audit log page."""
 
-    actor = forms.ModelChoiceField(queryset=None, required=False, label="Who", empty_label="anyone")
+    actor: forms.ModelChoiceField[Any] = forms.ModelChoiceField(
+        queryset=None, required=False, label="Who", empty_label="anyone"
+    )
     action = forms.ChoiceField(required=False, label="What")
     since = forms.DateField(
         required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
@@ -249,9 +251,12 @@ class AuditLogFilterForm(forms.Form):
 
     def __init__(self, *args, object_types: list[str], **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["actor"].queryset = get_user_model().objects.order_by("username")
-        self.fields["action"].choices = [("", "anything"), *AuditLogEntry.Action.choices]
-        self.fields["object_type"].choices = [("", "any")] + [(t, t) for t in object_types]
+        actor, action, object_type = (self.fields[n] for n in ("actor", "action", "object_type"))
+        assert isinstance(actor, forms.ModelChoiceField)
+        assert isinstance(action, forms.ChoiceField) and isinstance(object_type, forms.ChoiceField)
+        actor.queryset = get_user_model().objects.order_by("username")
+        action.choices = [("", "anything"), *AuditLogEntry.Action.choices]
+        object_type.choices = [("", "any")] + [(t, t) for t in object_types]
 
     def clean(self):
         data = super().clean()

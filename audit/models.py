@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import models
@@ -11,6 +11,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from evalsite.access import is_admin
+
+if TYPE_CHECKING:
+    from audit.views.display import FieldChange
 
 
 def empty_pdp() -> dict:
@@ -207,6 +210,8 @@ class Feedback(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     objects = FeedbackQuerySet.as_manager()
+    # Not stored: True on the instance feedback_start has just created (the API answers 201).
+    just_created = False
 
     class Meta:
         ordering = ["statement_id", "auditor_id"]
@@ -282,6 +287,12 @@ class FeedbackRevision(models.Model):
     updated_at = models.DateTimeField(
         null=True, blank=True, help_text="The last save folded into this revision."
     )
+    # Not stored: what the history shows of it, set by audit.selectors.feedback_revisions.
+    changes: list[FieldChange]
+    summary: str
+    first: int
+    after_json: str
+    is_current: bool
 
     class Meta:
         ordering = ["-version", "-id"]

@@ -6,6 +6,7 @@ Errors are turned into specific messages: which item, which field, what was expe
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -170,7 +171,7 @@ def format_path(parts) -> str:
 def _describe(error: SchemaError) -> str:
     """Say what was expected, in words a person coding a statement understands."""
     value = error.instance
-    if error.validator == "enum":
+    if error.validator == "enum" and isinstance(error.validator_value, list):
         allowed = ", ".join("null" if v is None else v for v in error.validator_value)
         return f"{value!r} is not one of: {allowed}"
     if error.validator == "type":
@@ -183,7 +184,8 @@ def _describe(error: SchemaError) -> str:
     if error.validator == "additionalProperties":
         return error.message.replace("Additional properties are not allowed", "unknown key(s)")
     if error.validator in {"minimum", "maximum"}:
-        bounds = error.schema.get("minimum"), error.schema.get("maximum")
+        schema = error.schema if isinstance(error.schema, Mapping) else {}
+        bounds = schema.get("minimum"), schema.get("maximum")
         return f"{_short(value)} is out of range (expected between {bounds[0]} and {bounds[1]})"
     if error.validator == "maxLength":
         return f"text is too long (at most {error.validator_value} characters)"

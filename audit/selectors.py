@@ -4,7 +4,7 @@ so API pagination is stable, and the history a reviewer reads. Writes stay in th
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.contrib.auth.models import User
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
@@ -120,7 +120,29 @@ S = Feedback.Status
 SENT = (S.SUBMITTED, S.APPROVED)
 
 
-def discussion_queue(*, user: User) -> QuerySet[Discussion]:
+class QueueCounts(TypedDict):
+    """What discussion_queue counts per discussion: mine (this auditor's) and everyone's."""
+
+    n_subject: int
+    mine_coded: int
+    mine_sent: int
+    mine_approved: int
+    mine_rejected: int
+    all_coded: int
+    all_sent: int
+    all_approved: int
+    next_uncoded: int | None
+
+
+if TYPE_CHECKING:  # django-stubs' helper is a development requirement only
+    from django_stubs_ext import WithAnnotations
+
+    QueueDiscussion = WithAnnotations[Discussion, QueueCounts]
+else:
+    QueueDiscussion = Discussion
+
+
+def discussion_queue(*, user: User) -> QuerySet[QueueDiscussion]:
     """Discussions with per-user and overall progress counts, in one query."""
     subject = Q(statements__speaker__type=Speaker.Type.SUBJECT)
     mine = Q(statements__feedback__auditor=user)
@@ -151,8 +173,8 @@ def discussion_queue(*, user: User) -> QuerySet[Discussion]:
 
 
 def discussion_queue_filter(
-    queryset: QuerySet[Discussion], *, status: str, q: str
-) -> QuerySet[Discussion]:
+    queryset: QuerySet[QueueDiscussion], *, status: str, q: str
+) -> QuerySet[QueueDiscussion]:
     """Filter by progress; done means every subject statement is submitted (or approved) by me."""
     if q:
         queryset = queryset.filter(summary__icontains=q)

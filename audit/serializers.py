@@ -140,9 +140,9 @@ class DiscussionDetailOutputSerializer(DiscussionOutputSerializer):
 
     @extend_schema_field(StatementOutputSerializer(many=True))
     def get_statements(self, discussion: Discussion) -> list[dict]:
-        return StatementOutputSerializer(
-            discussion_statements(discussion=discussion), many=True
-        ).data
+        return list(
+            StatementOutputSerializer(discussion_statements(discussion=discussion), many=True).data
+        )
 
 
 class DiscussionFieldsInputSerializer(StrictInputSerializer):
@@ -206,7 +206,7 @@ class ExtractionRunFilterSerializer(serializers.Serializer):
 
 
 class ExtractionRunOutputSerializer(serializers.ModelSerializer):
-    label = serializers.CharField(read_only=True)
+    label = serializers.CharField(read_only=True)  # type: ignore[assignment]  # the stubs take it for Field.label
 
     class Meta:
         model = ExtractionRun
@@ -376,13 +376,13 @@ class FieldChangeSerializer(serializers.Serializer):
 class RevisionRefSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     version = serializers.IntegerField()
-    label = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # the stubs take it for Field.label
     action = serializers.CharField()
 
 
 class FeedbackRevisionOutputSerializer(serializers.ModelSerializer):
     author_username = serializers.CharField(source="author.get_username", read_only=True)
-    label = serializers.CharField(read_only=True, help_text='"v7", or "v3–v7" when folded')
+    label = serializers.CharField(read_only=True, help_text='"v7", or "v3–v7" when folded')  # type: ignore[assignment]  # the stubs take it for Field.label
     first_version = serializers.IntegerField(source="first", read_only=True)
     restored_from = serializers.SerializerMethodField()
     is_current = serializers.BooleanField(read_only=True)

@@ -179,10 +179,10 @@ def _build_family(rng: random.Random) -> tuple[_Family, _Member]:
     family = _Family()
     surname, maiden = rng.sample(LAST_NAMES, 2)
     born = rng.randint(1960, 1990)
-    grand = [
+    grand = (
         _add_member(family, rng, "Grandfather", "male", born - 55, surname),
         _add_member(family, rng, "Grandmother", "female", born - 53, surname),
-    ]
+    )
     grand_bond = _add_bond(family, *grand)
     father = _add_member(family, rng, "Father", "male", born - 28, surname, grand_bond)
     mother = _add_member(family, rng, "Mother", "female", born - 26, maiden)
@@ -284,7 +284,7 @@ def _gt_delta(family: _Family, rng: random.Random, past_events: list[int]) -> di
     for _ in range(rng.randint(2, 7)):
         who = rng.choice(people)
         events.append(_event(family, rng, who, [m for m in people if m is not who]))
-    delta = {
+    delta: dict[str, Any] = {
         "people": [m.as_person() for m in people],
         "events": events,
         "pair_bonds": [dict(bond) for bond in bonds],

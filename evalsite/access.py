@@ -16,7 +16,8 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 from rest_framework import permissions
 from rest_framework.request import Request
 
@@ -65,7 +66,7 @@ def _group_names(user: Any) -> set[str]:
 
 # --- page decorators ---------------------------------------------------------------------------
 
-View = Callable[..., HttpResponse]
+View = Callable[..., HttpResponseBase]
 
 
 def role_required(check: Callable[[AnyUser], bool]) -> Callable[[View], View]:
@@ -74,7 +75,7 @@ def role_required(check: Callable[[AnyUser], bool]) -> Callable[[View], View]:
     def decorator(view: View) -> View:
         @login_required
         @wraps(view)
-        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             if not check(request.user):
                 raise PermissionDenied("Your account has no role that may open this page.")
             return view(request, *args, **kwargs)

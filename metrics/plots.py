@@ -18,7 +18,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from html import escape
-from typing import Any
+from typing import Any, TypeGuard
 
 PALETTE = ("#2f5bd3", "#c05621", "#1f8a4c", "#9b2c2c", "#6b46c1", "#2c7a7b", "#b7791f")
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif"
@@ -167,6 +167,9 @@ def _as_series(item: Series | Mapping[str, Any]) -> Series:
 
 
 def _as_point(item: Point | Mapping[str, Any] | Sequence[Any]) -> Point | None:
+    x: Any
+    y: Any
+    size: Any
     if isinstance(item, Point):
         x, y, size, label = item.x, item.y, item.size, item.label
     elif isinstance(item, Mapping):
@@ -181,7 +184,7 @@ def _as_point(item: Point | Mapping[str, Any] | Sequence[Any]) -> Point | None:
     return Point(float(x), float(y), float(size) if _finite(size) else None, str(label or ""))
 
 
-def _finite(value: Any) -> bool:
+def _finite(value: Any) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -32,13 +34,13 @@ class DemoSummary:
     users: tuple[tuple[str, str, str], ...] = DEMO_USERS
 
 
-def demo_users_ensure() -> dict[str, object]:
+def demo_users_ensure() -> dict[str, User]:
     """Create (or reset the passwords of) the demo accounts."""
-    User = get_user_model()
+    user_model = get_user_model()
     auditor_group, admin_group = ensure_role_groups()
-    users = {}
+    users: dict[str, User] = {}
     for username, password, role in DEMO_USERS:
-        user, _ = User.objects.get_or_create(
+        user, _ = user_model.objects.get_or_create(
             username=username, defaults={"email": f"{username}@example.com"}
         )
         user.set_password(password)
@@ -122,7 +124,9 @@ def _store_discussion(
     return len(synthetic.statements)
 
 
-def _store_feedback(index: int, position: int, statement, gt_delta: dict, source, users) -> None:
+def _store_feedback(
+    index: int, position: int, statement, gt_delta: dict[str, Any] | None, source, users
+) -> None:
     """Discussions 1–6 approved, 7–8 submitted, 9 drafted with one rejection, 10–12 untouched;
     auditor2 double-codes discussions 1–3 so inter-auditor agreement has data.
 

@@ -414,7 +414,9 @@ def _not_approvable(feedback: Feedback) -> str:
 def feedback_authors(*, feedback: Feedback) -> set[int]:
     """User ids who may not approve the version in force (or the pending change) alone."""
     if feedback.has_proposal:
-        authors = _authors(feedback, since=feedback.approved_at) | {feedback.proposed_by_id}
+        authors = _authors(feedback, since=feedback.approved_at)
+        if feedback.proposed_by_id is not None:
+            authors.add(feedback.proposed_by_id)
         return authors - {feedback.auditor_id}
     return _authors(feedback)
 
@@ -601,10 +603,12 @@ def feedback_bulk_approve(
     _check_admin(admin)
     if not versions:
         raise WorkflowError("Name the feedback and the versions you reviewed.")
-    named = Feedback.objects.filter(
-        pk__in=versions, statement__discussion=discussion, auditor=auditor
-    ).select_related("statement", "auditor")
-    named = sorted(named, key=lambda f: f.statement.order)
+    named = sorted(
+        Feedback.objects.filter(
+            pk__in=versions, statement__discussion=discussion, auditor=auditor
+        ).select_related("statement", "auditor"),
+        key=lambda f: f.statement.order,
+    )
     unknown = set(versions) - {f.pk for f in named}
     if unknown:
         raise UnknownItems(

@@ -424,7 +424,7 @@ def discussions_import(
 
     ``by`` is the importing admin: imported ground truth is approved by them, marked "imported".
     """
-    if not is_admin(by):
+    if by is None or not is_admin(by):
         raise NotAllowed("Only admins import discussions and ground truth.")
     items = _discussion_items(data)
     run_fields = dict(zip(("model_name", "prompt_version"), default_run, strict=True))
@@ -558,10 +558,10 @@ def ground_truth_export(
     """
     if not all_discussions and not discussion_ids:
         raise ValueError("Choose discussion ids or all discussions.")
-    discussions = Discussion.objects.with_approved()
+    chosen = Discussion.objects.with_approved()
     if not all_discussions:
-        discussions = discussions.filter(pk__in=discussion_ids)
-    discussions = list(discussions.order_by("pk"))
+        chosen = chosen.filter(pk__in=discussion_ids)
+    discussions = list(chosen.order_by("pk"))
     if not discussions:
         raise NothingToExport("No approved ground truth matches the request.")
     out = []

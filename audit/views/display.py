@@ -160,8 +160,11 @@ def event_card(event: dict, labels: Labels) -> Card:
     )
 
 
+MARRIED: dict[object, str] = {True: "yes", False: "no"}
+
+
 def bond_card(bond: dict, labels: Labels) -> Card:
-    married = {True: "yes", False: "no"}.get(bond.get("married"), "unknown")
+    married = MARRIED.get(bond.get("married"), "unknown")
     title = f"{labels.person(bond.get('person_a'))} & {labels.person(bond.get('person_b'))}"
     return Card(
         "pair_bonds", bond.get("id"), title, [("Married", married)], confidence=_confidence(bond)
@@ -342,7 +345,7 @@ def _deletes(payload: dict | None) -> set:
 def _item_changes(
     kind: str, old: dict | None, new: dict | None, labels: Labels
 ) -> list[FieldChange]:
-    item = new if new is not None else old
+    item = new if new is not None else (old or {})  # one of them is always given
     ident = item.get("id")
     title = f"{TAGS[kind]} {CARD_BUILDERS[kind](item, labels).title} (#{ident})"
     change = "added" if old is None else "removed" if new is None else "changed"

@@ -184,7 +184,10 @@ def workflow_error(request: HtmxHttpRequest, exc: Exception, feedback: Feedback)
     target = _status_target(feedback)
     if isinstance(exc, StaleVersion):
         latest = exc.feedback.revisions.exclude(action="conflict").select_related("author").first()
-        extra = {"feedback": exc.feedback, "changed_by": latest.author if latest else None}
+        extra: dict[str, Any] = {
+            "feedback": exc.feedback,
+            "changed_by": latest.author if latest else None,
+        }
         response = error_fragment(
             request, [str(exc)], status=409, target=target,
             template="audit/components/messages.html#conflict", extra=extra,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -15,6 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 from audit.forms import QueueFilterForm
 from audit.models import Discussion, Feedback
 from audit.selectors import (
+    QueueDiscussion,
     discussion_queue,
     discussion_queue_filter,
     feedback_proposals,
@@ -31,7 +33,24 @@ ITEM = re.compile(r"(\d{1,12}):(\d{1,9})", re.ASCII)
 PAGE_SIZE = 50
 
 
-def queue_status(d: Discussion) -> tuple[str, str]:
+@dataclass(frozen=True)
+class QueueRow:
+    """One discussion of the queue with what its row shows beside the counts: its status
+    (label, chip tone) and the stacked progress bar's segments."""
+
+    discussion: QueueDiscussion
+    label: str
+    tone: str
+    bar_sent: int  # sent but not approved
+    bar_coded: int  # coded but not sent
+
+    @classmethod
+    def of(cls, d: QueueDiscussion) -> QueueRow:
+        label, tone = queue_status(d)
+        return cls(d, label, tone, d.mine_sent - d.mine_approved, d.mine_coded - d.mine_sent)
+
+
+def queue_status(d: QueueDiscussion) -> tuple[str, str]:
     """(label, chip tone) for one annotated discussion."""
     if d.mine_rejected:
         return "Needs changes", "bad"
@@ -53,11 +72,8 @@ def home(request: HtmxHttpRequest) -> HttpResponse:
         discussion_queue(user=request.user), status=status, q=q
     ).order_by("id")
     page = Paginator(discussions, PAGE_SIZE).get_page(request.GET.get("page"))
-    for d in page:
-        d.queue_label, d.queue_tone = queue_status(d)
-        # Stacked progress bar segments: approved, then sent but not approved, then drafts.
-        d.bar_sent, d.bar_coded = d.mine_sent - d.mine_approved, d.mine_coded - d.mine_sent
-    context = {"form": form, "page": page, "status": status, "q": q}
+    rows = [QueueRow.of(d) for d in page]
+    context = {"form": form, "page": page, "rows": rows, "status": status, "q": q}
     template = "audit/home.html#queue" if request.htmx else "audit/home.html"
     return render(request, template, context)
 

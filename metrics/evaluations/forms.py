@@ -29,7 +29,13 @@ class MultipleFileInput(forms.ClearableFileInput):
     allow_multiple_selected = True
 
 
-class MultipleFileField(forms.FileField):
+class RoleFileField(forms.FileField):
+    """The file input of one file role; the upload page links the role's example file."""
+
+    example: str | None = None
+
+
+class MultipleFileField(RoleFileField):
     """Up to the role's max_files files in one <input type=file multiple>."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -44,13 +50,13 @@ class MultipleFileField(forms.FileField):
         return cleaned
 
 
-def _role_field(role: FileRole) -> forms.FileField:
+def _role_field(role: FileRole) -> RoleFileField:
     field = _file_field(role)
     field.example = role.example  # the upload page links the registry's example file
     return field
 
 
-def _file_field(role: FileRole) -> forms.FileField:
+def _file_field(role: FileRole) -> RoleFileField:
     attrs = {"accept": role.accept}
     help_text = f"{', '.join(role.formats).upper()}. {role.help}".strip()
     if role.max_files > 1:
@@ -61,7 +67,7 @@ def _file_field(role: FileRole) -> forms.FileField:
             allow_empty_file=True,
             widget=MultipleFileInput(attrs={**attrs, "multiple": True}),
         )
-    return forms.FileField(
+    return RoleFileField(
         label=role.label,
         required=role.required,
         help_text=help_text,
@@ -110,6 +116,8 @@ class EvaluationUploadForm(forms.Form):
     name = forms.CharField(
         max_length=200, required=False, help_text="Defaults to the first file's name."
     )
+    # The files read from this submission (set by the upload view), kept if the page comes back.
+    chosen: dict[str, list[InputFile]] | None = None
 
     def __init__(
         self,
@@ -120,15 +128,16 @@ class EvaluationUploadForm(forms.Form):
     ) -> None:
         super().__init__(*args, **kwargs)
         self.family = family
-        self.kept = {}
+        self.kept: dict[str, list[InputFile]] = {}
         for role in family.roles:
             self.fields[FILE_PREFIX + role.name] = _role_field(role)
         self.keep(kept or {})
         modes = self._modes() if any(r.name == MODE_ROLE for r in family.roles) else []
         for option in family.options:
-            make = _mode_field if option.name in MODE_OPTIONS and modes is not None else None
-            field = make(option, modes) if make else _option_field(option)
-            self.fields[OPTION_PREFIX + option.name] = field
+            if option.name in MODE_OPTIONS and modes is not None:
+                self.fields[OPTION_PREFIX + option.name] = _mode_field(option, modes)
+            else:
+                self.fields[OPTION_PREFIX + option.name] = _option_field(option)
 
     def keep(self, files: dict[str, list[InputFile]]) -> None:
         """Files from an earlier try stand in for the roles left empty: not required again."""

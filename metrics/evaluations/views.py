@@ -119,7 +119,7 @@ def evaluation_upload(request: HtmxHttpRequest) -> HttpResponse:
     kept_token = ""
     if status == 400:
         # Browsers forget a chosen file when the page comes back: keep it for the next try.
-        chosen = getattr(form, "chosen", None)
+        chosen = form.chosen
         if chosen is None:
             try:
                 chosen = _chosen_files(form)
@@ -268,7 +268,7 @@ def evaluation_compare(request: HtmxHttpRequest) -> HttpResponse:
 @require_POST
 def evaluation_pair(request: HtmxHttpRequest) -> HttpResponse:
     left, right, problem = _compare_pair(request)
-    if problem:
+    if problem or left is None or right is None:
         messages.error(request, problem)
     else:
         try:
@@ -290,7 +290,7 @@ def evaluation_pair(request: HtmxHttpRequest) -> HttpResponse:
 
 @auditor_required
 @require_GET
-def evaluation_example(request: HtmxHttpRequest, name: str) -> HttpResponse:
+def evaluation_example(request: HtmxHttpRequest, name: str) -> FileResponse:
     """A small example input file declared by the registry (for the upload page and docs)."""
     if name not in example_files():
         raise Http404("No such example file.")

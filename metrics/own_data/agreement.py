@@ -135,7 +135,10 @@ class PairComparison:
 
     @property
     def symmetric_f1(self) -> float:
-        return symmetric_mean(self.f1_ab, self.f1_ba)
+        mean = symmetric_mean(self.f1_ab, self.f1_ba)
+        if mean is None:  # F1 scores are finite by construction; refuse to rank a broken one
+            raise ValueError(f"non-finite F1 between codings {self.a.stamp} and {self.b.stamp}")
+        return mean
 
 
 def codings_compare(a: Coding, b: Coding) -> PairComparison:
@@ -301,9 +304,8 @@ def blind_vs_prefilled(
         pair = (math.fsum(prefilled) / len(prefilled), math.fsum(blind) / len(blind))
         pairs_by_discussion[codings[0].discussion_id].append(pair)
     pairs = [pair for rows in pairs_by_discussion.values() for pair in rows]
-    difference = cluster_bootstrap_mean_diff(
-        dict(pairs_by_discussion), n_resamples=resamples, seed=SEED
-    )
+    clusters: dict[int, list[tuple[float, float]]] = dict(pairs_by_discussion)
+    difference = cluster_bootstrap_mean_diff(clusters, n_resamples=resamples, seed=SEED)
     return {
         "n_statements": len(pairs),
         "n_discussions": len(pairs_by_discussion),

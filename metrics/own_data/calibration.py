@@ -112,7 +112,9 @@ def heldout_split(
     return train, test
 
 
-def reliability_bins(p: Sequence[float], y: Sequence[float], *, n_bins: int = N_BINS) -> list:
+def reliability_bins(
+    p: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, *, n_bins: int = N_BINS
+) -> list:
     """The reliability diagram: per non-empty equal-width bin (as in compute_ece), its count,
     mean confidence and accuracy."""
     p_arr, y_arr = np.clip(np.asarray(p, dtype=float), 0.0, 1.0), np.asarray(y, dtype=float)
@@ -133,7 +135,9 @@ def reliability_bins(p: Sequence[float], y: Sequence[float], *, n_bins: int = N_
     return bins
 
 
-def calibration_figures(p: Sequence[float], y: Sequence[float]) -> dict[str, Any]:
+def calibration_figures(
+    p: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray
+) -> dict[str, Any]:
     """n, accuracy, mean confidence, ECE, NLL and the reliability bins of (p, y)."""
     if len(p) == 0:
         return {"n": 0}

@@ -215,7 +215,8 @@ def paired_deltas(
     deltas = {}
     for name, metric_fn in METRICS.items():
         point_left, point_right = metric_fn(left), metric_fn(right)
-        delta = interval(point_right - point_left, replicates[1][name] - replicates[0][name])
+        difference = None if point_left is None or point_right is None else point_right - point_left
+        delta = interval(difference, replicates[1][name] - replicates[0][name])
         deltas[name] = {
             "left": point_left,
             "right": point_right,

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
 Strategy = Literal["optimal", "greedy"]
-STRATEGIES: tuple[str, ...] = ("optimal", "greedy")
+STRATEGIES: tuple[Strategy, ...] = ("optimal", "greedy")
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,7 @@ def symmetric_mean(f_ab: float | None, f_ba: float | None) -> float | None:
 
 
 def _cluster_sums(
-    pairs_by_cluster: Mapping[Hashable, Sequence[tuple[Any, Any]]],
+    pairs_by_cluster: Mapping[Any, Sequence[tuple[Any, Any]]],
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per cluster: sum of (a - b) and number of pairs with both values finite. Clusters are
     ordered by repr so the resampling does not depend on the dict's insertion order."""
@@ -91,7 +91,7 @@ def _cluster_sums(
 
 
 def cluster_bootstrap_mean_diff(
-    pairs_by_cluster: Mapping[Hashable, Sequence[tuple[Any, Any]]],
+    pairs_by_cluster: Mapping[Any, Sequence[tuple[Any, Any]]],
     *,
     n_resamples: int = 2000,
     seed: int = 0,

@@ -151,7 +151,8 @@ def _row(scope: str, key: str, values: dict, contribution: dict, **ids: Any) -> 
 def _run_rows_create(run: ExtractionRun, statements: list[Statement], variants: tuple) -> None:
     statement_variants, discussion_variants = variants
     totals = {"statements": empty_totals(), "discussions": empty_totals()}
-    rows, by_discussion = [], {}
+    rows: list[MetricResult] = []
+    by_discussion: dict[int, list[Statement]] = {}
     for index, statement in enumerate(statements):
         by_discussion.setdefault(statement.discussion_id, []).append(statement)
         pair = statement_variants[(index * 7 + run.pk) % len(statement_variants)]
@@ -170,7 +171,7 @@ def _run_rows_create(run: ExtractionRun, statements: list[Statement], variants: 
                 statement_id=statement.pk,
             )
         )
-    totals["statements"] = _sum(row.contribution for row in rows)
+    totals["statements"] = _sum(row.contribution or {} for row in rows)
     for index, discussion_id in enumerate(by_discussion):  # discussions in creation order
         pair = discussion_variants[(index + run.pk) % len(discussion_variants)]
         values, contribution = _with_ids(pair, discussion_id, None)
@@ -179,7 +180,7 @@ def _run_rows_create(run: ExtractionRun, statements: list[Statement], variants: 
         rows.append(
             _row(Scope.DISCUSSION, key, values, contribution, run=run, discussion_id=discussion_id)
         )
-    totals["discussions"] = _sum(r.contribution for r in rows if r.scope == Scope.DISCUSSION)
+    totals["discussions"] = _sum(r.contribution or {} for r in rows if r.scope == Scope.DISCUSSION)
     rows.append(_row(Scope.RUN, run_key(EXTRACTION, run.pk), _run_values(totals), totals, run=run))
     MetricResult.objects.bulk_create(rows, batch_size=BATCH)
 
@@ -187,7 +188,7 @@ def _run_rows_create(run: ExtractionRun, statements: list[Statement], variants: 
 def _sum(contributions: Iterable[dict]) -> dict[str, Any]:
     """Totals of many contributions: summed without the discussions table, added once at the end
     (add_contributions copies its input, which would be quadratic here)."""
-    totals, discussions = empty_totals(), {}
+    totals, discussions = empty_totals(), dict[Any, int]()
     for contribution in contributions:
         for key, count in contribution["discussions"].items():
             discussions[key] = discussions.get(key, 0) + count
@@ -288,6 +289,8 @@ class Command(BaseCommand):
         if options["compare"]:
             left, right = data.runs[0].pk, data.runs[-1].pk
             discussion = Discussion.objects.filter(summary="Benchmark discussion 0").last()
+            if discussion is None:
+                raise CommandError("the seeded benchmark discussions are missing")
             pages.update(
                 {
                     "runs": "/metrics/runs/",

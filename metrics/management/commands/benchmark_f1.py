@@ -37,7 +37,7 @@ from metrics.families.extraction import (
     calculate_system_f1,
     clear_caches,
 )
-from metrics.families.extraction.settings import STRATEGIES
+from metrics.families.extraction.settings import STRATEGIES, Strategy
 from metrics.models import MetricResult
 from metrics.results import run_key
 from metrics.services import (
@@ -188,7 +188,8 @@ class Command(BaseCommand):
                 app.conf.task_always_eager = eager
 
     def _library(self, options) -> None:
-        strategies = STRATEGIES if options["strategy"] == "both" else (options["strategy"],)
+        chosen = options["strategy"]  # one of STRATEGIES, or "both" (the argument's choices)
+        strategies: tuple[Strategy, ...] = STRATEGIES if chosen == "both" else (chosen,)
         medians = {strategy: self._library_runs(options, strategy) for strategy in strategies}
         if len(medians) == 2:
             # CPU time, not wall-clock: steadier on a shared host.
@@ -200,7 +201,7 @@ class Command(BaseCommand):
                 f"cumulative {cumulative:+.0%}"
             )
 
-    def _library_runs(self, options, strategy: str) -> dict[str, Any]:
+    def _library_runs(self, options, strategy: Strategy) -> dict[str, Any]:
         """Runs the library part --repeat times; prints each run, then the medians."""
         settings = MatchSettings(strategy=strategy)
         runs = []
