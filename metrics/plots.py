@@ -15,10 +15,10 @@ Points with a None or non-finite coordinate are skipped (a line plot breaks ther
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from html import escape
-from typing import Any, TypeGuard
+from typing import Any, TypedDict, TypeGuard, Unpack
 
 PALETTE = ("#2f5bd3", "#c05621", "#1f8a4c", "#9b2c2c", "#6b46c1", "#2c7a7b", "#b7791f")
 FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif"
@@ -397,36 +397,80 @@ class Bars:
     highs: tuple[float | None, ...] = ()
 
 
+class CategoryLayout(TypedDict, total=False):
+    """The keyword options of the charts over named categories (bar_plot, category_line_plot):
+    the x-axis label, the y range (None: from the data), the size and the title."""
+
+    x_label: str
+    y_range: tuple[float, float] | None
+    width: int
+    height: int
+    title: str
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """A CategoryLayout with its defaults filled in."""
+
+    x_label: str = ""
+    y_range: tuple[float, float] | None = (0.0, 1.0)
+    width: int = 520
+    height: int = 300
+    title: str = ""
+
+
+def _category_chart(
+    categories: Sequence[str],
+    y_label: str,
+    ys: list[float],
+    labels: list[str],
+    draw: Callable[[_Frame], list[str]],
+    layout: CategoryLayout,
+    what: str,
+) -> str:
+    """A chart over named categories: the frame (room for a legend when there are two or more
+    series, `labels`), the axes, what `draw` draws in the frame, the legend and the title."""
+    options = _Layout(**layout)
+    legend_rows = len(labels) if len(labels) > 1 else 0
+    height = options.height + legend_rows * LEGEND_ROW
+    frame = _frame([0.0, 1.0], ys or [0.0], options.width, height, None, options.y_range)
+    frame = replace(
+        frame,
+        x_min=0.0,
+        x_max=float(max(len(categories), 1)),
+        legend_space=legend_rows * LEGEND_ROW,
+    )
+    x_label = options.x_label
+    body = [_category_axes(frame, categories, x_label, y_label), *draw(frame)]
+    if legend_rows:
+        body.append(_legend(frame, labels))
+    return _svg(frame, options.title or f"{y_label} by {x_label or what}", body)
+
+
 def bar_plot(
     categories: Sequence[str],
     series: Sequence[Bars | Mapping[str, Any]],
     y_label: str,
-    *,
-    x_label: str = "",
-    y_range: tuple[float, float] | None = (0.0, 1.0),
-    width: int = 520,
-    height: int = 300,
-    title: str = "",
+    **layout: Unpack[CategoryLayout],
 ) -> str:
     """Grouped bars, one group per category, with whiskers where a series gives lows/highs.
     A None value draws no bar and writes "n/a". `series`: Bars or mappings {"label", "values",
     "lows"?, "highs"?}; a legend when there are two or more series."""
     groups = [_as_bars(item) for item in series]
     ys = [v for g in groups for v in (*g.values, *g.lows, *g.highs) if _finite(v)]
-    legend_rows = len(groups) if len(groups) > 1 else 0
-    frame = _frame([0.0, 1.0], ys or [0.0], width, height + legend_rows * LEGEND_ROW, None, y_range)
-    frame = replace(frame, x_min=0.0, x_max=float(max(len(categories), 1)))
-    frame = replace(frame, legend_space=legend_rows * LEGEND_ROW)
-    body = [_category_axes(frame, categories, x_label, y_label)]
     slot = 0.8 / max(len(groups), 1)
-    for index, group in enumerate(groups):
-        color = PALETTE[index % len(PALETTE)]
-        for position, value in enumerate(group.values):
-            left = position + 0.1 + index * slot
-            body.append(_bar(frame, group, position, value, (left, left + slot), color))
-    if legend_rows:
-        body.append(_legend(frame, [g.label for g in groups]))
-    return _svg(frame, title or f"{y_label} by {x_label or 'category'}", body)
+
+    def draw(frame: _Frame) -> list[str]:
+        bars = []
+        for index, group in enumerate(groups):
+            color = PALETTE[index % len(PALETTE)]
+            for position, value in enumerate(group.values):
+                left = position + 0.1 + index * slot
+                bars.append(_bar(frame, group, position, value, (left, left + slot), color))
+        return bars
+
+    labels = [g.label for g in groups]
+    return _category_chart(categories, y_label, ys, labels, draw, layout, "category")
 
 
 def heatmap(
@@ -570,12 +614,7 @@ def category_line_plot(
     categories: Sequence[str],
     series: Sequence[Mapping[str, Any]],
     y_label: str,
-    *,
-    x_label: str = "",
-    y_range: tuple[float, float] | None = (0.0, 1.0),
-    width: int = 520,
-    height: int = 300,
-    title: str = "",
+    **layout: Unpack[CategoryLayout],
 ) -> str:
     """`line_plot` over named steps (e.g. extraction runs, oldest first) instead of numbers.
     `series`: mappings {"label", "values": one y per category}; a None breaks the line."""
@@ -586,13 +625,12 @@ def category_line_plot(
         for item in series
     ]
     ys = [y for s in lines for _, y in _finite_pairs(s.points)]
-    legend_rows = len(lines) if len(lines) > 1 else 0
-    frame = _frame([0.0, 1.0], ys or [0.0], width, height + legend_rows * LEGEND_ROW, None, y_range)
-    frame = replace(frame, x_min=0.0, x_max=float(max(len(categories), 1)))
-    frame = replace(frame, legend_space=legend_rows * LEGEND_ROW)
-    body = [_category_axes(frame, categories, x_label, y_label)]
-    for index, item in enumerate(lines):
-        body.append(_polylines(frame, item, PALETTE[index % len(PALETTE)], True))
-    if legend_rows:
-        body.append(_legend(frame, [s.label for s in lines]))
-    return _svg(frame, title or f"{y_label} by {x_label or 'step'}", body)
+
+    def draw(frame: _Frame) -> list[str]:
+        return [
+            _polylines(frame, item, PALETTE[index % len(PALETTE)], True)
+            for index, item in enumerate(lines)
+        ]
+
+    labels = [s.label for s in lines]
+    return _category_chart(categories, y_label, ys, labels, draw, layout, "step")

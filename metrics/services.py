@@ -37,6 +37,7 @@ from audit.services.jobs import compute_job_start
 from evalsite.queue import task_enqueue_named, task_enqueue_on_commit
 from metrics import results
 from metrics.families.extraction import (
+    ComparisonMetrics,
     add_contributions,
     calculate_cumulative_f1,
     calculate_statement_f1,
@@ -375,15 +376,34 @@ def statement_result_compute(
 
 
 def _statement_store(row: MetricResult, inputs: _Inputs, force: bool, batch: bool) -> bool:
+    return _metrics_store(
+        row,
+        inputs,
+        lambda: calculate_statement_f1(
+            inputs.ai,
+            inputs.gt,
+            settings=match_settings(),
+            statement_id=row.statement_id,
+            discussion_id=row.discussion_id,
+        ),
+        force=force,
+        batch=batch,
+    )
+
+
+def _metrics_store(
+    row: MetricResult,
+    inputs: _Inputs,
+    compute: Callable[[], ComparisonMetrics],
+    *,
+    force: bool,
+    batch: bool,
+) -> bool:
+    """A statement's or discussion's row: confirmed when its inputs are unchanged, else the
+    figures ``compute`` returns stored with their additive contribution to the run totals."""
     if _is_current(row, inputs.hash, force):
         return _row_confirm(row, batch)
-    metrics = calculate_statement_f1(
-        inputs.ai,
-        inputs.gt,
-        settings=match_settings(),
-        statement_id=row.statement_id,
-        discussion_id=row.discussion_id,
-    )
+    metrics = compute()
     return _row_store(
         row,
         values=metrics.to_dict(),
@@ -445,16 +465,13 @@ def discussion_result_compute(
 
 
 def _discussion_store(row: MetricResult, inputs: _Inputs, force: bool, batch: bool) -> bool:
-    if _is_current(row, inputs.hash, force):
-        return _row_confirm(row, batch)
-    metrics = calculate_cumulative_f1(
-        inputs.ai, inputs.gt, settings=match_settings(), discussion_id=row.discussion_id
-    )
-    return _row_store(
+    return _metrics_store(
         row,
-        values=metrics.to_dict(),
-        contribution=statement_contribution(metrics),
-        input_hash=inputs.hash,
+        inputs,
+        lambda: calculate_cumulative_f1(
+            inputs.ai, inputs.gt, settings=match_settings(), discussion_id=row.discussion_id
+        ),
+        force=force,
         batch=batch,
     )
 

@@ -135,7 +135,7 @@ def _ground_truth_changed(*statement_ids: int) -> None:
     ground_truth_changed_send(statement_ids=statement_ids, reason="ground truth")
 
 
-def _record_revision(
+def revision_record(
     feedback: Feedback,
     *,
     author,
@@ -233,7 +233,7 @@ def feedback_start(
                 source_extraction=source,
                 blind=blind,
             )
-            _record_revision(feedback, author=auditor, action="start", before=None)
+            revision_record(feedback, author=auditor, action="start", before=None)
     except IntegrityError:
         # A simultaneous start (double submit) created it first: theirs is this one.
         return Feedback.objects.get(statement=statement, auditor=auditor)
@@ -303,7 +303,7 @@ def feedback_save(
     locked.version += 1
     locked.save()
     action = "edit" if restored_from is None else "restore"
-    _record_revision(locked, author=user, action=action, before=before, restored_from=restored_from)
+    revision_record(locked, author=user, action=action, before=before, restored_from=restored_from)
     return locked
 
 
@@ -346,7 +346,7 @@ def feedback_submit(*, feedback: Feedback, user: User, base_version: int | None 
     locked.rejection_reason = ""
     locked.version += 1
     locked.save()
-    _record_revision(locked, author=user, action="submit", before=None)
+    revision_record(locked, author=user, action="submit", before=None)
     return locked
 
 
@@ -397,7 +397,7 @@ def feedback_approve(
     except IntegrityError as exc:
         winner = Feedback.objects.approved().filter(statement_id=locked.statement_id).first()
         raise AlreadyApproved(winner) if winner else StaleVersion(locked, base_version) from exc
-    _record_revision(locked, author=admin, action=_approve_action(kind), before=None)
+    revision_record(locked, author=admin, action=_approve_action(kind), before=None)
     _log_approval(locked, admin=admin, kind=kind)
     _ground_truth_changed(locked.statement_id)
     return locked
@@ -467,7 +467,7 @@ def _approve_proposal(locked: Feedback, *, admin, reason: str) -> Feedback:
     locked.proposed_by = None
     _set_approved(locked, admin=admin, kind=kind, reason=reason)
     locked.save()
-    _record_revision(locked, author=admin, action=_approve_action(kind), before=before)
+    revision_record(locked, author=admin, action=_approve_action(kind), before=before)
     _log_approval(locked, admin=admin, kind=kind)
     _ground_truth_changed(locked.statement_id)
     return locked
@@ -508,7 +508,7 @@ def _set_unapproved(feedback: Feedback, *, admin, replaced_by: Feedback | None =
     feedback.proposed_by = None
     feedback.version += 1
     feedback.save()
-    _record_revision(feedback, author=admin, action="unapprove", before=None)
+    revision_record(feedback, author=admin, action="unapprove", before=None)
     why = f", replaced by feedback {replaced_by.pk}" if replaced_by else ""
     audit_log_record(
         actor=admin,
@@ -559,7 +559,7 @@ def feedback_reject(
     locked.approval_reason = ""
     locked.version += 1
     locked.save()
-    _record_revision(locked, author=admin, action="reject", before=None)
+    revision_record(locked, author=admin, action="reject", before=None)
     _log_rejection(locked, admin=admin, reason=reason, what="coding")
     if was_approved:
         _ground_truth_changed(locked.statement_id)
@@ -573,7 +573,7 @@ def _reject_proposal(locked: Feedback, *, admin, reason: str) -> Feedback:
     locked.proposed_by = None
     locked.version += 1
     locked.save()
-    _record_revision(locked, author=admin, action="reject", before=before)
+    revision_record(locked, author=admin, action="reject", before=before)
     _log_rejection(locked, admin=admin, reason=reason, what="proposed change to")
     return locked
 

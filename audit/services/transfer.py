@@ -26,14 +26,13 @@ from audit.models import (
     Extraction,
     ExtractionRun,
     Feedback,
-    FeedbackRevision,
     Speaker,
     Statement,
 )
 from audit.pdp import CONFLICT, RULE, UNKNOWN, payload_ids, pdp_problems
 from audit.schemas import PayloadError, PayloadIssue, normalize_pdp, pdp_issues
 from audit.services.audit_log import Action, audit_log_record
-from audit.services.feedback import NotAllowed
+from audit.services.feedback import NotAllowed, revision_record
 from audit.signals import extractions_changed_send, ground_truth_changed_send
 from evalsite.access import ensure_role_groups, is_admin
 
@@ -389,15 +388,7 @@ def _import_ground_truth(statement: Statement, data: dict, summary, by) -> None:
         approval="imported",
         comment=_provenance(meta),
     )
-    FeedbackRevision.objects.create(
-        feedback=feedback,
-        author=by,
-        version=feedback.version,
-        action="import",
-        status=feedback.status,
-        before=None,
-        after=copy.deepcopy(feedback.edited_extraction),
-    )
+    revision_record(feedback, author=by, action="import", before=None)
     summary.approved_created += 1
     summary.imported_feedback_ids.append(feedback.pk)
     summary.touched_statement_ids.append(statement.pk)
