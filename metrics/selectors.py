@@ -10,7 +10,7 @@ import hashlib
 from collections import Counter
 from typing import Any
 
-from django.db.models import Count, F, FloatField, IntegerField, QuerySet
+from django.db.models import Count, F, FloatField, IntegerField, Q, QuerySet
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
@@ -120,6 +120,25 @@ def results_fingerprint(*runs: ExtractionRun) -> str:
     }
     text = "|".join(f"{key}={rows.get(key)}" for key in keys)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def dashboard_status(run: ExtractionRun | None) -> str:
+    """A digest of the state of every stored result the dashboard's cards show (one query): the
+    run's own rows and the system rows, each by status, computed_at and input hash. The open
+    dashboard compares it with the one it was drawn from and redraws its cards when it differs
+    (results gone stale, or fresh again)."""
+    shown = Q(scope=MetricResult.Scope.SYSTEM)
+    if run is not None:
+        shown |= Q(scope=MetricResult.Scope.RUN, run=run)
+    states = (
+        MetricResult.objects.filter(shown)
+        .order_by("key")
+        .values_list("key", "status", "computed_at", "input_hash")
+    )
+    text = "|".join(
+        f"{key}={status}@{computed_at}#{digest}" for key, status, computed_at, digest in states
+    )
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def my_progress(user: Any) -> dict[str, int]:

@@ -6,6 +6,7 @@ app_name = "metrics"
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
+    path("status/", views.dashboard_status, name="dashboard_status"),
     path("runs/", views.runs, name="runs"),
     path("runs/compare/", views.run_compare, name="run_compare"),
     path("runs/<int:run_id>/cumulative-card/", views.cumulative_card, name="cumulative_card"),

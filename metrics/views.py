@@ -67,9 +67,14 @@ def dashboard(request: HtmxHttpRequest) -> HttpResponse:
     """Admins and auditors: the selected run's F1 cards; admins also get the admin controls,
     everyone their own coding progress."""
     runs, trend, run = _runs_and_selection(request)
+    # Read before the cards: a change while they are read shows up as a difference at the
+    # next status poll, never as a missed one.
+    status = selectors.dashboard_status(run)
     admin = is_admin(request.user)
     row = selectors.run_row(run, totals=False) if run else None
     context = {
+        "status": status,
+        "watched": True,  # the cards follow the page's one status poll, not their own
         "runs": runs,
         "run": run,
         "trend": trend,
@@ -85,6 +90,18 @@ def dashboard(request: HtmxHttpRequest) -> HttpResponse:
     if request.htmx and request.htmx.target == "dashboard-cards":
         return render(request, "metrics/dashboard.html#cards", context)
     return render(request, "metrics/dashboard.html", context)
+
+
+@auditor_required
+def dashboard_status(request: HtmxHttpRequest) -> HttpResponse:
+    """What the open dashboard polls each second: 204 either way, with the event
+    "results-changed" when the results behind its cards are no longer the ones it shows
+    (?seen=, the status its cards were drawn with), so the cards redraw together."""
+    run = _run_param(request, "run")
+    response = HttpResponse(status=204)
+    if request.GET.get("seen") != selectors.dashboard_status(run):
+        response["HX-Trigger"] = "results-changed"
+    return response
 
 
 @auditor_required

@@ -84,3 +84,38 @@ def test_jobs_page_progress_and_recent_jobs_agree(open_as, live_server, admin_us
     page.wait_for_selector("#jobs-panel:not([hx-get])", timeout=FRESH_WITHIN_MS)
     table = page.locator("#jobs-panel table").inner_text()
     assert "Done" in table and "235/235" in table
+
+
+def test_open_dashboard_follows_results_going_stale_and_fresh(
+    open_as, live_server, auditor, admin_user
+):
+    """The dashboard polls one status (each second) and redraws its cards together when the
+    results behind them change: stale after an edit elsewhere, fresh once recomputed; no reload."""
+    from django.utils import timezone
+
+    from metrics.results import run_key
+    from metrics.services import EXTRACTION, run_result_compute
+
+    scene = make_scene()
+    approve_with_metric(scene, auditor, admin_user, status=None)  # computed on approval
+    run_row = MetricResult.objects.filter(key=run_key(EXTRACTION, scene.run.pk))
+    assert run_row.get().status == MetricResult.Status.FRESH
+    page = open_as(admin_user)
+    page.goto(live_server.url + reverse("metrics:dashboard") + f"?run={scene.run.pk}")
+    card = f"#extraction-f1-{scene.run.pk}"
+    page.wait_for_selector(f"{card}[data-state=fresh]")
+    page.evaluate("window.notReloaded = true")
+    assert page.locator("#dashboard-status").get_attribute("hx-trigger") == "every 1s"
+
+    run_row.update(status=MetricResult.Status.STALE, stale_since=timezone.now())
+    waited = _wait_ms(page, f"{card}[data-state=updating]")
+    print(f"dashboard showed the run's results stale {waited:.0f} ms after they went stale")
+    # The cards do not poll on their own here: the page's one status poll redraws them.
+    assert page.locator(f"{card}[hx-trigger]").count() == 0
+    assert "updating…" in page.locator(card).inner_text()
+
+    run_result_compute(run_id=scene.run.pk)  # the worker settling the run row: fresh again
+    waited = _wait_ms(page, f"{card}[data-state=fresh]")
+    print(f"dashboard showed the run's results fresh {waited:.0f} ms after they were computed")
+    assert "updating…" not in page.locator("#dashboard-cards").inner_text()
+    assert page.evaluate("window.notReloaded") is True

@@ -32,5 +32,7 @@ def whole_family_cards(context: template.Context, run: Any, scope: str) -> SafeS
         if family.scope != scope:
             continue
         card = whole_family_card(family, run=run, user=user) if user else None
-        html.append(render_to_string(family.card, {"card": card}, request=request))
+        # On the dashboard one status poll redraws every card ("watched"): none polls itself.
+        own = {"card": card, "watched": context.get("watched", False)}
+        html.append(render_to_string(family.card, own, request=request))
     return mark_safe("".join(html))  # the card templates escape what they show

@@ -134,14 +134,47 @@ def test_how_it_is_calculated_reads_the_stored_settings(admin_client, results) -
     assert "within 11 days" in html
 
 
-def test_stale_card_keeps_the_last_figures_and_polls(admin_client, results) -> None:
+def test_stale_card_keeps_the_last_figures_and_the_page_polls_one_status(
+    admin_client, results
+) -> None:
     MetricResult.objects.filter(pk=run_result(results["v2"]).pk).update(status="stale")
     html = page(admin_client)
     assert "updating…" in html
     assert "0.727" in html
-    card_url = reverse("metrics:extraction_card", args=[results["v2"].pk])
-    assert f'hx-get="{card_url}"' in html
-    assert f'hx-get="{reverse("metrics:cumulative_card", args=[results["v2"].pk])}"' in html
+    # On the dashboard the cards do not poll themselves: one status poll redraws them all.
+    status_url = reverse("metrics:dashboard_status")
+    assert f'hx-get="{status_url}?run={results["v2"].pk}&amp;seen=' in html
+    assert reverse("metrics:extraction_card", args=[results["v2"].pk]) not in html
+    assert reverse("metrics:cumulative_card", args=[results["v2"].pk]) not in html
+
+
+def _seen(html: str) -> str:
+    return html.split('data-status="', 1)[1].split('"', 1)[0]
+
+
+def test_status_answers_whether_the_cards_are_still_current(admin_client, results) -> None:
+    run, other = results["v2"], results["v1"]
+    seen, seen_other = (
+        _seen(page(admin_client, run=run.pk)),
+        _seen(page(admin_client, run=other.pk)),
+    )
+    url = reverse("metrics:dashboard_status")
+    unchanged = admin_client.get(url, {"run": run.pk, "seen": seen})
+    assert unchanged.status_code == 204 and "HX-Trigger" not in unchanged
+    MetricResult.objects.filter(pk=run_result(run).pk).update(status="stale")
+    changed = admin_client.get(url, {"run": run.pk, "seen": seen})
+    assert changed.status_code == 204 and changed["HX-Trigger"] == "results-changed"
+    # Another run's dashboard shows none of this run's rows: still current.
+    assert "HX-Trigger" not in admin_client.get(url, {"run": other.pk, "seen": seen_other})
+
+
+def test_status_needs_a_signed_in_auditor_and_a_run_id(client, outsider, auditor, results) -> None:
+    url = reverse("metrics:dashboard_status")
+    assert client.get(url).status_code == 302
+    client.force_login(outsider)
+    assert client.get(url).status_code == 403
+    client.force_login(auditor)
+    assert client.get(url, {"run": "x"}).status_code == 400
 
 
 def test_failed_card_shows_the_error_to_admins_only(client, admin_user, auditor, results) -> None:
