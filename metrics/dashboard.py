@@ -23,9 +23,9 @@ from audit.pdp import ENTITY_KINDS
 from metrics.cards import card_base, extraction_card, extraction_state
 from metrics.evaluations.services import evaluation_card
 from metrics.families.extraction import SARF_VARIABLES, MatchSettings
+from metrics.families.plots import category_line_plot, heatmap
 from metrics.match_settings import match_settings
 from metrics.models import Evaluation, MetricResult
-from metrics.plots import category_line_plot, heatmap
 from metrics.registry import UPLOADED
 from metrics.selectors import DISCUSSION_COUNTS, SORTS, discussion_rows
 from metrics.services import CODE_VERSION, EXTRACTION, results_outdated

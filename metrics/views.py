@@ -23,7 +23,7 @@ from metrics import dashboard as dash
 from metrics import selectors
 from metrics.comparison import RunComparison, comparison_from_json
 from metrics.derived import error_analysis_read, run_comparison_read
-from metrics.plots import bar_plot
+from metrics.families.plots import bar_plot
 
 DISCUSSIONS_PER_PAGE = 50
 

@@ -1,6 +1,6 @@
 """A family's ``run.py`` as the upload registry calls it.
 
-Each family's ``run.py`` holds its options, parsing, computing and report, behind the one
+Each family's ``run.py`` holds its options, parsing, computing, report and card, behind the one
 interface of ``metrics.families.runs``. A ``RunAdapter`` only translates: the registry passes
 option values as a dict (resolved from a form, the API or ``key=value``, and stored with the
 evaluation); the family takes its ``Options`` dataclass. A registry entry takes them all with
@@ -57,6 +57,9 @@ class RunAdapter:
     def report(self, artifact: Mapping[str, Any]) -> str:
         return self.run.report(artifact)
 
+    def card(self, artifact: Mapping[str, Any]) -> dict[str, Any]:
+        return self.run.card(artifact)
+
 
 def run_entry(run: ModuleType) -> dict[str, Any]:
     """The registry fields a family's ``run.py`` provides, for ``Family(..., **run_entry(run))``."""
@@ -67,4 +70,5 @@ def run_entry(run: ModuleType) -> dict[str, Any]:
         "compute": adapter.compute,
         "check_options": adapter.check_options,
         "report": adapter.report,
+        "card_context": adapter.card,
     }

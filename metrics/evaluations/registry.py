@@ -5,9 +5,10 @@
 An entry declares everything the upload page, the API, the management commands and the task
 need: the family's name and label, its input file roles (format, example file), its options
 (type, default, allowed values), the parse-and-validate function, the compute function, the
-card template (``metrics/cards/family_<name>.html``) and the function turning an artifact into
-that card's context. Adding a family is adding one entry to `UPLOADS`: its ``run.py`` gives the
-options, parse, compute and report (``run_entry``), `metrics.evaluations.cards` its card context.
+report, and the function turning an artifact into the context of its card template
+(``metrics/cards/family_<name>.html``). Adding a family is adding one entry to `UPLOADS`: its
+``run.py`` gives the options, parse, compute, report and card (``**run_entry(run)``); the entry
+itself only declares.
 
 Parse functions take ``{role: [InputFile, ...]}`` and the resolved options and raise
 ``InputError(file, location, message)`` for a bad file; compute functions take what parse
@@ -16,7 +17,6 @@ returned and the options and return a JSON-ready artifact dict.
 
 from __future__ import annotations
 
-from metrics.evaluations import cards
 from metrics.evaluations.adapters import run_entry
 from metrics.evaluations.base import (
     Family,
@@ -67,7 +67,6 @@ UPLOADS: dict[str, Family] = {
                     help="reproduce_results.py output; two files for a paired comparison.",
                 ),
             ),
-            card_context=cards.selective_card,
             **run_entry(selective_run),
             pairable=True,
         ),
@@ -88,7 +87,6 @@ UPLOADS: dict[str, Family] = {
                     help="detailed_stats.csv columns (Study_ID, Finding_ID, …) or JSON rows.",
                 ),
             ),
-            card_context=cards.agreement_card,
             **run_entry(agreement_run),
         ),
         Family(
@@ -122,7 +120,6 @@ UPLOADS: dict[str, Family] = {
                     help="Optional: review texts, for snippet validity.",
                 ),
             ),
-            card_context=cards.verdicts_card,
             **run_entry(verdicts_run),
         ),
         Family(
@@ -163,7 +160,6 @@ UPLOADS: dict[str, Family] = {
                     help="Optional: answers to the bias cases (or 'bias' rows in generations).",
                 ),
             ),
-            card_context=cards.reasoning_card,
             **run_entry(reasoning_run),
         ),
     )

@@ -16,9 +16,13 @@ Every such family (selective, agreement, verdicts, reasoning) has a ``run.py`` o
     The JSON-ready artifact.
 ``report(artifact) -> str``
     The plain-text summary the management commands print.
+``card(artifact) -> dict``
+    The context of the family's card template (``templates/metrics/cards/family_<name>.html``):
+    figures formatted for reading (``metrics.families.formatting``), plots as inline SVG
+    (``metrics.families.plots``). Usually written in the package's ``card.py``.
 
-The registry (``metrics.evaluations``) declares, per family, only what is not computation: its
-label, file roles and card.
+The registry (``metrics.evaluations.registry``) declares, per family, only what is not
+computation: its name, label, description and file roles.
 """
 
 from __future__ import annotations

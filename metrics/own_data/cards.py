@@ -13,9 +13,9 @@ from django.utils.safestring import mark_safe
 
 from audit.models import ExtractionRun
 from metrics.cards import card_base, card_state
+from metrics.families.plots import line_plot
 from metrics.models import MetricResult
 from metrics.own_data.common import INTERAUDITOR_KEY
-from metrics.plots import line_plot
 from metrics.registry import CALIBRATION, REVIEW_SAVINGS
 from metrics.results import run_key
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from metrics.plots import bar_plot, category_line_plot, heatmap
+from metrics.families.plots import bar_plot, category_line_plot, heatmap
 
 SVG = "{http://www.w3.org/2000/svg}"
 

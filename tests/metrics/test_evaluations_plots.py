@@ -1,4 +1,4 @@
-"""metrics.plots: small, safe inline SVG charts."""
+"""metrics.families.plots: small, safe inline SVG charts."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from metrics import plots
+from metrics.families import plots
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -87,15 +87,17 @@ def test_nice_ticks_are_round():
 def test_verdict_and_reasoning_cards_have_their_plots():
     """Verdicts: judgement accuracy per field as bars; reasoning: accuracy of both modes with
     CI whiskers and the Step-F1 distribution."""
-    from metrics.evaluations import cards, services
+    from metrics.evaluations import services
+    from metrics.families.reasoning.card import card as reasoning_card
+    from metrics.families.verdicts.card import card as verdicts_card
     from tests.metrics.test_evaluations_fixtures import example_files, example_options
 
     verdicts = services.artifact_compute(
         family="verdicts", files=example_files("verdicts"), options=example_options("verdicts")
     )
-    svg = str(cards.verdicts_card(verdicts)["fields_svg"])
+    svg = str(verdicts_card(verdicts)["fields_svg"])
     assert svg.startswith("<svg") and "INCIDENT_SEVERITY" in svg and "ASSURANCE_CLAIM" in svg
-    confusion = cards.verdicts_card(verdicts)["confusion"]
+    confusion = verdicts_card(verdicts)["confusion"]
     assert "true verdict" in str(confusion["svg"]) and "predicted verdict" in str(confusion["svg"])
     counts = [cell["count"] for row in confusion["rows"] for cell in row["cells"]]
     assert sum(counts) == verdicts["n_with_gt"]
@@ -104,7 +106,7 @@ def test_verdict_and_reasoning_cards_have_their_plots():
     reasoning = services.artifact_compute(
         family="reasoning", files=example_files("reasoning"), options=example_options("reasoning")
     )
-    card = cards.reasoning_card(reasoning)
+    card = reasoning_card(reasoning)
     accuracy = str(card["accuracy_svg"])
     assert "With chain of thought" in accuracy and "Early answer" in accuracy
     assert accuracy.count("<line") >= 2  # the CI whiskers

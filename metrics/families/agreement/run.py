@@ -30,6 +30,8 @@ from metrics.families.agreement import (
 from metrics.families.agreement.numbers import finite_or_none
 from metrics.families.runs import Files, Option
 
+from .card import card as card  # the run.py interface: parse, compute, report, card
+
 
 @dataclass(frozen=True)
 class Options:

@@ -39,6 +39,7 @@ from .bootstrap import (
     bootstrap_metrics_by_participant,
     paired_bootstrap_deltas_by_participant,
 )
+from .card import card as card  # the run.py interface: parse, compute, report, card
 from .confidence import (
     ConfidenceVariant,
     SignalError,

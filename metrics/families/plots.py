@@ -1,8 +1,10 @@
 """Tiny server-side SVG charts: line plots and scatter plots as inline SVG markup.
 
-Dependency-free (standard library only, no Django) so any page, card or report can reuse it.
+Dependency-free (standard library only, no Django) so any page, card or report can reuse it;
+it sits in the metric library so that a family's card (``<family>/card.py``) can draw its plots.
 Every text that reaches the markup (labels, titles, tooltips) is XML-escaped; numbers are
-formatted by this module, so the result is safe to insert into a page as is.
+formatted by this module, so the result is safe to insert into a page as is: every chart is an
+``Svg``, a string that says so to the templates (``__html__``).
 
     line_plot([{"label": "llm", "points": [(0.1, 0.2), (0.5, 0.3)]}],
               x_label="coverage", y_label="selective risk")
@@ -26,6 +28,16 @@ MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 56, 16, 14, 44
 LEGEND_ROW = 16
 # Series after the first get dashes too, so overlapping lines stay distinguishable.
 DASHES = ("", "6 3", "2 3", "8 3 2 3")
+
+
+class Svg(str):
+    """Markup this module made, safe to insert as it is: Django's templates (like Jinja and
+    MarkupSafe) insert an object with ``__html__`` without escaping it again."""
+
+    __slots__ = ()
+
+    def __html__(self) -> str:
+        return str(self)
 
 
 @dataclass(frozen=True)
@@ -91,7 +103,7 @@ def line_plot(
     y_range: tuple[float, float] | None = None,
     title: str = "",
     markers: bool = False,
-) -> str:
+) -> Svg:
     """Lines through each series' points (in the given order); a legend when there are two or
     more series. `series`: Series or mappings {"label", "points": [(x, y), ...]}."""
     lines = [_as_series(item) for item in series]
@@ -120,7 +132,7 @@ def scatter_plot(
     title: str = "",
     min_radius: float = 3.0,
     max_radius: float = 11.0,
-) -> str:
+) -> Svg:
     """Dots at (x, y); a dot's area grows with its `size` (e.g. a weight) when sizes are given.
     `identity_line` draws y = x (the axes then share one range). Points: Point, mappings
     {"x", "y", "size"?, "label"?} or tuples (x, y[, size[, label]])."""
@@ -250,9 +262,9 @@ def _tick_text(value: float) -> str:
 # --- markup ----------------------------------------------------------------------------------
 
 
-def _svg(frame: _Frame, title: str, body: list[str]) -> str:
+def _svg(frame: _Frame, title: str, body: list[str]) -> Svg:
     label = escape(title)
-    return (
+    return Svg(
         f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" viewBox="0 0 {frame.width} '
         f'{frame.height}" width="{frame.width}" height="{frame.height}" role="img" '
         f'aria-label="{label}" font-family="{escape(FONT)}" font-size="11">'
@@ -427,7 +439,7 @@ def _category_chart(
     draw: Callable[[_Frame], list[str]],
     layout: CategoryLayout,
     what: str,
-) -> str:
+) -> Svg:
     """A chart over named categories: the frame (room for a legend when there are two or more
     series, `labels`), the axes, what `draw` draws in the frame, the legend and the title."""
     options = _Layout(**layout)
@@ -452,7 +464,7 @@ def bar_plot(
     series: Sequence[Bars | Mapping[str, Any]],
     y_label: str,
     **layout: Unpack[CategoryLayout],
-) -> str:
+) -> Svg:
     """Grouped bars, one group per category, with whiskers where a series gives lows/highs.
     A None value draws no bar and writes "n/a". `series`: Bars or mappings {"label", "values",
     "lows"?, "highs"?}; a legend when there are two or more series."""
@@ -482,7 +494,7 @@ def heatmap(
     y_label: str,
     title: str = "",
     cell: int = 34,
-) -> str:
+) -> Svg:
     """A grid of counts, shaded from white (0) to the accent colour (the largest count), with
     each count written in its cell; cells on the diagonal (row label = column label) are
     outlined. Rows run top to bottom, columns left to right."""
@@ -615,7 +627,7 @@ def category_line_plot(
     series: Sequence[Mapping[str, Any]],
     y_label: str,
     **layout: Unpack[CategoryLayout],
-) -> str:
+) -> Svg:
     """`line_plot` over named steps (e.g. extraction runs, oldest first) instead of numbers.
     `series`: mappings {"label", "values": one y per category}; a None breaks the line."""
     lines = [
