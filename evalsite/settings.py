@@ -213,9 +213,7 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ROUTES = {
     f"metrics.tasks.{name}": {"queue": "slow"}
     for name in (
-        "compute_review_savings",
-        "compute_calibration",
-        "compute_interauditor",
+        "compute_own_data",
         "evaluation_compute",
         "run_compute_job",
         "export_ground_truth_job",

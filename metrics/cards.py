@@ -10,8 +10,8 @@ from audit.models import ExtractionRun
 from evalsite.access import is_admin
 from metrics.families.extraction import SARF_VARIABLES
 from metrics.models import MetricResult
-from metrics.registry import Family
-from metrics.results import run_key
+from metrics.registry import FAMILIES, Family
+from metrics.results import result_key, run_key
 from metrics.services import EXTRACTION
 
 FRESH, UPDATING, FAILED, EMPTY = "fresh", "updating", "failed", "empty"
@@ -47,6 +47,21 @@ def card_base(row: MetricResult | None, state: str, url: str) -> dict[str, Any]:
         "poll": state == UPDATING,
         "url": url,
     }
+
+
+def whole_family_row(family: str, run: ExtractionRun | None = None) -> MetricResult | None:
+    """The stored row of a family computed whole: the run's, or (run None) the system's."""
+    key = result_key(family, FAMILIES[family].scope, run_id=run.pk if run else None)
+    return MetricResult.objects.filter(key=key).first()
+
+
+def whole_family_card_base(
+    family: str, row: MetricResult | None, state: str, run: ExtractionRun | None = None
+) -> dict[str, Any]:
+    """card_base of a family computed whole, polling its own URL (metrics.urls: the card of
+    "<family>" is "metrics:<family>_card", with the run's id for a run's card)."""
+    url = reverse(f"metrics:{family}_card", args=[run.pk] if run else [])
+    return card_base(row, state, url)
 
 
 def extraction_state(row: MetricResult | None) -> str:

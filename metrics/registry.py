@@ -3,12 +3,14 @@
 An entry says where the family's inputs come from (``OUR_DATA``: ground truth, extractions and
 codings in the database; ``UPLOADED_RUN``: files an admin uploads), the scope one computation
 stores (a statement, a run, the whole system, or an uploaded evaluation), the version of the
-code behind its stored figures, the Celery task computing one unit, and its card. The wings
-dispatch through it: the sweep and the queue find a family's task here, the own-data card views
-its card, the API its choices and which families only admins see.
+code behind its stored figures, the Celery task computing one unit (for the families computed
+whole from our data: the one ``WHOLE_TASK``, which calls the entry's ``compute`` service), and
+its card (template and context). The wings dispatch through it: the sweep and the queue find a
+family's task here, the own-data card views and URLs its card, the API its choices and which
+families only admins see.
 
-This module only declares; it imports no wing, so every wing may read it. Tasks and card
-contexts are named by dotted path (a task's path is also its stable Celery name), resolved
+This module only declares; it imports no wing, so every wing may read it. Tasks, services and
+card contexts are named by dotted path (a task's path is also its stable Celery name), resolved
 when first used.
 """
 
@@ -50,6 +52,9 @@ class Family:
     # version are recomputed by themselves. Uploaded evaluations are computed once per upload.
     code_version: str = ""
     card_context: str = ""  # dotted path of the function building the card's context
+    # Families computed whole: dotted path of the service computing one row (a run's, or the
+    # system's), called by the one task of those families with the failure recorded.
+    compute: str = ""
     admin_only: bool = False  # figures about auditors: admins only (cards and API)
     recompute_job: bool = False  # "recompute all" runs as a job (recompute_metrics, the API)
     upload: UploadSpec | None = None  # uploaded families: input files, options, parse, compute
@@ -66,6 +71,10 @@ class Family:
     def card_builder(self) -> Callable[..., dict[str, Any]]:
         builder: Callable[..., dict[str, Any]] = _resolved(self.card_context)
         return builder
+
+    def compute_service(self) -> Callable[..., Any]:
+        service: Callable[..., Any] = _resolved(self.compute)
+        return service
 
 
 @cache
@@ -84,6 +93,9 @@ def _uploaded(spec: UploadSpec) -> Family:
         upload=spec,
     )
 
+
+# The one task of the families computed whole: it computes a row of the family it is given.
+WHOLE_TASK = "metrics.tasks.compute_own_data"
 
 _OUR_DATA = (
     Family(
@@ -104,30 +116,33 @@ _OUR_DATA = (
         label="Review savings",
         source=OUR_DATA,
         scope=Scope.RUN,
-        task="metrics.tasks.compute_review_savings",
+        task=WHOLE_TASK,
+        compute="metrics.own_data.selective.review_savings_result_compute",
         card="metrics/cards/_review_savings.html",
         code_version="review-savings/1",
-        card_context="metrics.own_data.cards.review_savings_card",
+        card_context="metrics.own_data.selective.review_savings_card",
     ),
     Family(
         name=CALIBRATION,
         label="Confidence calibration",
         source=OUR_DATA,
         scope=Scope.RUN,
-        task="metrics.tasks.compute_calibration",
+        task=WHOLE_TASK,
+        compute="metrics.own_data.calibration.calibration_result_compute",
         card="metrics/cards/_calibration.html",
         code_version="calibration/2",  # 2: ECE bins [k/n, (k+1)/n) exactly
-        card_context="metrics.own_data.cards.calibration_card",
+        card_context="metrics.own_data.calibration.calibration_card",
     ),
     Family(
         name=INTERAUDITOR,
         label="Inter-auditor agreement",
         source=OUR_DATA,
         scope=Scope.SYSTEM,
-        task="metrics.tasks.compute_interauditor",
+        task=WHOLE_TASK,
+        compute="metrics.own_data.agreement.interauditor_result_compute",
         card="metrics/cards/_interauditor.html",
         code_version="interauditor/1",
-        card_context="metrics.own_data.cards.interauditor_card",
+        card_context="metrics.own_data.agreement.interauditor_card",
         admin_only=True,
     ),
 )

@@ -21,9 +21,7 @@ from evalsite.queue import RETRYING
 from metrics import derived
 from metrics.evaluations import services as evaluation_services
 from metrics.models import MetricResult
-from metrics.own_data import agreement, calibration, selective
 from metrics.own_data import common as own_data
-from metrics.registry import CALIBRATION, INTERAUDITOR, REVIEW_SAVINGS
 from metrics.services import (
     compute_job_run,
     discussion_result_compute,
@@ -120,19 +118,8 @@ def evaluation_compute(evaluation_id: int) -> None:
 # --- own-data families (metrics.own_data): whole-run / whole-system results --------------------
 
 
-@shared_task(name="metrics.tasks.compute_review_savings", **RETRYING)
-def compute_review_savings(run_id: int) -> None:
-    with own_data.failure_recorded(family=REVIEW_SAVINGS, run_id=run_id):
-        selective.review_savings_result_compute(run_id=run_id)
-
-
-@shared_task(name="metrics.tasks.compute_calibration", **RETRYING)
-def compute_calibration(run_id: int) -> None:
-    with own_data.failure_recorded(family=CALIBRATION, run_id=run_id):
-        calibration.calibration_result_compute(run_id=run_id)
-
-
-@shared_task(name="metrics.tasks.compute_interauditor", **RETRYING)
-def compute_interauditor() -> None:
-    with own_data.failure_recorded(family=INTERAUDITOR):
-        agreement.interauditor_result_compute()
+@shared_task(name="metrics.tasks.compute_own_data", **RETRYING)
+def compute_own_data(family: str, run_id: int | None = None) -> None:
+    """One row of a family computed whole from our data (a run's, or the system's), by the
+    service its registry entry names (metrics.registry: compute)."""
+    own_data.own_result_compute(family=family, run_id=run_id)

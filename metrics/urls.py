@@ -1,6 +1,8 @@
-from django.urls import include, path
+from django.urls import URLPattern, include, path
 
 from metrics import views, views_jobs, views_own_data
+from metrics.models import MetricResult
+from metrics.registry import FAMILIES, WHOLE
 
 app_name = "metrics"
 
@@ -22,23 +24,17 @@ urlpatterns = [
         views_jobs.extraction_card_partial,
         name="extraction_card",
     ),
-    # The cards of the families computed whole (metrics.registry), each at its own URL.
-    path(
-        "runs/<int:run_id>/review-savings-card/",
-        views_own_data.whole_family_card_view,
-        {"family": "review_savings"},
-        name="review_savings_card",
-    ),
-    path(
-        "runs/<int:run_id>/calibration-card/",
-        views_own_data.whole_family_card_view,
-        {"family": "calibration"},
-        name="calibration_card",
-    ),
-    path(
-        "interauditor-card/",
-        views_own_data.whole_family_card_view,
-        {"family": "interauditor"},
-        name="interauditor_card",
-    ),
 ]
+
+
+def whole_family_card_path(name: str) -> URLPattern:
+    """A family computed whole has its card at its own URL, named "<family>_card":
+    runs/<id>/<family>-card/ for a run's, <family>-card/ for the system's."""
+    slug = f"{name.replace('_', '-')}-card/"
+    per_run = FAMILIES[name].scope == MetricResult.Scope.RUN
+    route = f"runs/<int:run_id>/{slug}" if per_run else slug
+    view = views_own_data.whole_family_card_view
+    return path(route, view, {"family": name}, name=f"{name}_card")
+
+
+urlpatterns += [whole_family_card_path(name) for name in WHOLE]

@@ -6,7 +6,9 @@
 - ``agreement``: inter-auditor agreement and blind vs pre-filled coding (family
   ``interauditor``, one system row), plus ``statement_disagreement`` for the review view.
 
-Each service reads the database, calls the pure libraries in ``metrics.families`` and stores a
-``MetricResult``; Celery tasks in ``metrics.tasks`` call them; ``common`` holds the shared
-storing / staleness plumbing. Pages read the rows only (``cards``).
+Each module reads the database, calls the pure libraries in ``metrics.families`` and stores a
+``MetricResult`` (its ``*_result_compute`` service), and builds its card from the stored row
+only (its ``*_card``); its registry entry (``metrics.registry``) names both, and the one task
+``metrics.tasks.compute_own_data`` calls the service. ``common`` holds the shared storing /
+staleness plumbing.
 """

@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from audit.models import BlindReview, Extraction, Feedback, Speaker, Statement
 from audit.pdp import payload_items
+from metrics.cards import FRESH, UPDATING, card_state, whole_family_card_base, whole_family_row
 from metrics.families.extraction import SARF_VARIABLES, StatementF1Metrics, calculate_statement_f1
 from metrics.families.interauditor import (
     cluster_bootstrap_mean_diff,
@@ -361,6 +362,32 @@ def interauditor_result_compute(*, force: bool = False) -> MetricResult:
         read_at=read_at,
         force=force,
     )
+
+
+# --- the card (stored row only) ----------------------------------------------------------------
+
+
+def interauditor_card() -> dict[str, Any]:
+    """The inter-auditor card, admins only (templates/metrics/cards/_interauditor.html)."""
+    row = whole_family_row(INTERAUDITOR)
+    values = (row.values if row else None) or {}
+    overall = values.get("overall") or {}
+    blind = values.get("blind") or {}
+    has_data = bool(
+        overall.get("n_comparisons") or values.get("auditors") or blind.get("n_statements")
+    )
+    state = card_state(row, has_data=has_data)
+    return {
+        **whole_family_card_base(INTERAUDITOR, row, state),
+        # Updating shows the last figures only when there were codings to compare.
+        "has_figures": state == FRESH or (state == UPDATING and bool(values.get("n_codings"))),
+        "values": values,
+        "overall": overall,
+        "pairs": values.get("pairs") or [],
+        "auditors": values.get("auditors") or [],
+        "blind": blind,
+        "disagreements": values.get("disagreements") or [],
+    }
 
 
 # --- per statement, on request -----------------------------------------------------------------

@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from audit.models import ExtractionRun
 from audit.pdp import ENTITY_KINDS
+from metrics.cards import card_state, whole_family_card_base, whole_family_row
 from metrics.families.calibration import (
     TemperatureScalingCalibrator,
     compute_binary_nll,
@@ -35,6 +36,7 @@ from metrics.families.calibration import (
     fit_isotonic_calibrator,
 )
 from metrics.families.extraction import StatementF1Metrics
+from metrics.families.plots import Svg, line_plot
 from metrics.models import MetricResult
 from metrics.own_data.common import (
     Scope,
@@ -260,3 +262,41 @@ def calibration_result_compute(*, run_id: int, force: bool = False) -> MetricRes
         read_at=read_at,
         force=force,
     )
+
+
+# --- the card (stored row only) ----------------------------------------------------------------
+
+
+def reliability_svg(bins: list[dict], *, title: str = "Reliability diagram") -> Svg:
+    """Accuracy against mean confidence per bin, with the diagonal of perfect calibration."""
+    observed = [(b["mean_confidence"], b["accuracy"]) for b in bins]
+    return line_plot(
+        [
+            {"label": "perfect calibration", "points": [(0.0, 0.0), (1.0, 1.0)]},
+            {"label": "AI items (per confidence bin)", "points": observed},
+        ],
+        "confidence",
+        "share matched to ground truth",
+        x_range=(0.0, 1.0),
+        y_range=(0.0, 1.0),
+        markers=True,
+        title=title,
+    )
+
+
+def calibration_card(run: ExtractionRun) -> dict[str, Any]:
+    """The run's calibration card (templates/metrics/cards/_calibration.html)."""
+    row = whole_family_row(CALIBRATION, run)
+    values = (row.values if row else None) or {}
+    state = card_state(row, has_data=bool(values.get("n_items")))
+    overall = values.get("all") or {}
+    return {
+        **whole_family_card_base(CALIBRATION, row, state, run),
+        "has_figures": bool(overall.get("n")),
+        "run": run,
+        "values": values,
+        "all": overall,
+        "heldout": values.get("heldout") or {},
+        "by_type": values.get("by_type") or {},
+        "plot": reliability_svg(overall["reliability"]) if overall.get("n") else "",
+    }

@@ -243,6 +243,20 @@ def result_compute(
     )
 
 
+# --- computing one row ------------------------------------------------------------------------
+
+
+def own_result_compute(*, family: str, run_id: int | None = None) -> None:
+    """One row of a family computed whole, by the service its registry entry names; a bug
+    becomes the row's failure (``failure_recorded``), transient database errors propagate."""
+    with failure_recorded(family=family, run_id=run_id):
+        FAMILIES[family].compute_service()(**_service_kwargs(family, run_id))
+
+
+def _service_kwargs(family: str, run_id: int | None) -> dict[str, Any]:
+    return {"run_id": run_id} if FAMILIES[family].scope == Scope.RUN else {}
+
+
 # --- failures ----------------------------------------------------------------------------------
 
 
@@ -344,7 +358,7 @@ def _queue(targets: Iterable[Target]) -> None:
 
 
 def _task_kwargs(family: str, run_id: int | None) -> dict[str, Any]:
-    return {"run_id": run_id} if FAMILIES[family].scope == Scope.RUN else {}
+    return {"family": family, **_service_kwargs(family, run_id)}
 
 
 def _queue_one(family: str, run_id: int | None) -> None:

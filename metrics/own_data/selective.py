@@ -29,6 +29,8 @@ from django.utils import timezone
 
 from audit.models import ExtractionRun
 from audit.pdp import payload_items
+from metrics.cards import card_state, whole_family_card_base, whole_family_row
+from metrics.families.plots import Svg, line_plot
 from metrics.families.review_savings import (
     ReviewItem,
     compute_review_augrc,
@@ -322,3 +324,65 @@ def review_savings_result_compute(*, run_id: int, force: bool = False) -> Metric
         read_at=read_at,
         force=force,
     )
+
+
+# --- the card (stored row only) ----------------------------------------------------------------
+
+CURVE_COLUMNS = ("coverage", "selective_risk", "threshold")
+AGGREGATOR_LABELS = {"min": "weakest item", "mean": "mean of items", "product": "product of items"}
+
+
+def _points(curve: dict) -> list[tuple[float, float]]:
+    return list(zip(curve.get("coverage", []), curve.get("selective_risk", []), strict=False))
+
+
+def risk_coverage_svg(values: dict[str, Any]) -> Svg:
+    """Selective risk against coverage per confidence aggregator, the oracle, and the 5%/10%
+    risk levels the readings use."""
+    aggregators = values.get("aggregators") or {}
+    series = [
+        {"label": f"confidence: {AGGREGATOR_LABELS.get(how, how)}", "points": _points(s["curve"])}
+        for how, s in aggregators.items()
+        if s.get("curve")
+    ]
+    default = aggregators.get(values.get("default_aggregator")) or {}
+    if default.get("oracle_curve"):
+        series.append(
+            {"label": "oracle (lowest loss first)", "points": _points(default["oracle_curve"])}
+        )
+    for reading in default.get("at_risk", []):
+        risk = reading["max_risk"]
+        series.append(
+            {"label": f"{reading['percent']}% error", "points": [(0.0, risk), (1.0, risk)]}
+        )
+    return line_plot(
+        series,
+        "coverage (share of statements auto-accepted)",
+        "error of accepted (1 − F1)",
+        x_range=(0.0, 1.0),
+        title="Risk–coverage curve",
+    )
+
+
+def review_savings_card(run: ExtractionRun) -> dict[str, Any]:
+    """The run's review-savings card (templates/metrics/cards/_review_savings.html)."""
+    row = whole_family_row(REVIEW_SAVINGS, run)
+    values = (row.values if row else None) or {}
+    state = card_state(row, has_data=bool(values.get("n_statements")))
+    default = (values.get("aggregators") or {}).get(values.get("default_aggregator")) or {}
+    return {
+        **whole_family_card_base(REVIEW_SAVINGS, row, state, run),
+        "has_figures": bool(default.get("n")),
+        "run": run,
+        "values": values,
+        "default": default,
+        "aggregators": [
+            {"name": how, "label": AGGREGATOR_LABELS.get(how, how), **summary}
+            for how, summary in (values.get("aggregators") or {}).items()
+            if summary.get("n")
+        ],
+        "curve_rows": list(
+            zip(*(default.get("curve", {}).get(k, []) for k in CURVE_COLUMNS), strict=False)
+        ),
+        "plot": risk_coverage_svg(values) if default.get("n") else "",
+    }

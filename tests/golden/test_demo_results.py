@@ -63,11 +63,11 @@ def _own_data_compute(run_ids: list[int]) -> None:
     for run_id in run_ids:
         _task("metrics.tasks.compute_run", run_id)
         _task("metrics.tasks.compute_error_analysis", run_id)
-        _task("metrics.tasks.compute_review_savings", run_id)
-        _task("metrics.tasks.compute_calibration", run_id)
+        _task("metrics.tasks.compute_own_data", "review_savings", run_id)
+        _task("metrics.tasks.compute_own_data", "calibration", run_id)
     _task("metrics.tasks.compute_run_comparison", *run_ids)
     _task("metrics.tasks.compute_system")
-    _task("metrics.tasks.compute_interauditor")
+    _task("metrics.tasks.compute_own_data", "interauditor")
 
 
 def _uploaded_compute() -> None:

@@ -175,18 +175,20 @@ class TestComputing:
             raise RuntimeError("boom")
 
         monkeypatch.setattr(selective, "review_savings_values", broken)
-        tasks.compute_review_savings.delay(run_id=run.pk)
+        tasks.compute_own_data.delay(family="review_savings", run_id=run.pk)
         row = MetricResult.objects.get(key=run_key(REVIEW_SAVINGS, run.pk))
         assert row.status == FAILED and "boom" in row.error
         monkeypatch.undo()
-        tasks.compute_review_savings.delay(run_id=run.pk)  # a failed row is recomputed
+        tasks.compute_own_data.delay(
+            family="review_savings", run_id=run.pk
+        )  # a failed row is recomputed
         row.refresh_from_db()
         assert row.status == FRESH and row.error == ""
 
     def test_tasks(self, approved_statement) -> None:
         run, _ = approved_statement
-        tasks.compute_calibration.delay(run_id=run.pk)
-        tasks.compute_interauditor.delay()
+        tasks.compute_own_data.delay(family="calibration", run_id=run.pk)
+        tasks.compute_own_data.delay(family="interauditor")
         assert status(run_key(CALIBRATION, run.pk)) == FRESH
         assert status(INTERAUDITOR_KEY) == FRESH
 

@@ -1,8 +1,13 @@
 """metrics.registry: one list of families, and everything an entry names exists."""
 
+from importlib import import_module
+from unittest import mock
+
 from django.template.loader import get_template
+from django.urls import resolve, reverse
 
 from metrics.evaluations.registry import UPLOADS
+from metrics.models import MetricResult
 from metrics.registry import (
     ADMIN_ONLY,
     FAMILIES,
@@ -11,9 +16,18 @@ from metrics.registry import (
     UPLOADED,
     UPLOADED_RUN,
     WHOLE,
+    WHOLE_TASK,
     example_files,
     upload_get,
 )
+
+# The package of each uploaded family (its upload name can differ).
+FAMILY_PACKAGES = {
+    "selective_prediction": "selective",
+    "agreement": "agreement",
+    "verdicts": "verdicts",
+    "reasoning": "reasoning",
+}
 
 
 def test_every_family_once_our_data_first():
@@ -41,6 +55,28 @@ def test_each_entry_names_a_task_a_card_and_a_version_that_exist():
             assert family.code_version and callable(family.card_builder()), family.name
         else:
             assert family.upload is upload_get(family.name)
+
+
+def test_a_whole_family_needs_no_code_beyond_its_entry_module_and_template():
+    """Its task, card URL and card view are the registry's: one task computes a row of any
+    of them by the entry's service, one URL pattern per entry serves its card."""
+    for name in WHOLE:
+        family = FAMILIES[name]
+        assert family.task == WHOLE_TASK and callable(family.compute_service()), name
+        assert family.compute.startswith("metrics.own_data."), name
+        assert family.card_context.rsplit(".", 1)[0] == family.compute.rsplit(".", 1)[0], name
+        args = [1] if family.scope == MetricResult.Scope.RUN else []
+        match = resolve(reverse(f"metrics:{name}_card", args=args))
+        assert match.kwargs["family"] == name
+
+
+def test_an_uploaded_family_brings_its_card_with_its_run_module():
+    for name, spec in UPLOADS.items():
+        run = import_module(f"metrics.families.{FAMILY_PACKAGES[name]}.run")
+        artifact = {"marker": object()}
+        with mock.patch.object(run, "card", return_value={"from": name}) as card:
+            assert spec.card_context(artifact) == {"from": name}
+        card.assert_called_once_with(artifact)
 
 
 def test_example_files_name_their_family():
