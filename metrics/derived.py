@@ -11,25 +11,35 @@ which changes whenever any of those runs' results change). A page reads the row:
 A computation stores the figures with the fingerprint it read *before* computing: if the
 inputs changed meanwhile, the next view sees the mismatch and queues another. A failure is
 stored as ``failed`` with the same fingerprint, so it is not retried until the inputs change.
+
+Keys, the input hash, the row lock and the failure record are the one lifecycle of every
+stored result, ``metrics.results``; this module decides only when these rows are outdated.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import math
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from django.db import transaction
 from django.utils import timezone
 
 from audit.models import ExtractionRun
-from evalsite.queue import TRANSIENT_ERRORS, named_task, task_enqueue
+from evalsite.queue import named_task, task_enqueue
 from metrics import comparison
 from metrics.models import MetricResult
+from metrics.results import (
+    failure_recorded,
+    input_hash,
+    json_ready,
+    pair_key,
+    placeholder_create,
+    row_locked_or_created,
+    run_key,
+)
 from metrics.selectors import event_kind_errors_compute, results_fingerprint
 
 log = logging.getLogger(__name__)
@@ -39,12 +49,16 @@ ERROR_ANALYSIS = "error_analysis"
 # Bump when a family's output for the same inputs changes.
 CODE_VERSIONS = {RUN_COMPARISON: "run-comparison/1", ERROR_ANALYSIS: "error-analysis/1"}
 REQUEUE_AFTER = timedelta(minutes=2)
+# Their inputs are stored extraction results, whose fingerprint already moves with the match
+# settings: the rows record no settings of their own.
+NO_SETTINGS: dict[str, Any] = {}
 # Their tasks (metrics.tasks runs this module's computations, so it is not imported here).
 RUN_COMPARISON_TASK = "metrics.tasks.compute_run_comparison"
 ERROR_ANALYSIS_TASK = "metrics.tasks.compute_error_analysis"
 
 Scope = MetricResult.Scope
 Status = MetricResult.Status
+STORED_FIELDS = ("values", "input_hash", "code_version", "status", "stale_since", "error")
 
 
 @dataclass(frozen=True)
@@ -58,26 +72,15 @@ class Derived:
 
 
 def comparison_key(left_id: int, right_id: int) -> str:
-    return f"{RUN_COMPARISON}:pair:r{left_id}:r{right_id}"
+    return pair_key(RUN_COMPARISON, left_id, right_id)
 
 
 def error_analysis_key(run_id: int) -> str:
-    return MetricResult.make_key(ERROR_ANALYSIS, Scope.RUN, run_id=run_id)
+    return run_key(ERROR_ANALYSIS, run_id)
 
 
 def _input_hash(family: str, fingerprint: str) -> str:
-    return hashlib.sha256(f"{CODE_VERSIONS[family]}|{fingerprint}".encode()).hexdigest()
-
-
-def json_ready(value: Any) -> Any:
-    """Plain JSON for the row: tuples become lists, non-finite floats None."""
-    if isinstance(value, dict):
-        return {str(k): json_ready(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_ready(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
+    return input_hash(fingerprint, code_version=CODE_VERSIONS[family], settings=NO_SETTINGS)
 
 
 # --- reading (pages) ----------------------------------------------------------------------------
@@ -94,8 +97,7 @@ def _claim(*, key: str, family: str, run_id: int) -> bool:
         return True
     if MetricResult.objects.filter(key=key).exists():
         return False  # queued recently
-    row = MetricResult(key=key, family=family, scope=Scope.RUN, run_id=run_id, stale_since=now)
-    MetricResult.objects.bulk_create([row], ignore_conflicts=True)
+    placeholder_create(key=key, family=family, scope=Scope.RUN, stale_since=now, run_id=run_id)
     return True
 
 
@@ -141,33 +143,26 @@ def derived_compute(
     compute: Callable[[], dict[str, Any]],
 ) -> MetricResult:
     """Compute and store the figures, fresh for the fingerprint read before computing; any
-    error but a transient database one is stored as failed (the last figures stay)."""
-    input_hash = _input_hash(family, fingerprint())
-    row, _ = MetricResult.objects.get_or_create(
-        key=key, defaults={"family": family, "scope": Scope.RUN, "run_id": run_id}
-    )
-    try:
-        values = json_ready(compute())
-    except TRANSIENT_ERRORS:
-        raise
-    except Exception:
-        log.exception("computing %s failed", key)
-        MetricResult.objects.filter(pk=row.pk).update(
-            status=Status.FAILED, error=traceback.format_exc()[-8000:], input_hash=input_hash
-        )
-        row.refresh_from_db()
-        return row
-    MetricResult.objects.filter(pk=row.pk).update(
-        values=values,
-        input_hash=input_hash,
+    error but a transient database one is stored as failed on that fingerprint (the last
+    figures stay)."""
+    hashed = _input_hash(family, fingerprint())
+    with failure_recorded(
+        family=family,
+        scope=Scope.RUN,
         code_version=CODE_VERSIONS[family],
-        status=Status.FRESH,
-        stale_since=None,
-        error="",
-        computed_at=timezone.now(),
-    )
-    row.refresh_from_db()
-    return row
+        settings=NO_SETTINGS,
+        run_id=run_id,
+        key=key,
+        input_hash=hashed,
+    ):
+        values = json_ready(compute())
+        with transaction.atomic():
+            row = row_locked_or_created(key=key, family=family, scope=Scope.RUN, run_id=run_id)
+            row.values, row.input_hash, row.code_version = values, hashed, CODE_VERSIONS[family]
+            row.status, row.stale_since, row.error = Status.FRESH, None, ""
+            row.computed_at = timezone.now()
+            row.save(update_fields=[*STORED_FIELDS, "computed_at"])
+    return MetricResult.objects.get(key=key)
 
 
 # --- the two families ---------------------------------------------------------------------------

@@ -9,9 +9,10 @@ code retries it).
 The families' own wings decide *what* their inputs are and *when* a row is stale; the pieces
 every wing shares live here:
 
-- keys: ``result_key``, ``run_key``, ``system_key``;
-- ``input_hash``;
-- locking: ``row_locked``, ``row_locked_or_created`` (safe against a racing insert);
+- keys: ``result_key``, ``run_key``, ``system_key``, ``pair_key``;
+- ``input_hash``, and ``json_ready`` (what a row may store);
+- locking: ``row_locked``, ``row_locked_or_created`` (safe against a racing insert),
+  ``placeholder_create``;
 - stale/settle: ``changed_since`` (an input changed after a computation read its inputs);
 - failures: ``result_record_failure`` and the ``failure_recorded`` context manager (a bug
   becomes a failed row; transient database errors propagate so the task is retried).
@@ -22,8 +23,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import traceback
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -65,6 +67,11 @@ def system_key(family: str) -> str:
     return result_key(family, Scope.SYSTEM)
 
 
+def pair_key(family: str, left_id: int, right_id: int) -> str:
+    """A row about two runs (the run comparison), kept with its left run."""
+    return f"{family}:pair:r{left_id}:r{right_id}"
+
+
 # --- what a row was computed from ------------------------------------------------------------------
 
 
@@ -74,6 +81,18 @@ def input_hash(inputs: Any, *, code_version: str, settings: dict[str, Any], **ex
     payload = {"inputs": inputs, "settings": settings, "code": code_version, **extra}
     encoded = json.dumps(payload, sort_keys=True, default=str).encode()
     return hashlib.sha256(encoded).hexdigest()
+
+
+def json_ready(value: Any) -> Any:
+    """Plain JSON for a row: tuples become lists, non-finite floats None (the JSON column
+    refuses NaN)."""
+    if isinstance(value, Mapping):
+        return {str(key): json_ready(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_ready(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 # --- locking -------------------------------------------------------------------------------------
@@ -103,11 +122,18 @@ def row_locked_or_created(
     ``stale_since`` None suits a caller that fills the row at once from inputs it has read (no
     change happened after that); a placeholder waiting for a computation gets the time now.
     """
+    placeholder_create(key=key, family=family, scope=scope, stale_since=stale_since, **ids)
+    return _locking(with_values).get(key=key)
+
+
+def placeholder_create(
+    *, key: str, family: str, scope: str, stale_since: datetime | None, **ids: Any
+) -> None:
+    """Insert the row as stale (waiting for its computation) unless it exists."""
     placeholder = MetricResult(
         key=key, family=family, scope=scope, status=Status.STALE, stale_since=stale_since, **ids
     )
     MetricResult.objects.bulk_create([placeholder], ignore_conflicts=True)
-    return _locking(with_values).get(key=key)
 
 
 # --- stale / settle ------------------------------------------------------------------------------
@@ -133,6 +159,8 @@ def result_record_failure(
     discussion_id: int | None = None,
     statement_id: int | None = None,
     stale_now: bool = False,
+    key: str | None = None,
+    input_hash: str | None = None,
 ) -> None:
     """Mark one result failed with the error text, and its run and system rows with it.
 
@@ -140,7 +168,8 @@ def result_record_failure(
     settles the parents again. A family without run or system rows above the failed one (a
     whole-run or whole-system family) has nothing to propagate to. ``stale_now``: a missing row
     is created stale since now (as the placeholders of a family whose rows wait for their
-    computation are).
+    computation are). ``key``: a row not keyed by its ids alone (a pair of runs);
+    ``input_hash``: what it failed on, for a family that retries only when its inputs change.
     """
     if scope == Scope.STATEMENT and discussion_id is None and statement_id is not None:
         discussion_id = (
@@ -155,7 +184,7 @@ def result_record_failure(
         "discussion_id": discussion_id,
         "statement_id": statement_id,
     }
-    key = result_key(family, scope, **ids)
+    key = key or result_key(family, scope, **ids)
     with transaction.atomic():
         stale_since = timezone.now() if stale_now else None
         row = row_locked_or_created(
@@ -164,7 +193,11 @@ def result_record_failure(
         row.status, row.error = Status.FAILED, error[-MAX_ERROR_CHARS:]
         # What it failed with: a change of settings or code retries it.
         row.match_settings, row.code_version = settings, code_version
-        row.save(update_fields=["status", "error", "match_settings", "code_version"])
+        fields = ["status", "error", "match_settings", "code_version"]
+        if input_hash is not None:
+            row.input_hash = input_hash
+            fields.append("input_hash")
+        row.save(update_fields=fields)
         _parents_mark_failed(family, scope, run_id, summary=f"{scope} result {key} failed")
 
 
@@ -188,6 +221,8 @@ def failure_recorded(
     discussion_id: int | None = None,
     statement_id: int | None = None,
     stale_now: bool = False,
+    key: str | None = None,
+    input_hash: str | None = None,
 ) -> Iterator[None]:
     """Record a bug as a failed result instead of losing it; transient database errors
     propagate so the task is retried."""
@@ -207,4 +242,6 @@ def failure_recorded(
             discussion_id=discussion_id,
             statement_id=statement_id,
             stale_now=stale_now,
+            key=key,
+            input_hash=input_hash,
         )

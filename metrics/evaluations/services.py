@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import secrets
 import traceback
 from collections.abc import Iterator, Mapping, Sequence
@@ -37,6 +36,7 @@ from evalsite.queue import TRANSIENT_ERRORS, task_enqueue_named
 from metrics.evaluations.registry import Family, InputFile
 from metrics.models import Evaluation, EvaluationFile
 from metrics.registry import upload_get
+from metrics.results import json_ready
 
 log = logging.getLogger(__name__)
 
@@ -188,7 +188,7 @@ def evaluation_create(
         evaluation = Evaluation.objects.create(
             family=entry.name,
             name=name,
-            options=_json_ready(resolved),
+            options=json_ready(resolved),
             uploaded_by=user if getattr(user, "is_authenticated", False) else None,
             paired_left=paired[0] if paired else None,
             paired_right=paired[1] if paired else None,
@@ -249,18 +249,7 @@ def artifact_compute(
 
 def _as_json(artifact: Any) -> dict[str, Any]:
     """The artifact as stored: plain JSON, or a ValueError/TypeError (a family bug)."""
-    return json.loads(json.dumps(_json_ready(artifact), allow_nan=False))
-
-
-def _json_ready(value: Any) -> Any:
-    """Plain JSON: tuples become lists, non-finite floats None (the JSON column refuses NaN)."""
-    if isinstance(value, Mapping):
-        return {str(key): _json_ready(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_ready(item) for item in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
+    return json.loads(json.dumps(json_ready(artifact), allow_nan=False))
 
 
 def evaluation_files(evaluation: Evaluation) -> dict[str, list[InputFile]]:
