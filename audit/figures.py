@@ -1,8 +1,9 @@
 """Figures about a statement that are computed outside audit, shown on audit pages.
 
 audit is the ground floor and never imports metrics. A statement card shows the stored
-statement F1, and the review page marks a statement whose auditors disagree; metrics keeps
-both. This module is the extension point between them: metrics registers its readers here
+statement F1, the review page marks a statement whose auditors disagree, and the editor sets
+each AI item beside the coded item it corresponds to (the extraction matcher's pairs); metrics
+provides all three. This module is the extension point between them: metrics registers its readers here
 in ``MetricsConfig.ready`` and views ask through it before rendering (pages never compute).
 With no reader registered, pages show no figures.
 """
@@ -33,22 +34,31 @@ class StatementResultsReader(Protocol):
 # {"f1", "n_auditors", "pairs": [{"auditor_a", "auditor_b", "f1"}]}.
 DisagreementReader = Callable[..., "dict[str, Any] | None"]
 
+# Per entity kind, the (AI item id, coded item id) pairs the extraction matcher makes between
+# an AI payload and a coding: called as reader(ai=..., coded=...).
+AlignmentReader = Callable[..., "dict[str, list[tuple[Any, Any]]]"]
+
 
 @dataclass
 class _Readers:
     statement_f1: StatementResultsReader | None = None
     disagreement: DisagreementReader | None = None
+    alignment: AlignmentReader | None = None
 
 
 _readers = _Readers()
 
 
 def readers_register(
-    *, statement_f1: StatementResultsReader, disagreement: DisagreementReader
+    *,
+    statement_f1: StatementResultsReader,
+    disagreement: DisagreementReader,
+    alignment: AlignmentReader | None = None,
 ) -> None:
     """Called once by the app that computes the figures (a second call replaces the first)."""
     _readers.statement_f1 = statement_f1
     _readers.disagreement = disagreement
+    _readers.alignment = alignment
 
 
 def statement_f1_results(*, run_id: int, discussion_id: int) -> dict[int, StoredResult]:
@@ -60,3 +70,9 @@ def statement_f1_results(*, run_id: int, discussion_id: int) -> dict[int, Stored
 def statement_disagreement(*, statement_id: int) -> dict[str, Any] | None:
     reader = _readers.disagreement
     return reader(statement_id=statement_id) if reader else None
+
+
+def item_alignment(*, ai: dict, coded: dict) -> dict[str, list[tuple[Any, Any]]]:
+    """Which AI item corresponds to which coded item, per kind; {} when nothing pairs them."""
+    reader = _readers.alignment
+    return reader(ai=ai, coded=coded) if reader else {}

@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from audit.figures import item_alignment
 from audit.forms import (
     CHOICES,
     COMMENT_MAX_LENGTH,
@@ -42,9 +43,9 @@ from audit.services import (
 from audit.services.feedback import feedback_can_submit, feedback_opens_in_editor
 from audit.views.access import error_fragment, safe_next, visible_feedback
 from audit.views.discussion import card_context, statement_url
-from audit.views.display import Labels
+from audit.views.display import Card, Labels
 from audit.views.presence import presence_others
-from audit.views.rows import choose_run, coded_payloads
+from audit.views.rows import StatementRow, choose_run, coded_payloads
 from evalsite.access import auditor_required, is_admin
 from evalsite.http import HtmxHttpRequest
 
@@ -69,6 +70,10 @@ class Editor:
     comment_max: int = COMMENT_MAX_LENGTH
     # A section with more items than this starts folded (its count shows in the heading).
     fold_above: int = 12
+    # Each item shows the AI item it corresponds to beside it (items[kind][i]["ai"]), and
+    # ai_only[kind] the AI items nothing in the coding corresponds to.
+    aligned: bool = False
+    ai_only: dict[str, list[Card]] = field(default_factory=dict)
 
 
 def _issue_map(issues: list) -> dict[tuple[str, int], dict[str, str]]:
@@ -94,9 +99,13 @@ def build_editor(
     people = _options(before["people"], payload.get("people"), labels.person)
     bonds = _options(before["pair_bonds"], payload.get("pair_bonds"), labels.bond)
     _keep_dangling(people, bonds, payload, labels)
+    items = _editor_items(payload, problems + (error.issues if error else []))
+    ai_only = _align_with_ai(items, rows[-1] if rows else None, payload)
     return Editor(
         feedback=feedback,
-        items=_editor_items(payload, problems + (error.issues if error else [])),
+        items=items,
+        aligned=ai_only is not None,
+        ai_only=ai_only or {},
         people=people,
         bonds=bonds,
         deletable=[(i.get("id"), labels.any(i.get("id"))) for k in ENTITY_KINDS for i in before[k]],
@@ -126,6 +135,35 @@ def _editor_items(payload: dict, issues: list[PayloadIssue]) -> dict[str, list[d
         ]
         for kind in ENTITY_KINDS
     }
+
+
+def _align_with_ai(
+    items: dict[str, list[dict]], row: StatementRow | None, payload: dict
+) -> dict[str, list[Card]] | None:
+    """Put on each editor item the AI card the extraction matcher pairs it with (through
+    audit.figures), and return the AI cards left unpaired per kind; None when the AI is hidden
+    (blind coding), absent, or no matcher is registered."""
+    if row is None or row.ai_view is None or row.extraction is None:
+        return None
+    pairs = item_alignment(ai=row.ai_payload, coded=payload)
+    if not pairs:
+        return None
+    unpaired: dict[str, list[Card]] = {}
+    for kind, cards in row.ai_view.sections:
+        by_id = {card.id: card for card in cards}
+        ai_for = {coded_id: ai_id for ai_id, coded_id in pairs.get(kind, [])}
+        used = set(ai_for.values())
+        for entry in items[kind]:
+            ident = entry["item"].get("id")
+            ai_id = ai_for.get(ident)
+            # A coded item started from the AI's keeps its id: changed past what the matcher
+            # pairs, it still sits beside the AI item it came from.
+            if ai_id is None and ident in by_id and ident not in used:
+                ai_id = ident
+                used.add(ident)
+            entry["ai"] = by_id.get(ai_id)
+        unpaired[kind] = [card for card in cards if card.id not in used]
+    return unpaired
 
 
 def _options(earlier: list[dict], current: list[dict] | None, label) -> list[tuple[Any, str]]:

@@ -18,7 +18,9 @@
     const query = box.value.trim().toLowerCase();
     if (query) editor.querySelectorAll("details.ed-fold").forEach((fold) => { fold.open = true; });
     editor.querySelectorAll(".ed-row.ed-person, .ed-row.ed-event").forEach((row) => {
-      row.hidden = Boolean(query) && !rowText(row).includes(query);
+      // With the AI item beside it, the row and its AI item hide together.
+      const pair = row.closest(".ed-pair.aligned") || row;
+      pair.hidden = Boolean(query) && !rowText(row).includes(query);
     });
   }
 
