@@ -28,7 +28,7 @@ import traceback
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from django.db import transaction
 from django.utils import timezone
@@ -210,6 +210,17 @@ def _parents_mark_failed(family: str, scope: str, run_id: int | None, *, summary
         MetricResult.objects.filter(key=system_key(family)).update(**failed)
 
 
+class FailedRow(TypedDict, total=False):
+    """Which row a failure is recorded on, and how (result_record_failure's keywords)."""
+
+    run_id: int | None
+    discussion_id: int | None
+    statement_id: int | None
+    stale_now: bool
+    key: str | None
+    input_hash: str | None
+
+
 @contextmanager
 def failure_recorded(
     *,
@@ -217,12 +228,7 @@ def failure_recorded(
     scope: str,
     code_version: str,
     settings: dict[str, Any],
-    run_id: int | None = None,
-    discussion_id: int | None = None,
-    statement_id: int | None = None,
-    stale_now: bool = False,
-    key: str | None = None,
-    input_hash: str | None = None,
+    **row: Unpack[FailedRow],
 ) -> Iterator[None]:
     """Record a bug as a failed result instead of losing it; transient database errors
     propagate so the task is retried."""
@@ -231,17 +237,12 @@ def failure_recorded(
     except TRANSIENT_ERRORS:
         raise
     except Exception:
-        log.exception("computing %s %s result failed (run %s)", family, scope, run_id)
+        log.exception("computing %s %s result failed (run %s)", family, scope, row.get("run_id"))
         result_record_failure(
             family=family,
             scope=scope,
             code_version=code_version,
             settings=settings,
             error=traceback.format_exc(),
-            run_id=run_id,
-            discussion_id=discussion_id,
-            statement_id=statement_id,
-            stale_now=stale_now,
-            key=key,
-            input_hash=input_hash,
+            **row,
         )
