@@ -48,4 +48,15 @@ urlpatterns = [
         api.GroundTruthImportApi.as_view(),
         name="api-ground-truth-import",
     ),
+    path("assignments/", api.AssignmentListApi.as_view(), name="api-assignments"),
+    path("assignments/next/", api.AssignmentNextApi.as_view(), name="api-assignments-next"),
+    path("assignments/<int:pk>/", api.AssignmentDetailApi.as_view(), name="api-assignment"),
+    path(
+        "assignments/<int:pk>/reassign/",
+        api.AssignmentReassignApi.as_view(),
+        name="api-assignment-reassign",
+    ),
+    path("statements/<int:pk>/skip/", api.StatementSkipApi.as_view(), name="api-statement-skip"),
+    path("review-stream/next/", api.ReviewNextApi.as_view(), name="api-review-next"),
+    path("progress/", api.ProgressApi.as_view(), name="api-progress"),
 ]

@@ -1,9 +1,10 @@
 """Figures about a statement that are computed outside audit, shown on audit pages.
 
 audit is the ground floor and never imports metrics. A statement card shows the stored
-statement F1, the review page marks a statement whose auditors disagree, and the editor sets
-each AI item beside the coded item it corresponds to (the extraction matcher's pairs); metrics
-provides all three. This module is the extension point between them: metrics registers its readers here
+statement F1, the review page marks a statement whose auditors disagree, the editor sets
+each AI item beside the coded item it corresponds to (the extraction matcher's pairs), and
+the team page shows each auditor's agreement (inter-auditor family); metrics provides all
+four. This module is the extension point between them: metrics registers its readers here
 in ``MetricsConfig.ready`` and views ask through it before rendering (pages never compute).
 With no reader registered, pages show no figures.
 """
@@ -39,11 +40,25 @@ DisagreementReader = Callable[..., "dict[str, Any] | None"]
 AlignmentReader = Callable[..., "dict[str, list[tuple[Any, Any]]]"]
 
 
+@dataclass(frozen=True)
+class AuditorAgreement:
+    """One auditor's agreement from the stored inter-auditor result (None: not measured)."""
+
+    with_ground_truth: float | None  # mean F1 of their coding against approved ground truth
+    with_coders: float | None  # mean symmetric F1 with other auditors on shared statements
+    status: str = "fresh"  # of the stored result: fresh / stale / failed
+
+
+# {username: AuditorAgreement}
+AgreementReader = Callable[[], "dict[str, AuditorAgreement]"]
+
+
 @dataclass
 class _Readers:
     statement_f1: StatementResultsReader | None = None
     disagreement: DisagreementReader | None = None
     alignment: AlignmentReader | None = None
+    agreement: AgreementReader | None = None
 
 
 _readers = _Readers()
@@ -54,11 +69,13 @@ def readers_register(
     statement_f1: StatementResultsReader,
     disagreement: DisagreementReader,
     alignment: AlignmentReader | None = None,
+    agreement: AgreementReader | None = None,
 ) -> None:
     """Called once by the app that computes the figures (a second call replaces the first)."""
     _readers.statement_f1 = statement_f1
     _readers.disagreement = disagreement
     _readers.alignment = alignment
+    _readers.agreement = agreement
 
 
 def statement_f1_results(*, run_id: int, discussion_id: int) -> dict[int, StoredResult]:
@@ -76,3 +93,10 @@ def item_alignment(*, ai: dict, coded: dict) -> dict[str, list[tuple[Any, Any]]]
     """Which AI item corresponds to which coded item, per kind; {} when nothing pairs them."""
     reader = _readers.alignment
     return reader(ai=ai, coded=coded) if reader else {}
+
+
+def auditor_agreement() -> dict[str, AuditorAgreement]:
+    """Each auditor's agreement with approved ground truth and with other coders, by username
+    (the team page); empty when nothing is stored or no reader is registered."""
+    reader = _readers.agreement
+    return reader() if reader else {}

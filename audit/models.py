@@ -335,6 +335,10 @@ class AuditLogEntry(models.Model):
         PROPOSE = "propose", "Change to approved ground truth proposed"
         IMPORT = "import", "Imported"
         RUN_UPLOAD = "run_upload", "Evaluation run uploaded"
+        ASSIGN = "assign", "Assigned"
+        REASSIGN = "reassign", "Reassigned"
+        UNASSIGN = "unassign", "Unassigned"
+        SKIP = "skip", "Skipped"
 
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
@@ -436,3 +440,80 @@ class ComputeJob(models.Model):
         if not elapsed or not self.done or not self.total or not self.is_active:
             return None
         return elapsed / self.done * (self.total - self.done)
+
+
+class AssignmentQuerySet(models.QuerySet):
+    def open(self) -> AssignmentQuerySet:
+        return self.filter(status=Assignment.Status.OPEN)
+
+    def of(self, user) -> AssignmentQuerySet:
+        return self.filter(auditor=user)
+
+    def visible_to(self, user) -> AssignmentQuerySet:
+        return self if is_admin(user) else self.filter(auditor=user)
+
+    def in_due_order(self) -> AssignmentQuerySet:
+        """What to code first: the earliest due date (none last), then discussion order."""
+        return self.order_by(
+            models.F("due").asc(nulls_last=True), "statement__discussion_id", "statement__order"
+        )
+
+
+class Assignment(models.Model):
+    """One subject statement an admin gave one auditor to code.
+
+    Admins assign discussions or statement ranges; the services store one row per statement,
+    so "what needs this auditor next" and "is anyone else on it" are single queries. The
+    assignment is released (no longer open) when its auditor submits, skips or is unassigned
+    (an unassignment deletes the row; the audit log keeps the act).
+    """
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        SUBMITTED = "submitted", "Submitted"
+        SKIPPED = "skipped", "Skipped"
+
+    class SkipReason(models.TextChoices):
+        UNCLEAR = "unclear", "Unclear"
+        NOT_CODABLE = "not_codable", "Not codable"
+        NEEDS_CONTEXT = "needs_context", "Needs context"
+        OTHER = "other", "Other"
+
+    statement = models.ForeignKey(Statement, on_delete=models.CASCADE, related_name="assignments")
+    auditor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="assignments"
+    )
+    assigned_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    # Part of a planned overlap sample: coded by several auditors on purpose.
+    overlap = models.BooleanField(default=False)
+    due = models.DateField(null=True, blank=True)
+    skip_reason = models.CharField(max_length=20, choices=SkipReason.choices, blank=True)
+    skip_note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    released_at = models.DateTimeField(null=True, blank=True)
+
+    objects = AssignmentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["statement_id", "auditor_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["statement", "auditor"], name="one_assignment_per_auditor_per_statement"
+            ),
+            # Outside an overlap sample a statement is open for one auditor at a time.
+            models.UniqueConstraint(
+                fields=["statement"],
+                condition=Q(status="open", overlap=False),
+                name="one_open_assignment_per_statement",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Statement {self.statement_id} assigned to {self.auditor} ({self.status})"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status == self.Status.OPEN

@@ -287,6 +287,8 @@ SPECTACULAR_SETTINGS = {
         "MetricResultStatusEnum": "metrics.models.MetricResult.Status",
         "ComputeJobStatusEnum": "audit.models.ComputeJob.Status",
         "EvaluationStatusEnum": "metrics.models.Evaluation.Status",
+        "AssignmentStatusEnum": "audit.models.Assignment.Status",
+        "SkipReasonEnum": "audit.models.Assignment.SkipReason",
     },
     # Every operation documents the error responses the exception handler produces.
     "POSTPROCESSING_HOOKS": [
@@ -302,6 +304,11 @@ EXPORT_SYNC_MAX_STATEMENTS = int(os.environ.get("EXPORT_SYNC_MAX_STATEMENTS", "2
 IMPORT_SYNC_MAX_BYTES = int(os.environ.get("IMPORT_SYNC_MAX_BYTES", 1024 * 1024))
 # Autosaves of one person closer together than this fold into one history revision.
 REVISION_FOLD_SECONDS = int(os.environ.get("REVISION_FOLD_SECONDS", "300"))
+# Whether auditors see (and may start) statements nobody is assigned to. "1": every auditor
+# sees all unassigned work (the behaviour before assignments); "0": only their assignments.
+UNASSIGNED_WORK_VISIBLE = os.environ.get("UNASSIGNED_WORK_VISIBLE", "1") == "1"
+# Active coding time leaves out pauses between two editor actions longer than this.
+CODING_IDLE_SECONDS = int(os.environ.get("CODING_IDLE_SECONDS", "300"))
 
 LOGGING = {
     "version": 1,

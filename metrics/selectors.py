@@ -14,7 +14,7 @@ from django.db.models import Count, F, FloatField, IntegerField, Q, QuerySet
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
-from audit.figures import StoredResult
+from audit.figures import AuditorAgreement, StoredResult
 from audit.models import ExtractionRun, Feedback, Statement
 from audit.pdp import ENTITY_KINDS
 from audit.selectors import filtered_by
@@ -24,6 +24,7 @@ from metrics.families.extraction import compare_payloads
 from metrics.match_settings import match_settings
 from metrics.models import MetricResult
 from metrics.own_data.agreement import statement_disagreement
+from metrics.own_data.common import INTERAUDITOR_KEY
 from metrics.registry import ADMIN_ONLY
 from metrics.results import run_key
 from metrics.services import EXTRACTION, SYSTEM_KEY
@@ -61,6 +62,37 @@ def item_alignment_read(*, ai: dict, coded: dict) -> dict[str, list[tuple[Any, A
     return {
         kind: [(pair["ai_id"], pair["gt_id"]) for pair in fields[f"{kind}_matches"]]
         for kind in ENTITY_KINDS
+    }
+
+
+def auditor_agreement_read() -> dict[str, AuditorAgreement]:
+    """Per auditor, from the stored inter-auditor result: mean F1 against the approved ground
+    truth, and the mean symmetric F1 over the pairs they are part of (weighted by the number
+    of statements compared)."""
+    result = MetricResult.objects.filter(key=INTERAUDITOR_KEY).first()
+    if result is None or not result.values:
+        return {}
+    values = result.values
+    pooled: dict[str, list[float]] = {}
+    for pair in values.get("pairs", []):
+        point, n = (pair.get("symmetric_f1") or {}).get("point"), pair.get("n_comparisons", 0)
+        if point is None or not n:
+            continue
+        for name in (pair["auditor_a"], pair["auditor_b"]):
+            sums = pooled.setdefault(name, [0.0, 0.0])
+            sums[0] += point * n
+            sums[1] += n
+    truth = {
+        row["auditor"]: (row.get("mean_f1") or {}).get("point")
+        for row in values.get("auditors", [])
+    }
+    return {
+        name: AuditorAgreement(
+            with_ground_truth=truth.get(name),
+            with_coders=pooled[name][0] / pooled[name][1] if name in pooled else None,
+            status=result.status,
+        )
+        for name in sorted(set(truth) | set(pooled))
     }
 
 

@@ -25,59 +25,19 @@ from audit.models import (
     empty_pdp,
 )
 from audit.pdp import payload_ids, pdp_problems
-from audit.schemas import PayloadError, PayloadIssue, validate_pdp
+from audit.schemas import PayloadIssue, validate_pdp
+from audit.services.assignments import assignment_release_on_submit, check_may_code
 from audit.services.audit_log import Action, audit_log_record
+from audit.services.errors import (
+    NotAllowed,
+    NotReady,
+    StaleVersion,
+    UnknownItems,
+    WorkflowError,
+    WrongState,
+)
 from audit.signals import ground_truth_changed_send
 from evalsite.access import admins, is_admin
-
-
-class WorkflowError(Exception):
-    """A request the workflow refuses, with a message meant for the user."""
-
-    status_code = 400
-
-
-class NotAllowed(WorkflowError):
-    status_code = 403
-
-
-class UnknownItems(WorkflowError):
-    """A well-formed request naming objects that do not exist where it says (404)."""
-
-    status_code = 404
-
-
-class WrongState(WorkflowError):
-    """A well-formed request the object's current state refuses (e.g. approving a draft)."""
-
-    status_code = 409
-
-
-class StaleVersion(WorkflowError):
-    """A save based on an old version; the current one is attached so the client can merge."""
-
-    status_code = 409
-
-    def __init__(self, feedback: Feedback, base_version: int | None):
-        self.feedback = feedback
-        self.current_version = feedback.version
-        super().__init__(
-            f"This feedback was changed by someone else (you edited version {base_version}, "
-            f"the current version is {feedback.version}). Reload to see their changes."
-        )
-
-
-class NotReady(PayloadError, WorkflowError):
-    """Coding with problems (see audit.pdp): submit and approve refuse it, naming each one."""
-
-    status_code = 422
-
-    def __init__(self, issues: list[PayloadIssue], *, action: str):
-        super().__init__(issues)
-        self.detail = f"Fix these problems before you {action}."
-
-    def __str__(self) -> str:
-        return f"{self.detail} " + "; ".join(self.messages())
 
 
 def feedback_problems(*, feedback: Feedback, payload: dict | None = None) -> list[PayloadIssue]:
@@ -221,6 +181,7 @@ def feedback_start(
     existing = Feedback.objects.filter(statement=statement, auditor=auditor).first()
     if existing:
         return existing
+    check_may_code(statement=statement, user=auditor)
     blind = hasattr(statement, "blind_review") and not is_admin(auditor)
     source = None if blind else latest_extraction(statement, run)
     payload = copy.deepcopy(source.pdp_deltas) if source else empty_pdp()
@@ -347,6 +308,7 @@ def feedback_submit(*, feedback: Feedback, user: User, base_version: int | None 
     locked.version += 1
     locked.save()
     revision_record(locked, author=user, action="submit", before=None)
+    assignment_release_on_submit(statement_id=locked.statement_id, auditor=user)
     return locked
 
 

@@ -1,0 +1,263 @@
+"""Reads for the team page, the auditor's own figures and the progress API: per auditor and
+per discussion, how much is assigned, coded, submitted, approved, rejected and skipped, how
+long the coding took and how well it agrees.
+
+Active coding time comes from editor activity: every step of a coder's own history (start,
+autosaves, submit; ``FeedbackRevision`` keeps the first and the last save of a folded
+session) is a moment they were at work. The time between two consecutive moments of one coder
+counts, towards the statement of the later one, unless it is longer than
+``CODING_IDLE_SECONDS`` (a pause, a night). Agreement is read from the stored inter-auditor
+result through ``audit.figures`` (audit never imports metrics).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import pairwise
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
+from django.db.models import Count, F, Q
+
+from audit.figures import auditor_agreement
+from audit.models import Assignment, Discussion, Feedback, FeedbackRevision
+from evalsite.access import AUDITOR, is_admin
+
+S = Feedback.Status
+COUNTS = ("assigned", "coded", "submitted", "approved", "rejected", "skipped")
+# Columns of the team table, its CSV and JSON, in order.
+COLUMNS = (
+    *COUNTS,
+    "active_minutes",
+    "median_minutes",
+    "per_day",
+    "agreement_gt",
+    "agreement_coders",
+)
+
+
+@dataclass
+class ProgressRow:
+    """One auditor's or one discussion's figures."""
+
+    id: int
+    label: str
+    assigned: int = 0
+    coded: int = 0
+    submitted: int = 0
+    approved: int = 0
+    rejected: int = 0
+    skipped: int = 0
+    open: int = 0  # assigned and not yet submitted or skipped
+    active_seconds: float = 0.0
+    median_seconds: float | None = None
+    per_day: float | None = None
+    agreement_gt: float | None = None
+    agreement_coders: float | None = None
+
+    @property
+    def active_minutes(self) -> float:
+        return round(self.active_seconds / 60, 1)
+
+    @property
+    def median_minutes(self) -> float | None:
+        return None if self.median_seconds is None else round(self.median_seconds / 60, 2)
+
+    @property
+    def done_percent(self) -> int:
+        """Share of the assignments released (submitted or skipped), for the progress bar."""
+        if not self.assigned:
+            return 0
+        return round(100 * (self.assigned - self.open) / self.assigned)
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "label": self.label, **{c: getattr(self, c) for c in COLUMNS}}
+
+
+# --- counts ------------------------------------------------------------------------------------
+
+
+def _count_into(rows: dict[int, ProgressRow], counted: Iterable[dict], key: str) -> None:
+    for row in counted:
+        target = rows.get(row[key])
+        if target is not None:
+            for name in (*COUNTS, "open"):
+                if name in row:
+                    setattr(target, name, getattr(target, name) + row[name])
+
+
+def _feedback_counts(key: str, feedback) -> Iterable[dict]:
+    return (
+        feedback.filter(statement__speaker__type="subject")
+        .values(key)
+        .annotate(
+            coded=Count("id"),
+            submitted=Count("id", filter=~Q(status=S.DRAFT)),
+            approved=Count("id", filter=Q(status=S.APPROVED)),
+            rejected=Count("id", filter=Q(status=S.REJECTED)),
+        )
+    )
+
+
+def _assignment_counts(key: str, assignments) -> Iterable[dict]:
+    A = Assignment.Status
+    return assignments.values(key).annotate(
+        assigned=Count("id"),
+        skipped=Count("id", filter=Q(status=A.SKIPPED)),
+        open=Count("id", filter=Q(status=A.OPEN)),
+    )
+
+
+# --- active time --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Moment:
+    at: datetime
+    auditor_id: int
+    statement_id: int
+    discussion_id: int
+
+
+def coding_moments(*, auditor_ids: Iterable[int] | None = None) -> list[Moment]:
+    """When each coder worked on their own coding, in time order per coder."""
+    revisions = FeedbackRevision.objects.filter(author_id=F("feedback__auditor_id"))
+    if auditor_ids is not None:
+        revisions = revisions.filter(author_id__in=list(auditor_ids))
+    moments = []
+    for author, statement, discussion, created, updated in revisions.values_list(
+        "author_id",
+        "feedback__statement_id",
+        "feedback__statement__discussion_id",
+        "created_at",
+        "updated_at",
+    ).iterator():
+        moments.append(Moment(created, author, statement, discussion))
+        if updated is not None and updated > created:
+            moments.append(Moment(updated, author, statement, discussion))
+    return sorted(moments, key=lambda m: (m.auditor_id, m.at))
+
+
+@dataclass(frozen=True)
+class Spent:
+    """Seconds of active time, on one statement, by one auditor, on one day."""
+
+    auditor_id: int
+    statement_id: int
+    discussion_id: int
+    day: str
+    seconds: float
+
+
+def active_time(moments: list[Moment], *, idle_seconds: float | None = None) -> list[Spent]:
+    """The time between consecutive moments of one coder, gaps over the idle limit left out."""
+    idle = settings.CODING_IDLE_SECONDS if idle_seconds is None else idle_seconds
+    spent = []
+    for previous, moment in pairwise(moments):
+        if previous.auditor_id != moment.auditor_id:
+            continue
+        gap = (moment.at - previous.at).total_seconds()
+        if 0 < gap <= idle:
+            spent.append(
+                Spent(
+                    moment.auditor_id,
+                    moment.statement_id,
+                    moment.discussion_id,
+                    moment.at.date().isoformat(),
+                    gap,
+                )
+            )
+    return spent
+
+
+def _add_time(rows: dict[int, ProgressRow], spent: list[Spent], key: str, submitted) -> None:
+    """Active time, median per submitted statement and submitted statements per active day."""
+    days: dict[int, set[str]] = defaultdict(set)
+    per_pair: dict[int, dict[tuple[int, int], float]] = defaultdict(lambda: defaultdict(float))
+    for s in spent:
+        row_id = getattr(s, key)
+        if row_id not in rows:
+            continue
+        rows[row_id].active_seconds += s.seconds
+        days[row_id].add(s.day)
+        per_pair[row_id][(s.auditor_id, s.statement_id)] += s.seconds
+    for row_id, row in rows.items():
+        times = [t for pair, t in per_pair[row_id].items() if pair in submitted]
+        row.median_seconds = statistics.median(times) if times else None
+        row.per_day = round(row.submitted / len(days[row_id]), 2) if days[row_id] else None
+
+
+def _submitted_pairs() -> set[tuple[int, int]]:
+    sent = Feedback.objects.exclude(status=S.DRAFT)
+    return set(sent.values_list("auditor_id", "statement_id"))
+
+
+# --- the two tables -----------------------------------------------------------------------------
+
+
+def auditor_progress(*, auditors: Iterable[User]) -> list[ProgressRow]:
+    """One row per auditor (in the order given)."""
+    rows = {u.pk: ProgressRow(id=u.pk, label=u.get_username()) for u in auditors}
+    ids = list(rows)
+    feedback, assignments = (
+        Feedback.objects.filter(auditor__in=ids),
+        Assignment.objects.filter(auditor__in=ids),
+    )
+    _count_into(rows, _feedback_counts("auditor_id", feedback), "auditor_id")
+    _count_into(rows, _assignment_counts("auditor_id", assignments), "auditor_id")
+    spent = active_time(coding_moments(auditor_ids=ids))
+    _add_time(rows, spent, "auditor_id", _submitted_pairs())
+    agreement = auditor_agreement()
+    for row in rows.values():
+        found = agreement.get(row.label)
+        if found is not None:
+            row.agreement_gt, row.agreement_coders = found.with_ground_truth, found.with_coders
+    return list(rows.values())
+
+
+def discussion_progress() -> list[ProgressRow]:
+    """One row per discussion with any assignment or coding, in discussion order."""
+    active = Discussion.objects.filter(
+        Q(statements__assignments__isnull=False) | Q(statements__feedback__isnull=False)
+    ).distinct()
+    rows = {d.pk: ProgressRow(id=d.pk, label=d.summary[:80]) for d in active.order_by("pk")}
+    key = "statement__discussion_id"
+    _count_into(rows, _feedback_counts(key, Feedback.objects.all()), key)
+    _count_into(rows, _assignment_counts(key, Assignment.objects.all()), key)
+    _add_time(rows, active_time(coding_moments()), "discussion_id", _submitted_pairs())
+    return list(rows.values())
+
+
+def rows_sorted(rows: list[ProgressRow], sort: str) -> list[ProgressRow]:
+    """Sort by a column ("-" first: descending); missing figures go last either way."""
+    descending = sort.startswith("-")
+    name = sort.lstrip("-")
+    if name not in (*COLUMNS, "label"):
+        return rows
+    present = [r for r in rows if getattr(r, name) is not None]
+    missing = [r for r in rows if getattr(r, name) is None]
+    return sorted(present, key=lambda r: getattr(r, name), reverse=descending) + missing
+
+
+def team_progress(*, user: User) -> dict[str, list[ProgressRow]]:
+    """What the user may see of the team's figures: admins every auditor and discussion,
+    auditors their own row."""
+    if is_admin(user):
+        return {
+            "auditors": auditor_progress(auditors=auditors_with_work()),
+            "discussions": discussion_progress(),
+        }
+    return {"auditors": auditor_progress(auditors=[user]), "discussions": []}
+
+
+def auditors_with_work() -> list[User]:
+    """Everyone in the auditor role, and anyone else with assignments or coding."""
+    users = get_user_model().objects.filter(
+        Q(groups__name=AUDITOR) | Q(assignments__isnull=False) | Q(feedback__isnull=False)
+    )
+    return list(users.distinct().order_by("username"))
