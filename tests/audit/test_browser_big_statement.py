@@ -96,7 +96,22 @@ def test_big_statement_editor_folds_filters_and_uses_checkbox_lists(
     expect(editor.locator("input[name=people-14-name]")).to_have_value("Oda")
     opened_ms = (time.monotonic() - started) * 1000
     figures = measure(page, editor)
-    print(f"big statement editor: opened in {opened_ms:.0f} ms, {figures}")
+    unfolded = page.evaluate(
+        """(el) => { const folds = [...el.querySelectorAll('details.ed-fold')];
+          const was = folds.map((d) => d.open);
+          folds.forEach((d) => { d.open = true; });
+          const height = Math.round(el.getBoundingClientRect().height);
+          folds.forEach((d, i) => { d.open = was[i]; });
+          return height; }""",
+        editor.element_handle(),
+    )
+    card = page.evaluate(
+        "Math.round(document.querySelector('.editor').closest('article').getBoundingClientRect().height)"
+    )
+    print(
+        f"big statement editor: opened in {opened_ms:.0f} ms, {figures}, unfolded {unfolded} px,"
+        f" statement card {card} px"
+    )
 
     # Sections fold; the big ones start folded with their counts in the heading.
     events_summary = editor.locator("details.ed-fold[data-kind=events] > summary")
