@@ -339,6 +339,9 @@ class AuditLogEntry(models.Model):
         REASSIGN = "reassign", "Reassigned"
         UNASSIGN = "unassign", "Unassigned"
         SKIP = "skip", "Skipped"
+        TRIAGE_SETTINGS = "triage_settings", "Review triage settings changed"
+        TRIAGE_ACCEPT = "triage_accept", "Review triage accepted statements provisionally"
+        TRIAGE_SUSPEND = "triage_suspend", "Review triage suspended"
 
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
@@ -517,3 +520,76 @@ class Assignment(models.Model):
     @property
     def is_open(self) -> bool:
         return self.status == self.Status.OPEN
+
+
+class TriageSettings(models.Model):
+    """Review triage of one extraction run: statements the AI very likely got right skip the
+    auditors' queue as provisional ground truth, with a proven bound (alpha, delta) on the share
+    of unacceptable ones let through, and a QA sample coded by auditors as usual."""
+
+    class State(models.TextChoices):
+        OFF = "off", "Off"
+        ACTIVE = "active", "Active"
+        SUSPENDED = "suspended", "Suspended"
+
+    run = models.OneToOneField(ExtractionRun, on_delete=models.CASCADE, related_name="triage")
+    enabled = models.BooleanField(default=False)
+    alpha = models.FloatField(default=0.05, help_text="Risk level: share of unacceptable ones.")
+    delta = models.FloatField(default=0.10, help_text="Chance the bound fails.")
+    acceptable_f1 = models.FloatField(default=1.0, help_text="F1 at or above: acceptable.")
+    qa_rate = models.FloatField(default=0.10, help_text="Share of accepted ones coded anyway.")
+    lowest_first = models.BooleanField(default=False, help_text="Queue: weakest AI first.")
+    # The monitor reads QA results approved since triage was (re)enabled.
+    enabled_at = models.DateTimeField(null=True, blank=True)
+    suspended_at = models.DateTimeField(null=True, blank=True)
+    suspended_reason = models.TextField(blank=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"triage of {self.run} ({self.state})"
+
+    @property
+    def state(self) -> str:
+        if not self.enabled:
+            return self.State.OFF
+        return self.State.SUSPENDED if self.suspended_at else self.State.ACTIVE
+
+    @property
+    def is_active(self) -> bool:
+        return self.state == self.State.ACTIVE
+
+
+class TriageStatementQuerySet(models.QuerySet):
+    def provisional(self) -> TriageStatementQuerySet:
+        return self.filter(provisional=True)
+
+    def qa(self) -> TriageStatementQuerySet:
+        return self.filter(qa=True)
+
+
+class TriageStatement(models.Model):
+    """A subject statement of a triaged run: its confidence score, whether it is AI accepted
+    (provisional: out of the auditors' queue) and whether it was drawn for QA (stays in the
+    queue, coded blind as usual; kept after approval, the monitor reads it)."""
+
+    run = models.ForeignKey(ExtractionRun, on_delete=models.CASCADE, related_name="+")
+    statement = models.ForeignKey(Statement, on_delete=models.CASCADE, related_name="triage")
+    confidence = models.FloatField()
+    provisional = models.BooleanField(default=False)
+    qa = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = TriageStatementQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "statement"], name="one_triage_row_per_run")
+        ]
+        indexes = [models.Index(fields=["run", "provisional"])]
+
+    def __str__(self) -> str:
+        return f"triage {self.run_id}/{self.statement_id} ({self.confidence:.3f})"

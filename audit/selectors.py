@@ -7,7 +7,8 @@ import json
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.contrib.auth.models import User
-from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, F, Min, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
 
 from audit.models import (
     ComputeJob,
@@ -16,8 +17,9 @@ from audit.models import (
     ExtractionRun,
     Feedback,
     FeedbackRevision,
-    Speaker,
     Statement,
+    TriageSettings,
+    TriageStatement,
 )
 from audit.views.display import diff_summary, field_changes
 
@@ -132,6 +134,7 @@ class QueueCounts(TypedDict):
     all_sent: int
     all_approved: int
     next_uncoded: int | None
+    weakest: float | None
 
 
 if TYPE_CHECKING:  # django-stubs' helper is a development requirement only
@@ -142,19 +145,40 @@ else:
     QueueDiscussion = Discussion
 
 
+def _in_queue() -> QuerySet[Statement]:
+    """Subject statements auditors still have to code: not AI accepted by review triage."""
+    return Statement.objects.subjects().exclude(triage__provisional=True)
+
+
+def triage_lowest_first() -> bool:
+    """Whether an active review triage asks for the weakest AI extractions first."""
+    return TriageSettings.objects.filter(
+        enabled=True, suspended_at__isnull=True, lowest_first=True
+    ).exists()
+
+
 def discussion_queue(*, user: User) -> QuerySet[QueueDiscussion]:
-    """Discussions with per-user and overall progress counts, in one query."""
-    subject = Q(statements__speaker__type=Speaker.Type.SUBJECT)
+    """Discussions with per-user and overall progress counts, in one query.
+
+    Statements review triage accepted (provisional) are not in the queue: ``n_subject`` and
+    the next statement to code leave them out. ``weakest`` is the lowest triage confidence
+    among the statements I have not coded yet (for the lowest-confidence-first order)."""
     mine = Q(statements__feedback__auditor=user)
-    next_uncoded = (
-        Statement.objects.subjects()
-        .filter(discussion=OuterRef("pk"))
-        .exclude(feedback__auditor=user)
-        .order_by("order")
-        .values("pk")[:1]
+    queued = _in_queue().filter(discussion=OuterRef("pk"))
+    uncoded = queued.exclude(feedback__auditor=user)
+    next_uncoded = uncoded
+    if triage_lowest_first():
+        next_uncoded = uncoded.annotate(weakest=Min("triage__confidence")).order_by(
+            F("weakest").asc(nulls_last=True), "order"
+        )
+    else:
+        next_uncoded = next_uncoded.order_by("order")
+    n_queued = queued.order_by().values("discussion").annotate(n=Count("pk")).values("n")
+    weakest = (
+        uncoded.order_by().values("discussion").annotate(w=Min("triage__confidence")).values("w")
     )
     return Discussion.objects.annotate(
-        n_subject=Count("statements", filter=subject, distinct=True),
+        n_subject=Coalesce(Subquery(n_queued), Value(0)),
         mine_coded=Count("statements__feedback", filter=mine, distinct=True),
         mine_sent=Count(
             "statements__feedback", filter=mine & Q(statements__feedback__status__in=SENT), distinct=True
@@ -168,8 +192,41 @@ def discussion_queue(*, user: User) -> QuerySet[QueueDiscussion]:
         all_coded=Count("statements", filter=Q(statements__feedback__isnull=False), distinct=True),
         all_sent=Count("statements", filter=Q(statements__feedback__status__in=SENT), distinct=True),
         all_approved=Count("statements", filter=Q(statements__feedback__status=S.APPROVED), distinct=True),
-        next_uncoded=Subquery(next_uncoded),
+        next_uncoded=Subquery(next_uncoded.values("pk")[:1]),
+        weakest=Subquery(weakest),
     )  # fmt: skip
+
+
+def triage_counts(*, run_id: int) -> dict[str, int]:
+    """What review triage has done to the queue right now: provisional statements, the QA
+    sample, and QA statements already coded and approved."""
+    rows = TriageStatement.objects.filter(run_id=run_id)
+    return rows.aggregate(
+        n_provisional=Count("pk", filter=Q(provisional=True)),
+        n_qa=Count("pk", filter=Q(qa=True)),
+        n_qa_approved=Count(
+            "pk", filter=Q(qa=True, statement__feedback__status=S.APPROVED), distinct=True
+        ),
+    )
+
+
+def triage_statements_list(
+    *, run_id: int, provisional: bool | None = None
+) -> QuerySet[TriageStatement]:
+    """A run's triaged statements (the API's list), in id order."""
+    rows = TriageStatement.objects.filter(run_id=run_id).select_related("statement")
+    if provisional is not None:
+        rows = rows.filter(provisional=provisional)
+    return rows.order_by("pk")
+
+
+def provisional_statement_ids(*, statement_ids: list[int]) -> set[int]:
+    """Which of these statements review triage accepted (provisional ground truth)."""
+    return set(
+        TriageStatement.objects.filter(
+            statement_id__in=statement_ids, provisional=True
+        ).values_list("statement_id", flat=True)
+    )
 
 
 def discussion_queue_filter(

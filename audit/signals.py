@@ -9,6 +9,7 @@ signal is sent after the surrounding transaction commits, so a receiver reads th
 - ``extractions_changed(statement_ids, run_ids, reason)``: AI extractions of these
   statements changed (``run_ids=None``: any run).
 - ``coding_changed(reason)``: auditors' submitted coding or the blind sample changed.
+- ``triage_changed(run_id, reason)``: a run's review-triage settings changed.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from django.dispatch import Signal
 ground_truth_changed = Signal()
 extractions_changed = Signal()
 coding_changed = Signal()
+triage_changed = Signal()
 
 
 def ground_truth_changed_send(*, statement_ids: Iterable[int], reason: str) -> None:
@@ -44,3 +46,7 @@ def extractions_changed_send(
 
 def coding_changed_send(*, reason: str) -> None:
     transaction.on_commit(lambda: coding_changed.send(sender=None, reason=reason))
+
+
+def triage_changed_send(*, run_id: int, reason: str) -> None:
+    transaction.on_commit(lambda: triage_changed.send(sender=None, run_id=run_id, reason=reason))

@@ -58,6 +58,10 @@ def coding_changed(*, reason: str, **_: Any) -> None:
     own_data.interauditor_mark_stale(reason=reason)
 
 
+def triage_changed(*, run_id: int, reason: str, **_: Any) -> None:
+    own_data.triage_mark_stale(run_id=run_id, reason=reason)
+
+
 # --- deletions that cascade past the services ----------------------------------------------------
 
 
@@ -146,6 +150,7 @@ def connect() -> None:
     audit_signals.ground_truth_changed.connect(ground_truth_changed, dispatch_uid="m_gt")
     audit_signals.extractions_changed.connect(extractions_changed, dispatch_uid="m_extr")
     audit_signals.coding_changed.connect(coding_changed, dispatch_uid="m_coding")
+    audit_signals.triage_changed.connect(triage_changed, dispatch_uid="m_triage")
     pre_delete.connect(statement_deleted, sender=Statement, dispatch_uid="m_statement_del")
     post_delete.connect(extraction_deleted, sender=Extraction, dispatch_uid="m_extraction_del")
     post_delete.connect(feedback_deleted, sender=Feedback, dispatch_uid="m_feedback_del")

@@ -38,6 +38,7 @@ EXTRACTION = "extraction"
 REVIEW_SAVINGS = "review_savings"
 CALIBRATION = "calibration"
 INTERAUDITOR = "interauditor"
+TRIAGE = "triage"
 
 
 @dataclass(frozen=True)
@@ -144,6 +145,18 @@ _OUR_DATA = (
         code_version="interauditor/1",
         card_context="metrics.own_data.agreement.interauditor_card",
         admin_only=True,
+    ),
+    Family(
+        name=TRIAGE,
+        label="Review triage",
+        source=OUR_DATA,
+        scope=Scope.RUN,
+        task=WHOLE_TASK,
+        compute="metrics.own_data.triage.triage_result_compute",
+        card="metrics/cards/_triage.html",
+        code_version="triage/1",
+        card_context="metrics.own_data.triage.triage_card",
+        admin_only=True,  # its settings decide what leaves the auditors' queue
     ),
 )
 

@@ -1,6 +1,6 @@
 from django.urls import URLPattern, include, path
 
-from metrics import views, views_jobs, views_own_data
+from metrics import views, views_jobs, views_own_data, views_triage
 from metrics.models import MetricResult
 from metrics.registry import FAMILIES, WHOLE
 
@@ -24,6 +24,7 @@ urlpatterns = [
         views_jobs.extraction_card_partial,
         name="extraction_card",
     ),
+    path("runs/<int:run_id>/triage/", views_triage.triage_settings, name="triage_settings"),
 ]
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
+import random
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,11 +13,20 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Speaker, Statement
+from audit.models import (
+    Discussion,
+    Extraction,
+    ExtractionRun,
+    Feedback,
+    Speaker,
+    Statement,
+    TriageSettings,
+)
+from audit.pdp import payload_items
 from audit.schemas import validate_pdp
 from audit.services.feedback import feedback_problems
-from audit.signals import ground_truth_changed_send
-from audit.synthetic import SyntheticDiscussion, extraction_run, generate_discussion
+from audit.signals import ground_truth_changed_send, triage_changed_send
+from audit.synthetic import SyntheticDiscussion, extraction_run, generate_discussion, noisy_delta
 from evalsite.access import ensure_role_groups
 
 DEMO_USERS = (
@@ -187,3 +198,92 @@ def _second_coding(statement, position: int, coding: dict, ai_delta: dict) -> di
         events = coding.get("events") or []
         return {**coding, "events": events[:-1]} if events else coding
     return coding
+
+
+# --- the review-triage example -------------------------------------------------------------------
+
+# A later batch the second run extracted alone, on which it is good: 5 subject statements per
+# discussion, most extracted exactly and confidently; 34 discussions approved (the calibration
+# set: at 10% risk and 10% failure probability the bound needs at least 22 discussions), 8 left
+# for the auditors, where triage accepts the confident statements.
+TRIAGE_DISCUSSIONS = 42
+TRIAGE_APPROVED = 34
+TRIAGE_STATEMENTS = 5
+TRIAGE_ERROR_RATE = 0.15
+
+
+@transaction.atomic
+def demo_triage_seed() -> int:
+    """Add the triage example and turn triage on for the second run (idempotent). Kept apart
+    from ``demo_seed`` so the figures of the original demo set stay as they were. Returns
+    how many discussions were created."""
+    users = demo_users_ensure()
+    run = ExtractionRun.objects.get(model_name=RUNS[1][0], prompt_version=RUNS[1][1])
+    created: list[int] = []
+    for index in range(TRIAGE_DISCUSSIONS):
+        external_id = f"demo-triage-{index + 1:02d}"
+        if Discussion.objects.filter(external_id=external_id).exists():
+            continue
+        created += _store_triage_discussion(index, external_id, run, users)
+    TriageSettings.objects.get_or_create(
+        run=run,
+        defaults={
+            "enabled": True,
+            "alpha": 0.10,
+            "delta": 0.10,
+            "acceptable_f1": 1.0,
+            "qa_rate": 0.10,
+            "enabled_at": timezone.now(),
+            "updated_by": users["admin"],
+        },
+    )
+    if created:
+        ground_truth_changed_send(statement_ids=created, reason="demo triage data")
+        triage_changed_send(run_id=run.pk, reason="demo triage data")
+    return TRIAGE_DISCUSSIONS if created else 0
+
+
+def _confident(payload: dict, rng: random.Random, low: float, high: float) -> dict:
+    out = copy.deepcopy(payload)
+    for item in payload_items(out):
+        item["confidence"] = round(rng.uniform(low, high), 2)
+    return out
+
+
+def _store_triage_discussion(index: int, external_id: str, run, users) -> list[int]:
+    synthetic = generate_discussion(external_id, TRIAGE_STATEMENTS, noise=0.0, expert_turns=False)
+    discussion = Discussion.objects.create(
+        summary=synthetic.summary,
+        external_id=external_id,
+        date=dt.date(2025, 6, 2) + dt.timedelta(days=3 * index),
+    )
+    subject = Speaker.objects.create(
+        discussion=discussion, name=synthetic.subject_name, type=Speaker.Type.SUBJECT
+    )
+    rng = random.Random(f"triage/{external_id}")
+    ids = []
+    for position, item in enumerate(synthetic.statements):
+        statement = Statement.objects.create(
+            discussion=discussion, speaker=subject, order=position, text=item.text
+        )
+        coding = _codable(statement, validate_pdp(item.gt_delta))
+        if rng.random() < TRIAGE_ERROR_RATE:  # the AI's slips come with lower confidence
+            noisy = noisy_delta(coding, seed=f"{external_id}/{position}", noise=0.9)
+            ai = _confident(noisy, rng, 0.4, 0.85)
+        else:
+            ai = _confident(coding, rng, 0.9, 1.0)
+        source = Extraction.objects.create(
+            statement=statement, run=run, pdp_deltas=validate_pdp(ai)
+        )
+        if index < TRIAGE_APPROVED:
+            Feedback.objects.create(
+                statement=statement,
+                auditor=users["auditor1"],
+                edited_extraction=coding,
+                source_extraction=source,
+                status=Feedback.Status.APPROVED,
+                approved_by=users["admin"],
+                approved_at=timezone.now(),
+            )
+        ids.append(statement.pk)
+    return ids

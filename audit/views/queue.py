@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.paginator import Paginator
+from django.db.models import F
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -21,6 +22,7 @@ from audit.selectors import (
     discussion_queue_filter,
     feedback_proposals,
     submitted_feedback_groups,
+    triage_lowest_first,
 )
 from audit.services import WorkflowError, feedback_bulk_approve
 from audit.views.access import error_fragment
@@ -68,9 +70,10 @@ def home(request: HtmxHttpRequest) -> HttpResponse:
     status, q = "", ""
     if form.is_valid():
         status, q = form.cleaned_data["status"], form.cleaned_data["q"].strip()
-    discussions = discussion_queue_filter(
-        discussion_queue(user=request.user), status=status, q=q
-    ).order_by("id")
+    discussions = discussion_queue_filter(discussion_queue(user=request.user), status=status, q=q)
+    # Review triage may ask for the discussions where the AI is weakest first.
+    order = (F("weakest").asc(nulls_last=True), "id") if triage_lowest_first() else ("id",)
+    discussions = discussions.order_by(*order)
     page = Paginator(discussions, PAGE_SIZE).get_page(request.GET.get("page"))
     rows = [QueueRow.of(d) for d in page]
     context = {"form": form, "page": page, "rows": rows, "status": status, "q": q}

@@ -31,7 +31,7 @@ from metrics import results
 from metrics.families.extraction import StatementF1Metrics, calculate_statement_f1
 from metrics.match_settings import match_settings
 from metrics.models import MetricResult
-from metrics.registry import FAMILIES, INTERAUDITOR, WHOLE
+from metrics.registry import FAMILIES, INTERAUDITOR, TRIAGE, WHOLE
 from metrics.results import (
     changed_since,
     input_hash,
@@ -349,6 +349,15 @@ def interauditor_mark_stale(*, reason: str = "") -> int:
         queued = _mark([(INTERAUDITOR, None)])
         transaction.on_commit(lambda: _queue(queued))
     log.debug("marked the inter-auditor result stale (%s)", reason)
+    return len(queued)
+
+
+def triage_mark_stale(*, run_id: int, reason: str = "") -> int:
+    """A run's triage settings changed: its triage row becomes stale and is recomputed."""
+    with transaction.atomic():
+        queued = _mark([(TRIAGE, run_id)])
+        transaction.on_commit(lambda: _queue(queued))
+    log.debug("marked the triage result of run %s stale (%s)", run_id, reason)
     return len(queued)
 
 

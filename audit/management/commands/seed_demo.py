@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from audit.services.demo import demo_seed
+from audit.services.demo import demo_seed, demo_triage_seed
 
 
 class Command(BaseCommand):
@@ -11,6 +11,10 @@ class Command(BaseCommand):
         self.stdout.write(
             f"demo data: {summary.discussions_created} discussions created "
             f"({summary.statements_created} statements); existing ones left unchanged"
+        )
+        triage = demo_triage_seed()
+        self.stdout.write(
+            f"review-triage example: {triage} discussions created; triage on for the second run"
         )
         self.stdout.write("demo users:")
         for username, password, role in summary.users:

@@ -1,0 +1,207 @@
+"""Review triage of an extraction run: the admin's settings, which statements the AI accepted
+provisionally, the QA sample, and suspension.
+
+The threshold and the monitor are computed upstairs (a stored result of metrics, recomputed
+whenever approved ground truth changes); they call ``triage_statements_apply`` with the scores
+and the accepted statements, or ``triage_suspend`` when the QA monitor trips. Provisional
+ground truth is the AI's own extraction, marked as such: it is never a Feedback row, so it is
+never mixed with human ground truth nor counted in F1 against it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.utils import timezone
+
+from audit.models import AuditLogEntry, ExtractionRun, Feedback, TriageSettings, TriageStatement
+from audit.services.audit_log import audit_log_record
+from audit.services.feedback import WorkflowError
+from audit.signals import triage_changed_send
+
+Action = AuditLogEntry.Action
+
+# Each bound: (lowest, highest, whether the lowest itself is allowed).
+BOUNDS = {
+    "alpha": (0.0, 0.5, False),
+    "delta": (0.0, 0.5, False),
+    "acceptable_f1": (0.0, 1.0, False),
+    "qa_rate": (0.0, 1.0, True),
+}
+
+
+class TriageSettingsError(WorkflowError):
+    """A setting out of range; ``field`` names it."""
+
+    status_code = 400
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+@dataclass(frozen=True)
+class TriageChoice:
+    enabled: bool
+    alpha: float
+    delta: float
+    acceptable_f1: float
+    qa_rate: float
+    lowest_first: bool
+
+
+def triage_settings_get(*, run: ExtractionRun) -> TriageSettings:
+    """The run's settings (unsaved defaults, triage off, when none were ever chosen)."""
+    return TriageSettings.objects.filter(run=run).first() or TriageSettings(run=run)
+
+
+def triage_settings_check(choice: TriageChoice) -> None:
+    """Each number within its range, or ``TriageSettingsError`` naming the field."""
+    for field, (low, high, low_ok) in BOUNDS.items():
+        value = getattr(choice, field)
+        above = value >= low if low_ok else value > low
+        if not (above and value <= high):
+            bracket = "[" if low_ok else "("
+            raise TriageSettingsError(field, f"expected a number in {bracket}{low}, {high}]")
+
+
+@transaction.atomic
+def triage_settings_update(
+    *, run: ExtractionRun, admin: User, choice: TriageChoice
+) -> TriageSettings:
+    """Save the settings. Turning triage on (or on again after a suspension) restarts the
+    monitor; turning it off sends every provisional statement back to the queue."""
+    triage_settings_check(choice)
+    settings, _ = TriageSettings.objects.select_for_update().get_or_create(run=run)
+    before = _settings_dict(settings)
+    restart = choice.enabled and (not settings.enabled or settings.suspended_at is not None)
+    for field, value in vars(choice).items():
+        setattr(settings, field, value)
+    if restart:
+        settings.enabled_at, settings.suspended_at, settings.suspended_reason = (
+            timezone.now(),
+            None,
+            "",
+        )
+    settings.updated_by = admin
+    settings.save()
+    if not settings.enabled:
+        TriageStatement.objects.filter(run=run, provisional=True).update(provisional=False)
+    audit_log_record(
+        actor=admin,
+        action=Action.TRIAGE_SETTINGS,
+        target=run,
+        message=f"Review triage of {run}: {TriageSettings.State(settings.state).label}",
+        details={"before": before, "after": _settings_dict(settings)},
+    )
+    triage_changed_send(run_id=run.pk, reason="triage settings")
+    return settings
+
+
+def _settings_dict(settings: TriageSettings) -> dict:
+    return {
+        "enabled": settings.enabled,
+        "alpha": settings.alpha,
+        "delta": settings.delta,
+        "acceptable_f1": settings.acceptable_f1,
+        "qa_rate": settings.qa_rate,
+        "lowest_first": settings.lowest_first,
+    }
+
+
+def qa_drawn(*, run_id: int, statement_id: int, rate: float) -> bool:
+    """Whether an accepted statement is in the QA sample: a fixed pseudo-random draw per
+    (run, statement), so recomputing the threshold never redraws the sample."""
+    digest = hashlib.sha256(f"triage-qa/{run_id}/{statement_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < rate
+
+
+def _coded(statement_ids: Iterable[int]) -> set[int]:
+    """Statements someone has started coding: they stay with the humans."""
+    return set(
+        Feedback.objects.filter(statement_id__in=list(statement_ids)).values_list(
+            "statement_id", flat=True
+        )
+    )
+
+
+@transaction.atomic
+def triage_statements_apply(
+    *, run_id: int, scores: Mapping[int, float], accepted: Iterable[int], threshold: float | None
+) -> int:
+    """Record the run's scores and which uncoded statements are AI accepted (provisional) or
+    drawn for QA. Only while triage is active; otherwise nothing is provisional. Returns how
+    many statements are provisional now."""
+    settings = TriageSettings.objects.select_for_update().filter(run_id=run_id).first()
+    rows = {r.statement_id: r for r in TriageStatement.objects.filter(run_id=run_id)}
+    if settings is None or not settings.is_active:
+        TriageStatement.objects.filter(run_id=run_id, provisional=True).update(provisional=False)
+        return 0
+    wanted = set(accepted) - _coded(scores)
+    before = {sid for sid, row in rows.items() if row.provisional}
+    changed: list[TriageStatement] = []
+    created: list[TriageStatement] = []
+    for sid, score in scores.items():
+        row = rows.pop(sid, None) or TriageStatement(run_id=run_id, statement_id=sid)
+        qa = row.qa or (
+            sid in wanted and qa_drawn(run_id=run_id, statement_id=sid, rate=settings.qa_rate)
+        )
+        row.confidence, row.qa, row.provisional = score, qa, sid in wanted and not qa
+        (changed if row.pk else created).append(row)
+    TriageStatement.objects.bulk_create(created)
+    fields = ["confidence", "qa", "provisional", "updated_at"]
+    for row in changed:
+        row.updated_at = timezone.now()
+    TriageStatement.objects.bulk_update(changed, fields)
+    # Statements no longer scored (now approved): the QA rows stay, the monitor reads them.
+    gone = [row.pk for row in rows.values() if not row.qa]
+    TriageStatement.objects.filter(pk__in=gone).delete()
+    TriageStatement.objects.filter(pk__in=[r.pk for r in rows.values()]).update(provisional=False)
+    after = {r.statement_id for r in (*changed, *created) if r.provisional}
+    if after != before:
+        _log_acceptance(settings, before, after, threshold)
+    return len(after)
+
+
+def _log_acceptance(settings: TriageSettings, before: set, after: set, threshold) -> None:
+    audit_log_record(
+        actor=None,
+        action=Action.TRIAGE_ACCEPT,
+        target=settings.run,
+        message=(
+            f"Review triage of {settings.run}: {len(after)} statements AI accepted "
+            f"(provisional), {len(after - before)} new, {len(before - after)} back to the queue"
+        ),
+        details={
+            "threshold": threshold,
+            "added": sorted(after - before)[:500],
+            "removed": sorted(before - after)[:500],
+        },
+    )
+
+
+@transaction.atomic
+def triage_suspend(*, run_id: int, reason: str, details: dict | None = None) -> bool:
+    """The QA monitor's evidence says the risk exceeds alpha: triage stops, every provisional
+    statement goes back to the queue, and the admin sees why. Returns False when triage was
+    not active (nothing to suspend)."""
+    settings = TriageSettings.objects.select_for_update().filter(run_id=run_id).first()
+    if settings is None or not settings.is_active:
+        return False
+    settings.suspended_at, settings.suspended_reason = timezone.now(), reason
+    settings.save(update_fields=["suspended_at", "suspended_reason", "updated_at"])
+    returned = TriageStatement.objects.filter(run_id=run_id, provisional=True).update(
+        provisional=False
+    )
+    audit_log_record(
+        actor=None,
+        action=Action.TRIAGE_SUSPEND,
+        target=settings.run,
+        message=f"Review triage of {settings.run} suspended: {reason}",
+        details={**(details or {}), "returned_to_queue": returned},
+    )
+    return True
