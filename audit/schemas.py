@@ -329,6 +329,16 @@ EXPORT_STATEMENT_SCHEMA = {
             "description": "legacy files: the approved extraction without its metadata",
         },
         "approved_feedback": {"oneOf": [APPROVED_FEEDBACK_SCHEMA, {"type": "null"}]},
+        "provisional_ground_truth": {
+            "type": ["object", "null"],
+            "description": "only with include_provisional: the run's extraction review triage "
+            "accepted without review (not human ground truth; an import ignores it)",
+            "properties": {
+                "run": {"type": "object"},
+                "confidence": {"type": "number"},
+                "pdp_deltas": {"oneOf": [PDP_SCHEMA, {"type": "null"}]},
+            },
+        },
     },
 }
 

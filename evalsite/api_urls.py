@@ -13,6 +13,7 @@ from audit.api import api_tokens
 from audit.schemas import GROUND_TRUTH_EXPORT_SCHEMA
 from evalsite.api import api_not_found
 from metrics import api as metrics_api
+from metrics import triage_api
 
 
 def ground_truth_schema(request):
@@ -33,6 +34,12 @@ v1: list[URLPattern | URLResolver] = [
     path("jobs/<int:pk>/", metrics_api.JobDetailApi.as_view(), name="api-job-detail"),
     path("jobs/<int:pk>/download", metrics_api.JobDownloadApi.as_view(), name="api-job-download"),
     path("evaluations/", include("metrics.evaluations.api_urls")),
+    path("extraction-runs/<int:run_id>/triage/", triage_api.TriageApi.as_view(), name="api-triage"),
+    path(
+        "extraction-runs/<int:run_id>/triage/statements/",
+        triage_api.TriageStatementListApi.as_view(),
+        name="api-triage-statements",
+    ),
 ]
 
 urlpatterns = [

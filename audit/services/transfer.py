@@ -28,6 +28,7 @@ from audit.models import (
     Feedback,
     Speaker,
     Statement,
+    TriageStatement,
 )
 from audit.pdp import CONFLICT, RULE, UNKNOWN, payload_ids, pdp_problems
 from audit.schemas import PayloadError, PayloadIssue, normalize_pdp, pdp_issues
@@ -541,15 +542,23 @@ def ground_truth_export(
     all_discussions: bool = False,
     run: ExtractionRun | None = None,
     progress: Progress | None = None,
+    include_provisional: bool = False,
 ) -> dict:
     """The approved ground truth of the chosen discussions, in the export format (schema v1).
 
     Only discussions with at least one approved feedback are exported; every statement is
     included for context, with ``approved_feedback`` null where nothing is approved.
+    ``include_provisional`` adds each statement's ``provisional_ground_truth`` (what review
+    triage accepted without review, never mixed into ``approved_feedback``); off by default.
     """
     if not all_discussions and not discussion_ids:
         raise ValueError("Choose discussion ids or all discussions.")
     chosen = Discussion.objects.with_approved()
+    if include_provisional:  # discussions whose only ground truth so far is provisional too
+        provisional = Discussion.objects.filter(statements__triage__provisional=True)
+        chosen = Discussion.objects.filter(
+            pk__in=[*chosen.values_list("pk", flat=True), *provisional.values_list("pk", flat=True)]
+        )
     if not all_discussions:
         chosen = chosen.filter(pk__in=discussion_ids)
     discussions = list(chosen.order_by("pk"))
@@ -557,7 +566,7 @@ def ground_truth_export(
         raise NothingToExport("No approved ground truth matches the request.")
     out = []
     for done, discussion in enumerate(discussions, start=1):
-        out.append(_export_discussion(discussion, run))
+        out.append(_export_discussion(discussion, run, include_provisional=include_provisional))
         if progress:
             progress(done, len(discussions))
     return {
@@ -567,9 +576,12 @@ def ground_truth_export(
     }
 
 
-def _export_discussion(discussion: Discussion, run: ExtractionRun | None) -> dict:
+def _export_discussion(
+    discussion: Discussion, run: ExtractionRun | None, *, include_provisional: bool = False
+) -> dict:
     statements = discussion.statements.select_related("speaker").order_by("order")
     extractions = _extractions_by_statement(discussion, run)
+    provisional = _provisional_by_statement(discussion) if include_provisional else None
     approved = {
         f.statement_id: f
         for f in Feedback.objects.approved()
@@ -583,9 +595,42 @@ def _export_discussion(discussion: Discussion, run: ExtractionRun | None) -> dic
         "date": discussion.date.isoformat() if discussion.date else None,
         "created_at": discussion.created_at.isoformat(),
         "statements": [
-            _export_statement(s, extractions.get(s.pk), approved.get(s.pk)) for s in statements
+            _with_provisional(
+                _export_statement(s, extractions.get(s.pk), approved.get(s.pk)), provisional
+            )
+            for s in statements
         ],
     }
+
+
+def _provisional_by_statement(discussion: Discussion) -> dict[int, dict]:
+    """What review triage accepted without review, per statement (the newest run's if two)."""
+    rows = (
+        TriageStatement.objects.filter(statement__discussion=discussion, provisional=True)
+        .select_related("run")
+        .order_by("run__created_at", "run_id")
+    )
+    extractions = {
+        (e.statement_id, e.run_id): e
+        for e in Extraction.objects.filter(
+            statement__discussion=discussion, statement__triage__provisional=True
+        )
+    }
+    out = {}
+    for row in rows:
+        extraction = extractions.get((row.statement_id, row.run_id))
+        out[row.statement_id] = {
+            "run": {"model_name": row.run.model_name, "prompt_version": row.run.prompt_version},
+            "confidence": row.confidence,
+            "pdp_deltas": extraction.pdp_deltas if extraction else None,
+        }
+    return out
+
+
+def _with_provisional(statement: dict, provisional: dict[int, dict] | None) -> dict:
+    if provisional is not None:
+        statement["provisional_ground_truth"] = provisional.get(statement["id"])
+    return statement
 
 
 def _extractions_by_statement(discussion: Discussion, run: ExtractionRun | None) -> dict:

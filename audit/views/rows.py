@@ -15,6 +15,7 @@ from audit.models import (
     ExtractionRun,
     Feedback,
     Statement,
+    TriageStatement,
     empty_pdp,
 )
 from audit.services.blind import blind_sealed_statement_ids
@@ -60,6 +61,7 @@ class StatementRow:
     has_approved: bool = False
     ai_hidden: bool = False  # blind review: the auditor codes without seeing the AI
     sealed: bool = False  # blind sample, not yet submitted: no F1, ground truth or other codings
+    provisional: bool = False  # review triage accepted the run's extraction (not human GT)
     ai_view: PayloadView | None = None
     mine_view: PayloadView | None = None
     f1: F1View | None = None
@@ -92,6 +94,7 @@ class DiscussionData:
     approved_ids: set[int]
     blind_ids: set[int]
     sealed_ids: set[int]
+    provisional_ids: set[int]
     f1_results: dict[int, StoredResult]
 
 
@@ -120,6 +123,13 @@ def load_discussion(
         approved_ids=set(approved.values_list("statement_id", flat=True)),
         blind_ids=set(blind.values_list("statement_id", flat=True)),
         sealed_ids=blind_sealed_statement_ids(user=user, statements=statements),
+        provisional_ids=set(
+            TriageStatement.objects.filter(statement__discussion=discussion, run=run)
+            .provisional()
+            .values_list("statement_id", flat=True)
+        )
+        if run
+        else set(),
         f1_results=statement_f1_results(run_id=run.pk, discussion_id=discussion.pk) if run else {},
     )
 
@@ -170,6 +180,7 @@ def _row(statement, data: DiscussionData, feedback: list[Feedback], owner, viewe
         has_approved=statement.pk in data.approved_ids and not sealed,
         ai_hidden=statement.pk in data.blind_ids and not admin,
         sealed=sealed,
+        provisional=statement.pk in data.provisional_ids,
     )
     if mine is not None:
         row.can_edit = feedback_opens_in_editor(feedback=mine, user=viewer)

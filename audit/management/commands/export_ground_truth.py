@@ -16,9 +16,17 @@ class Command(BaseCommand):
         parser.add_argument("--discussion-ids", default="", help="comma-separated ids")
         parser.add_argument("--all", action="store_true", dest="all_discussions")
         parser.add_argument("--run", type=int, help="extraction run id for pdp_deltas")
+        parser.add_argument(
+            "--include-provisional",
+            action="store_true",
+            help="add each statement's provisional_ground_truth (accepted by review triage, "
+            "not human ground truth)",
+        )
         parser.add_argument("-o", "--output", type=Path, help="file to write (default stdout)")
 
-    def handle(self, *args, discussion_ids, all_discussions, run, output, **options):
+    def handle(
+        self, *args, discussion_ids, all_discussions, run, output, include_provisional, **options
+    ):
         ids = _parse_ids(discussion_ids)
         if not ids and not all_discussions:
             raise CommandError("Give --discussion-ids 1,2 or --all.")
@@ -33,6 +41,7 @@ class Command(BaseCommand):
                 all_discussions=all_discussions,
                 run=chosen_run,
                 progress=ProgressBar("export"),
+                include_provisional=include_provisional,
             )
         except NothingToExport as exc:
             raise CommandError(str(exc)) from exc
