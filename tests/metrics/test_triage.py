@@ -1,0 +1,257 @@
+"""Review triage in the product: settings, the stored threshold, the queue, the QA sample, the
+monitor suspending triage, provisional ground truth kept apart, the API and the settings page."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from audit.models import AuditLogEntry, Feedback, TriageSettings, TriageStatement
+from audit.selectors import discussion_queue
+from audit.services.transfer import ground_truth_export
+from audit.services.triage import (
+    TriageChoice,
+    TriageSettingsError,
+    triage_settings_update,
+)
+from metrics.models import MetricResult
+from metrics.own_data.triage import triage_result_compute
+from metrics.registry import TRIAGE
+from metrics.results import run_key
+from tests.factories import (
+    DiscussionFactory,
+    ExtractionFactory,
+    ExtractionRunFactory,
+    FeedbackFactory,
+    StatementFactory,
+    pdp,
+    person,
+)
+
+pytest_plugins = ["tests.api_fixtures"]
+
+N_CALIBRATION = 24  # > 22 discussions: enough to prove risk <= 10% at delta 10%
+
+
+def _payload(name: str, confidence: float) -> dict:
+    return pdp(people=[person(-1, name, confidence)])
+
+
+@pytest.fixture
+def world(db, admin_user):
+    """A run that is right on 24 approved discussions (confident), and a new discussion with
+    two confident statements and one hesitant one."""
+    run = ExtractionRunFactory()
+    for i in range(N_CALIBRATION):
+        statement = StatementFactory(discussion=DiscussionFactory())
+        ExtractionFactory(statement=statement, run=run, pdp_deltas=_payload(f"Ann{i}", 0.95))
+        FeedbackFactory(
+            statement=statement,
+            edited_extraction=_payload(f"Ann{i}", 1.0),
+            status=Feedback.Status.APPROVED,
+            approved_by=admin_user,
+            approved_at=timezone.now(),
+        )
+    fresh = DiscussionFactory()
+    new = [StatementFactory(discussion=fresh) for _ in range(3)]
+    for statement, confidence in zip(new, (0.97, 0.96, 0.30), strict=True):
+        ExtractionFactory(statement=statement, run=run, pdp_deltas=_payload("Bo", confidence))
+    return run, fresh, new
+
+
+def _turn_on(run, admin, **overrides):
+    choice = {"enabled": True, "alpha": 0.1, "delta": 0.1, "acceptable_f1": 1.0}
+    choice |= {"qa_rate": 0.0, "lowest_first": False, **overrides}
+    return triage_settings_update(run=run, admin=admin, choice=TriageChoice(**choice))
+
+
+def _values(run) -> dict:
+    return MetricResult.objects.get(key=run_key(TRIAGE, run.pk)).values
+
+
+def test_a_setting_out_of_range_is_refused_naming_it(world, admin_user):
+    run, _, _ = world
+    with pytest.raises(TriageSettingsError, match="alpha: expected a number in \\(0.0, 0.5\\]"):
+        _turn_on(run, admin_user, alpha=0.0)
+    assert not TriageSettings.objects.exists()
+
+
+def test_off_computes_the_threshold_but_accepts_nothing(world, admin_user, auditor):
+    run, fresh, _ = world
+    _turn_on(run, admin_user, enabled=False)
+    triage_result_compute(run_id=run.pk)
+    values = _values(run)
+    assert values["threshold"]["threshold"] == 0.95  # every approved statement scores 0.95
+    assert values["threshold"]["bound"] <= 0.1 and values["n_above"] == 2
+    assert not TriageStatement.objects.filter(provisional=True).exists()
+    assert discussion_queue(user=auditor).get(pk=fresh.pk).n_subject == 3
+
+
+def test_on_the_confident_statements_leave_the_queue(world, admin_user, auditor):
+    run, fresh, new = world
+    _turn_on(run, admin_user)
+    triage_result_compute(run_id=run.pk)
+    provisional = set(TriageStatement.objects.provisional().values_list("statement_id", flat=True))
+    assert provisional == {new[0].pk, new[1].pk}
+    queued = discussion_queue(user=auditor).get(pk=fresh.pk)
+    assert queued.n_subject == 1 and queued.next_uncoded == new[2].pk
+    entry = AuditLogEntry.objects.get(action=AuditLogEntry.Action.TRIAGE_ACCEPT)
+    assert "2 statements AI accepted" in entry.message
+    assert _values(run)["n_saved"] == 2 and _values(run)["hours_saved"] > 0
+
+
+def test_a_statement_someone_started_coding_stays_with_the_humans(world, admin_user, auditor):
+    run, _, new = world
+    FeedbackFactory(statement=new[0], auditor=auditor, status=Feedback.Status.DRAFT)
+    _turn_on(run, admin_user)
+    triage_result_compute(run_id=run.pk)
+    assert list(TriageStatement.objects.provisional().values_list("statement_id", flat=True)) == [
+        new[1].pk
+    ]
+
+
+def test_the_qa_sample_stays_in_the_queue(world, admin_user, auditor):
+    run, fresh, new = world
+    _turn_on(run, admin_user, qa_rate=1.0)
+    triage_result_compute(run_id=run.pk)
+    assert set(TriageStatement.objects.qa().values_list("statement_id", flat=True)) == {
+        new[0].pk,
+        new[1].pk,
+    }
+    assert not TriageStatement.objects.provisional().exists()
+    assert discussion_queue(user=auditor).get(pk=fresh.pk).n_subject == 3
+
+
+def test_lowest_confidence_first_orders_the_queue(world, admin_user, auditor_client):
+    run, fresh, new = world
+    _turn_on(run, admin_user, lowest_first=True)
+    triage_result_compute(run_id=run.pk)
+    page = auditor_client.get(reverse("home"))
+    first = page.context["page"][0]
+    assert first.pk == fresh.pk and first.next_uncoded == new[2].pk
+
+
+def test_wrong_qa_results_trip_the_monitor_and_suspend_triage(world, admin_user, auditor):
+    run, fresh, new = world
+    _turn_on(run, admin_user, qa_rate=0.5)
+    triage_result_compute(run_id=run.pk)
+    # Injected errors: more confident statements the AI gets wrong, all drawn for QA.
+    more = [StatementFactory(discussion=DiscussionFactory()) for _ in range(6)]
+    for statement in more:
+        ExtractionFactory(statement=statement, run=run, pdp_deltas=_payload("Wrong", 0.99))
+    triage_result_compute(run_id=run.pk)
+    qa = list(TriageStatement.objects.qa().values_list("statement_id", flat=True))
+    assert qa and TriageStatement.objects.provisional().exists()
+    for statement_id in qa:
+        FeedbackFactory(
+            statement_id=statement_id,
+            auditor=auditor,
+            edited_extraction=_payload("Right", 1.0),
+            status=Feedback.Status.APPROVED,
+            approved_by=admin_user,
+            approved_at=timezone.now(),
+        )
+    triage_result_compute(run_id=run.pk)
+    settings = TriageSettings.objects.get(run=run)
+    monitor = _values(run)["monitor"]
+    assert monitor["tripped"] and monitor["n_unacceptable"] >= 2
+    assert settings.state == "suspended" and "QA monitor" in settings.suspended_reason
+    assert not TriageStatement.objects.provisional().exists()
+    assert AuditLogEntry.objects.filter(action=AuditLogEntry.Action.TRIAGE_SUSPEND).count() == 1
+    # Turning it on again restarts the monitor from the QA results coded after that.
+    _turn_on(run, admin_user, qa_rate=0.5)
+    triage_result_compute(run_id=run.pk)
+    assert _values(run)["monitor"]["n"] == 0
+
+
+def test_provisional_ground_truth_is_never_human_ground_truth(world, admin_user):
+    run, fresh, new = world
+    FeedbackFactory(
+        statement=new[2],
+        edited_extraction=_payload("Bo", 1.0),
+        status=Feedback.Status.APPROVED,
+        approved_by=admin_user,
+        approved_at=timezone.now(),
+    )
+    _turn_on(run, admin_user)
+    triage_result_compute(run_id=run.pk)
+    assert not Feedback.objects.filter(statement__in=new[:2]).exists()
+    default = ground_truth_export(discussion_ids=[fresh.pk])
+    statements = default["discussions"][0]["statements"]
+    assert all("provisional_ground_truth" not in s for s in statements)
+    assert [s["approved_feedback"] is not None for s in statements] == [False, False, True]
+    marked = ground_truth_export(discussion_ids=[fresh.pk], include_provisional=True)
+    provisional = [s["provisional_ground_truth"] for s in marked["discussions"][0]["statements"]]
+    assert provisional[0]["pdp_deltas"]["people"][0]["name"] == "Bo"
+    assert provisional[2] is None
+
+
+# --- the API -------------------------------------------------------------------------------------
+
+
+def test_api_turns_triage_on_and_lists_the_provisional_statements(world, api, admin_user):
+    run, _, new = world
+    client = api(admin_user)
+    url = reverse("api-triage", args=[run.pk])
+    body = {"enabled": True, "alpha": 0.1, "delta": 0.1, "acceptable_f1": 1.0, "qa_rate": 0.0}
+    answer = client.put(url, {**body, "lowest_first": False}, format="json")
+    assert answer.status_code == 200 and answer.json()["state"] == "active"
+    triage_result_compute(run_id=run.pk)
+    got = client.get(url).json()
+    assert got["threshold"]["threshold"] == 0.95 and got["counts"]["n_provisional"] == 2
+    listed = client.get(reverse("api-triage-statements", args=[run.pk]) + "?provisional=true")
+    rows = listed.json()["results"]
+    assert [r["statement"] for r in rows] == [new[0].pk, new[1].pk]
+    assert rows[0]["provisional_ground_truth"]["people"][0]["name"] == "Bo"
+
+
+def test_api_refuses_bad_settings_naming_the_field(world, api, admin_user):
+    run, _, _ = world
+    url = reverse("api-triage", args=[run.pk])
+    body = {"enabled": True, "alpha": "0.1", "delta": 0.1, "acceptable_f1": 1.0}
+    answer = api(admin_user).put(
+        url, {**body, "qa_rate": 0.1, "lowest_first": False}, format="json"
+    )
+    assert answer.status_code == 400 and "alpha" in str(answer.json())
+    answer = api(admin_user).put(
+        url, {**body, "alpha": 0.9, "qa_rate": 0.1, "lowest_first": False}, format="json"
+    )
+    assert answer.status_code == 400 and "alpha" in str(answer.json())
+    assert not TriageSettings.objects.exists()
+
+
+def test_api_is_for_admins_only(world, api, auditor):
+    run, _, _ = world
+    assert api(auditor).get(reverse("api-triage", args=[run.pk])).status_code == 403
+    assert api().get(reverse("api-triage", args=[run.pk])).status_code in (401, 403)
+    assert api(auditor).get(reverse("api-triage-statements", args=[run.pk])).status_code == 403
+
+
+# --- the settings page and the card --------------------------------------------------------------
+
+
+def test_settings_page_saves_and_refuses_bad_numbers(world, admin_client):
+    run, _, _ = world
+    url = reverse("metrics:triage_settings", args=[run.pk])
+    assert admin_client.get(url).status_code == 200
+    form = {"enabled": "on", "alpha": "0.7", "delta": "0.1", "acceptable_f1": "1", "qa_rate": "0.1"}
+    bad = admin_client.post(url, form)
+    assert bad.status_code == 400 and "alpha" in bad.content.decode()
+    good = admin_client.post(url, {**form, "alpha": "0.05"})
+    assert good.status_code == 302 and TriageSettings.objects.get(run=run).is_active
+
+
+def test_settings_page_is_for_admins_only(world, auditor_client):
+    run, _, _ = world
+    url = reverse("metrics:triage_settings", args=[run.pk])
+    assert auditor_client.get(url).status_code == 403
+
+
+def test_the_card_shows_tau_bound_coverage_and_the_monitor(world, admin_client, admin_user):
+    run, _, _ = world
+    _turn_on(run, admin_user)
+    triage_result_compute(run_id=run.pk)
+    html = admin_client.get(reverse("metrics:triage_card", args=[run.pk])).content.decode()
+    assert "τ = 0.950" in html and "QA monitor" in html and "<svg" in html
+    assert 'data-triage-state="active"' in html
