@@ -72,7 +72,7 @@ def _values(run) -> dict:
 
 def test_a_setting_out_of_range_is_refused_naming_it(world, admin_user):
     run, _, _ = world
-    with pytest.raises(TriageSettingsError, match="alpha: expected a number in \\(0.0, 0.5\\]"):
+    with pytest.raises(TriageSettingsError, match=r"alpha: expected a number in \(0.0, 0.5\]"):
         _turn_on(run, admin_user, alpha=0.0)
     assert not TriageSettings.objects.exists()
 
@@ -133,7 +133,7 @@ def test_lowest_confidence_first_orders_the_queue(world, admin_user, auditor_cli
 
 
 def test_wrong_qa_results_trip_the_monitor_and_suspend_triage(world, admin_user, auditor):
-    run, fresh, new = world
+    run, _, _ = world
     _turn_on(run, admin_user, qa_rate=0.5)
     triage_result_compute(run_id=run.pk)
     # Injected errors: more confident statements the AI gets wrong, all drawn for QA.
