@@ -20,7 +20,7 @@ from metrics.own_data.common import (
     own_results_recompute_stale,
     result_store,
 )
-from metrics.registry import CALIBRATION, INTERAUDITOR, REVIEW_SAVINGS
+from metrics.registry import CALIBRATION, INTERAUDITOR, REVIEW_SAVINGS, TRIAGE
 from metrics.results import run_key
 from metrics.services import results_mark_stale
 from tests.factories import (
@@ -88,10 +88,10 @@ class TestMarkStale:
         queued = []
         monkeypatch.setattr(common, "_queue_one", lambda family, run_id: queued.append(family))
         with django_capture_on_commit_callbacks(execute=True):
-            assert own_results_mark_stale(reason="first") == 3
+            assert own_results_mark_stale(reason="first") == 4
         with django_capture_on_commit_callbacks(execute=True):
             assert own_results_mark_stale(reason="second") == 0  # all stale already
-        assert sorted(queued) == [CALIBRATION, INTERAUDITOR, REVIEW_SAVINGS]
+        assert sorted(queued) == [CALIBRATION, INTERAUDITOR, REVIEW_SAVINGS, TRIAGE]
 
     def test_extraction_results_hook(
         self, approved_statement, django_capture_on_commit_callbacks
@@ -232,6 +232,8 @@ class TestComputing:
     def test_sweep_computes_stale_rows(self, approved_statement) -> None:
         run, _ = approved_statement
         own_results_mark_stale(reason="lost tasks")
-        assert own_results_recompute_stale() == 3
+        assert (
+            own_results_recompute_stale() == 4
+        )  # review savings, calibration, triage, inter-auditor
         assert status(run_key(REVIEW_SAVINGS, run.pk)) == FRESH
         assert own_results_recompute_stale() == 0

@@ -36,6 +36,7 @@ def test_every_family_once_our_data_first():
         "review_savings",
         "calibration",
         "interauditor",
+        "triage",
         "selective_prediction",
         "agreement",
         "verdicts",
@@ -43,8 +44,8 @@ def test_every_family_once_our_data_first():
     ]
     assert {f.source for f in FAMILIES.values()} == {OUR_DATA, UPLOADED_RUN}
     assert list(UPLOADED) == list(UPLOADS)
-    assert WHOLE == ("review_savings", "calibration", "interauditor")
-    assert (RECOMPUTE_JOB, ADMIN_ONLY) == (("extraction",), ("interauditor",))
+    assert WHOLE == ("review_savings", "calibration", "interauditor", "triage")
+    assert (RECOMPUTE_JOB, ADMIN_ONLY) == (("extraction",), ("interauditor", "triage"))
 
 
 def test_each_entry_names_a_task_a_card_and_a_version_that_exist():
