@@ -532,6 +532,7 @@ class GroundTruthExportApi(ApiView):
             discussion_ids=query.get("discussion_ids"),
             all_discussions=query.get("all", False),
             run=query.get("run"),
+            include_provisional=query.get("include_provisional", False),
         )
         if outcome.job is not None:
             return Response(job_started_body(request, outcome.job), status=202)

@@ -450,6 +450,12 @@ class GroundTruthExportQuerySerializer(serializers.Serializer):
         required=False, default=False, help_text="true: every discussion with approved GT"
     )
     run = IdField(help_text="extraction run whose pdp_deltas are exported (default: latest)")
+    include_provisional = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="true: add each statement's provisional_ground_truth (what review triage "
+        "accepted without review; never human ground truth)",
+    )
 
     def validate_discussion_ids(self, value: str) -> list[int]:
         if not _IDS.match(value):

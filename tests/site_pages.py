@@ -66,6 +66,8 @@ def site_pages(*, admin: bool) -> list[tuple[str, str]]:
         ),
         ("jobs", reverse("metrics:jobs")),
         ("api_tokens", reverse("api-tokens")),
+        ("triage_settings", reverse("metrics:triage_settings", args=[runs[-1]])),
+        ("dashboard_triage", f"{reverse('metrics:dashboard')}?run={runs[-1]}"),
     ]
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
-from audit.services.demo import demo_seed
+from audit.services.demo import demo_seed, demo_triage_seed
 from metrics.evaluations import services
 from tests.conftest import TEST_PASSWORD, require_service, screenshot
 from tests.metrics.test_evaluations_fixtures import example_files, example_options
@@ -32,6 +32,7 @@ def demo_site(django_user_model):
     test password so `open_as` can sign them in."""
     require_service("axe-core", AXE_JS.exists(), "npm ci --prefix tests (make test does)")
     demo_seed()
+    demo_triage_seed()  # as seed_demo: the second run's review triage is on
     call_command("recompute_metrics", stdout=open("/dev/null", "w"))  # noqa: SIM115
     for family in FAMILIES:
         services.evaluation_create(

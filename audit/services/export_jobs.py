@@ -49,6 +49,7 @@ def ground_truth_export_start(
     discussion_ids: list[int] | None = None,
     all_discussions: bool = False,
     run: ExtractionRun | None = None,
+    include_provisional: bool = False,
 ) -> ExportOutcome:
     """Export now, or queue a background job when the selection is large.
 
@@ -59,7 +60,10 @@ def ground_truth_export_start(
         raise NothingToExport("No approved ground truth matches the request.")
     if size <= settings.EXPORT_SYNC_MAX_STATEMENTS:
         data = ground_truth_export(
-            discussion_ids=discussion_ids, all_discussions=all_discussions, run=run
+            discussion_ids=discussion_ids,
+            all_discussions=all_discussions,
+            run=run,
+            include_provisional=include_provisional,
         )
         return ExportOutcome(data=data)
     job = ComputeJob.objects.create(
@@ -68,6 +72,7 @@ def ground_truth_export_start(
             "discussion_ids": sorted(discussion_ids or []),
             "all": all_discussions,
             "run": run.pk if run else None,
+            "include_provisional": include_provisional,
             "approved_statements": size,
         },
         created_by=user,
@@ -108,6 +113,7 @@ def ground_truth_export_job_run(*, job_id: int) -> ComputeJob:
             all_discussions=bool(params.get("all")),
             run=run,
             progress=lambda done, total: _set_progress(job_id, done, total),
+            include_provisional=bool(params.get("include_provisional")),
         )
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
         job.refresh_from_db()

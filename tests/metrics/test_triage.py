@@ -255,3 +255,22 @@ def test_the_card_shows_tau_bound_coverage_and_the_monitor(world, admin_client, 
     html = admin_client.get(reverse("metrics:triage_card", args=[run.pk])).content.decode()
     assert "τ = 0.950" in html and "QA monitor" in html and "<svg" in html
     assert 'data-triage-state="active"' in html
+
+
+def test_api_export_adds_provisional_ground_truth_only_on_request(world, api, admin_user):
+    run, fresh, new = world
+    FeedbackFactory(
+        statement=new[2],
+        edited_extraction=_payload("Bo", 1.0),
+        status=Feedback.Status.APPROVED,
+        approved_by=admin_user,
+        approved_at=timezone.now(),
+    )
+    _turn_on(run, admin_user)
+    triage_result_compute(run_id=run.pk)
+    url = reverse("api-ground-truth-export") + f"?discussion_ids={fresh.pk}"
+    plain = api(admin_user).get(url).json()["discussions"][0]["statements"]
+    assert all("provisional_ground_truth" not in s for s in plain)
+    marked = api(admin_user).get(url + "&include_provisional=true").json()
+    provisional = [s["provisional_ground_truth"] for s in marked["discussions"][0]["statements"]]
+    assert provisional[0]["confidence"] == 0.97 and provisional[2] is None
