@@ -333,8 +333,16 @@ EXPORT_STATEMENT_SCHEMA = {
             "type": ["object", "null"],
             "description": "only with include_provisional: the run's extraction review triage "
             "accepted without review (not human ground truth; an import ignores it)",
+            "additionalProperties": False,
             "properties": {
-                "run": {"type": "object"},
+                "run": {
+                    "type": "object",
+                    "properties": {
+                        "model_name": {"type": "string"},
+                        "prompt_version": {"type": "string"},
+                    },
+                    "additionalProperties": False,
+                },
                 "confidence": {"type": "number"},
                 "pdp_deltas": {"oneOf": [PDP_SCHEMA, {"type": "null"}]},
             },
