@@ -254,7 +254,7 @@ def test_the_card_shows_tau_bound_coverage_and_the_monitor(world, admin_client, 
     triage_result_compute(run_id=run.pk)
     html = admin_client.get(reverse("metrics:triage_card", args=[run.pk])).content.decode()
     assert "τ = 0.950" in html and "QA monitor" in html and "<svg" in html
-    assert 'data-triage-state="active"' in html
+    assert 'data-testid="triage-state">active<' in html
 
 
 def test_api_export_adds_provisional_ground_truth_only_on_request(world, api, admin_user):
