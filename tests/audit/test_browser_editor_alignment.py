@@ -12,6 +12,7 @@ from audit.services import feedback_save, feedback_start
 from tests.audit.test_browser_big_statement import big_pdp
 from tests.conftest import screenshot
 from tests.factories import ExtractionFactory, ExtractionRunFactory, StatementFactory
+from tests.site_pages import axe_serious
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("transactional_db")]
 
@@ -86,6 +87,7 @@ def test_ai_item_sits_beside_the_coded_item_it_corresponds_to(
     row_box = first.locator(".ed-row").bounding_box()
     assert abs(ai_box["y"] - row_box["y"]) < 12 and ai_box["x"] < row_box["x"]
     screenshot(page, "editor_aligned_1440", full_page=False)
+    assert axe_serious(page) == []
 
     # The filter hides a row with its AI item.
     editor.locator("input[data-editor-filter]").fill("Oda")
