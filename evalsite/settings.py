@@ -216,6 +216,7 @@ CELERY_TASK_ROUTES = {
         "compute_own_data",
         "evaluation_compute",
         "run_compute_job",
+        "compute_job_chunk",
         "export_ground_truth_job",
         "import_ground_truth_job",
         "compute_run_comparison",
@@ -231,6 +232,10 @@ STALE_SWEEP_SECONDS = float(os.environ.get("STALE_SWEEP_SECONDS", "60"))
 STALE_SWEEP_GRACE_SECONDS = float(os.environ.get("STALE_SWEEP_GRACE_SECONDS", "30"))
 # A running job that has not written its heartbeat for this long is taken for dead.
 JOB_LEASE_SECONDS = float(os.environ.get("JOB_LEASE_SECONDS", "120"))
+# A recompute job is split into chunks of this many results, each a task of its own that any
+# slow worker takes; a chunk stores its results in batches, one transaction each.
+RECOMPUTE_CHUNK_ITEMS = int(os.environ.get("RECOMPUTE_CHUNK_ITEMS", "2000"))
+RECOMPUTE_BATCH_ITEMS = int(os.environ.get("RECOMPUTE_BATCH_ITEMS", "250"))
 CELERY_BEAT_SCHEDULE = {
     "recompute-stale-metrics": {
         "task": "metrics.tasks.recompute_stale",

@@ -18,6 +18,7 @@ from evalsite.api import (
     job_started_body,
 )
 from metrics.models import ComputeJob
+from metrics.recompute import metrics_recompute_all
 from metrics.selectors import metric_results_list
 from metrics.serializers import (
     JobFilterSerializer,
@@ -26,7 +27,6 @@ from metrics.serializers import (
     MetricResultOutputSerializer,
     RecomputeInputSerializer,
 )
-from metrics.services import metrics_recompute_all
 
 
 class MetricResultListApi(ApiView):

@@ -26,9 +26,10 @@ from metrics.families.extraction import SARF_VARIABLES, MatchSettings
 from metrics.families.plots import category_line_plot, heatmap
 from metrics.match_settings import match_settings
 from metrics.models import Evaluation, MetricResult
+from metrics.recompute import results_outdated
 from metrics.registry import UPLOADED
 from metrics.selectors import DISCUSSION_COUNTS, SORTS, discussion_rows
-from metrics.services import CODE_VERSION, EXTRACTION, results_outdated
+from metrics.services import CODE_VERSION, EXTRACTION
 
 log = logging.getLogger(__name__)
 Scope = MetricResult.Scope

@@ -13,6 +13,18 @@ from django.db import models
 from audit.models import ComputeJob as ComputeJob
 
 
+class RowJSONField(models.JSONField):
+    """A JSONField bulk-inserted as one placeholder per row.
+
+    Django 5.2 bulk-inserts plain fields on PostgreSQL as UNNEST arrays, and psycopg escapes
+    every quote of every JSON text in an array from Python: most of a recompute's write time.
+    A field with ``get_placeholder`` opts the insert out of UNNEST; the SQL is otherwise the same.
+    """
+
+    def get_placeholder(self, value: object, compiler: object, connection: object) -> str:
+        return "%s"
+
+
 class MetricResult(models.Model):
     """One computed metric value set: a family, at a scope, for an extraction run."""
 
@@ -54,7 +66,7 @@ class MetricResult(models.Model):
     match_settings = models.JSONField(default=dict)
     code_version = models.CharField(max_length=40, blank=True)
     input_hash = models.CharField(max_length=64, blank=True)
-    values = models.JSONField(null=True, blank=True)
+    values = RowJSONField(null=True, blank=True)
     # Additive totals this result contributes to its run's system figures.
     contribution = models.JSONField(null=True, blank=True)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.STALE)

@@ -17,27 +17,19 @@ system row — so two workers never wait on each other in a cycle.
 from __future__ import annotations
 
 import logging
-import time
-import traceback
-from collections import Counter
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
-from django.conf import settings as django_settings
 from django.db import transaction
-from django.db.models import F, Q, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Q
 from django.utils import timezone
 
 from audit.models import Extraction, ExtractionRun, Feedback, Speaker, Statement
-from audit.services.jobs import compute_job_start
 from evalsite.queue import task_enqueue_named, task_enqueue_on_commit
 from metrics import results
 from metrics.families.extraction import (
-    ComparisonMetrics,
     add_contributions,
     calculate_cumulative_f1,
     calculate_statement_f1,
@@ -47,9 +39,9 @@ from metrics.families.extraction import (
     system_f1_from_totals,
 )
 from metrics.match_settings import match_settings
-from metrics.models import ComputeJob, MetricResult
-from metrics.own_data.common import own_results_mark_stale, own_results_outdated
-from metrics.registry import EXTRACTION, FAMILIES, RECOMPUTE_JOB
+from metrics.models import MetricResult
+from metrics.own_data.common import own_results_mark_stale
+from metrics.registry import EXTRACTION, FAMILIES
 from metrics.results import (
     input_hash,
     result_key,
@@ -249,32 +241,45 @@ class _Inputs:
 
 
 def _statement_inputs(statement_id: int, run_id: int) -> _Inputs | None:
-    """GT = the approved feedback; AI = this run's extraction. None: no result to store."""
-    feedback = (
-        Feedback.objects.approved()
-        .filter(statement_id=statement_id)
-        .values("id", "version", "updated_at", "edited_extraction", "statement__discussion_id")
-        .first()
-    )
-    extraction = (
-        Extraction.objects.filter(statement_id=statement_id, run_id=run_id)
-        .values("id", "updated_at", "pdp_deltas")
-        .first()
-    )
-    # Without approved GT there is nothing to score; without an extraction the run does
-    # not cover the statement (it is left out rather than scored as an empty extraction).
-    if feedback is None or extraction is None:
-        return None
-    inputs = [
-        [feedback["id"], feedback["version"], feedback["updated_at"]],
-        [extraction["id"], extraction["updated_at"]],
-    ]
-    return _Inputs(
-        extraction["pdp_deltas"],
-        feedback["edited_extraction"],
-        _hash(inputs),
-        feedback["statement__discussion_id"],
-    )
+    return _statements_inputs([(statement_id, run_id)]).get((statement_id, run_id))
+
+
+def _statements_inputs(pairs: Iterable[tuple[Any, Any]]) -> dict[tuple[int, int], _Inputs]:
+    """GT = the approved feedback; AI = the run's extraction; for (statement, run) pairs read
+    in two queries. A pair missing from the answer has no result to store."""
+    pairs = list(pairs)
+    statement_ids = {s for s, _ in pairs}
+    feedback = {
+        f["statement_id"]: f
+        for f in Feedback.objects.approved()
+        .filter(statement_id__in=statement_ids)
+        .values(
+            "statement_id",
+            "id",
+            "version",
+            "updated_at",
+            "edited_extraction",
+            "statement__discussion_id",
+        )
+    }
+    extractions = {
+        (e["statement_id"], e["run_id"]): e
+        for e in Extraction.objects.filter(
+            statement_id__in=statement_ids, run_id__in={r for _, r in pairs}
+        ).values("statement_id", "run_id", "id", "updated_at", "pdp_deltas")
+    }
+    found = {}
+    for statement_id, run_id in pairs:
+        gt, ai = feedback.get(statement_id), extractions.get((statement_id, run_id))
+        # Without approved GT there is nothing to score; without an extraction the run does
+        # not cover the statement (it is left out rather than scored as an empty extraction).
+        if gt is None or ai is None:
+            continue
+        inputs = [[gt["id"], gt["version"], gt["updated_at"]], [ai["id"], ai["updated_at"]]]
+        found[statement_id, run_id] = _Inputs(
+            ai["pdp_deltas"], gt["edited_extraction"], _hash(inputs), gt["statement__discussion_id"]
+        )
+    return found
 
 
 def _is_current(row: MetricResult, input_hash: str, force: bool) -> bool:
@@ -310,23 +315,34 @@ def _row_store(
 ) -> bool:
     """Store a child's new figures and swap its contribution in the run totals."""
     run_row = _run_totals_swap(row, contribution, batch)
-    row.values, row.contribution, row.input_hash = values, contribution, input_hash
-    row.match_settings, row.code_version = match_settings().to_dict(), CODE_VERSION
-    row.status, row.error, row.stale_since = Status.FRESH, "", None
-    row.computed_at = timezone.now()
+    _row_fill(row, values=values, contribution=contribution, input_hash=input_hash)
     row.save()
     return _run_row_settle(run_row) if run_row else False
+
+
+def _row_fill(row: MetricResult, *, values: dict, contribution: dict, input_hash: str) -> None:
+    row.values, row.contribution, row.input_hash = values, contribution, input_hash
+    _row_mark_fresh(row)
+    row.error, row.computed_at = "", timezone.now()
+
+
+def _row_mark_fresh(row: MetricResult) -> None:
+    # Same hash means same settings and code; recording them again keeps equal-but-differently
+    # written settings from being found outdated again (results_mark_outdated).
+    row.status, row.stale_since = Status.FRESH, None
+    row.match_settings, row.code_version = match_settings().to_dict(), CODE_VERSION
+
+
+CONFIRMED_FIELDS = ["status", "stale_since", "match_settings", "code_version"]
+STORED_FIELDS = [*CONFIRMED_FIELDS, "values", "contribution", "input_hash", "error", "computed_at"]
 
 
 def _row_confirm(row: MetricResult, batch: bool) -> bool:
     """Unchanged inputs: the stored figures stand; only the status needs to become fresh."""
     if row.status == Status.FRESH:
         return False
-    # Same hash means same settings and code; recording them again keeps equal-but-differently
-    # written settings from being found outdated again (results_mark_outdated).
-    row.status, row.stale_since = Status.FRESH, None
-    row.match_settings, row.code_version = match_settings().to_dict(), CODE_VERSION
-    row.save(update_fields=["status", "stale_since", "match_settings", "code_version"])
+    _row_mark_fresh(row)
+    row.save(update_fields=CONFIRMED_FIELDS)
     return False if batch else _run_row_settle(_run_row_locked(row.run_id))
 
 
@@ -369,47 +385,31 @@ def statement_result_compute(
                 discussion_id=inputs.discussion_id,
                 statement_id=statement_id,
             )
-            follow = _statement_store(row, inputs, force, batch)
+            follow = _child_store(row, inputs, force, batch)
     if follow:
         system_result_compute()
     return row
 
 
-def _statement_store(row: MetricResult, inputs: _Inputs, force: bool, batch: bool) -> bool:
-    return _metrics_store(
-        row,
-        inputs,
-        lambda: calculate_statement_f1(
-            inputs.ai,
-            inputs.gt,
-            settings=match_settings(),
-            statement_id=row.statement_id,
-            discussion_id=row.discussion_id,
-        ),
-        force=force,
-        batch=batch,
+def _statement_figures(row: MetricResult, inputs: _Inputs) -> tuple[dict, dict]:
+    """The statement's F1 figures and its contribution to the run totals."""
+    metrics = calculate_statement_f1(
+        inputs.ai,
+        inputs.gt,
+        settings=match_settings(),
+        statement_id=row.statement_id,
+        discussion_id=row.discussion_id,
     )
+    return metrics.to_dict(), statement_contribution(metrics)
 
 
-def _metrics_store(
-    row: MetricResult,
-    inputs: _Inputs,
-    compute: Callable[[], ComparisonMetrics],
-    *,
-    force: bool,
-    batch: bool,
-) -> bool:
-    """A statement's or discussion's row: confirmed when its inputs are unchanged, else the
-    figures ``compute`` returns stored with their additive contribution to the run totals."""
+def _child_store(row: MetricResult, inputs: _Inputs, force: bool, batch: bool) -> bool:
+    """A statement or discussion row from its inputs: confirmed when they did not change."""
     if _is_current(row, inputs.hash, force):
         return _row_confirm(row, batch)
-    metrics = compute()
+    values, contribution = FIGURES[row.scope](row, inputs)
     return _row_store(
-        row,
-        values=metrics.to_dict(),
-        contribution=statement_contribution(metrics),
-        input_hash=inputs.hash,
-        batch=batch,
+        row, values=values, contribution=contribution, input_hash=inputs.hash, batch=batch
     )
 
 
@@ -417,31 +417,55 @@ def _metrics_store(
 
 
 def _discussion_inputs(discussion_id: int, run_id: int) -> _Inputs | None:
-    """The subject statements with approved GT, in order; AI deltas of the same statements.
+    return _discussions_inputs([(discussion_id, run_id)]).get((discussion_id, run_id))
+
+
+def _discussions_inputs(pairs: Iterable[tuple[Any, Any]]) -> dict[tuple[int, int], _Inputs]:
+    """Per (discussion, run) pair: the subject statements with approved GT, in order, and the
+    run's AI deltas of the same statements; read in two queries.
 
     A statement the run did not extract contributes an empty AI delta; a run that extracted
-    none of them does not cover the discussion (no result).
+    none of them does not cover the discussion (no result: the pair is missing).
     """
-    ground_truth = list(
+    pairs = list(pairs)
+    ground_truth: dict[int, list[tuple]] = {}
+    for gt in (
         Feedback.objects.approved()
         .filter(
-            statement__discussion_id=discussion_id, statement__speaker__type=Speaker.Type.SUBJECT
+            statement__discussion_id__in={d for d, _ in pairs},
+            statement__speaker__type=Speaker.Type.SUBJECT,
         )
-        .order_by("statement__order")
-        .values_list("statement_id", "id", "version", "updated_at", "edited_extraction")
-    )
-    statement_ids = [gt[0] for gt in ground_truth]
+        .order_by("statement__discussion_id", "statement__order")
+        .values_list(
+            "statement__discussion_id",
+            "statement_id",
+            "id",
+            "version",
+            "updated_at",
+            "edited_extraction",
+        )
+    ):
+        ground_truth.setdefault(gt[0], []).append(gt[1:])
+    statement_ids = [gt[0] for rows in ground_truth.values() for gt in rows]
     extractions = {
-        e[0]: e
+        (e[0], e[1]): (e[0], *e[2:])  # (statement, id, updated_at, pdp_deltas)
         for e in Extraction.objects.filter(
-            run_id=run_id, statement_id__in=statement_ids
-        ).values_list("statement_id", "id", "updated_at", "pdp_deltas")
+            run_id__in={r for _, r in pairs}, statement_id__in=statement_ids
+        ).values_list("statement_id", "run_id", "id", "updated_at", "pdp_deltas")
     }
-    if not extractions:
-        return None
-    ai = [extractions[s][3] if s in extractions else None for s in statement_ids]
-    inputs = [[*gt[:4], *(extractions.get(gt[0], (None,) * 3)[1:3])] for gt in ground_truth]
-    return _Inputs(ai, [gt[4] for gt in ground_truth], _hash(inputs))
+    found = {}
+    for discussion_id, run_id in pairs:
+        rows = ground_truth.get(discussion_id, [])
+        extracted = [extractions.get((gt[0], run_id)) for gt in rows]
+        if not any(extracted):
+            continue
+        ai = [e[3] if e else None for e in extracted]
+        inputs = [
+            [*gt[:4], *(e[1:3] if e else (None, None))]
+            for gt, e in zip(rows, extracted, strict=True)
+        ]
+        found[discussion_id, run_id] = _Inputs(ai, [gt[4] for gt in rows], _hash(inputs))
+    return found
 
 
 def discussion_result_compute(
@@ -458,22 +482,24 @@ def discussion_result_compute(
             row = row or _locked_or_created(
                 key, scope=Scope.DISCUSSION, run_id=run_id, discussion_id=discussion_id
             )
-            follow = _discussion_store(row, inputs, force, batch)
+            follow = _child_store(row, inputs, force, batch)
     if follow:
         system_result_compute()
     return row
 
 
-def _discussion_store(row: MetricResult, inputs: _Inputs, force: bool, batch: bool) -> bool:
-    return _metrics_store(
-        row,
-        inputs,
-        lambda: calculate_cumulative_f1(
-            inputs.ai, inputs.gt, settings=match_settings(), discussion_id=row.discussion_id
-        ),
-        force=force,
-        batch=batch,
+def _discussion_figures(row: MetricResult, inputs: _Inputs) -> tuple[dict, dict]:
+    """The discussion's cumulative F1 figures and its contribution to the run totals."""
+    metrics = calculate_cumulative_f1(
+        inputs.ai, inputs.gt, settings=match_settings(), discussion_id=row.discussion_id
     )
+    return metrics.to_dict(), statement_contribution(metrics)
+
+
+FIGURES: dict[str, Callable[[MetricResult, _Inputs], tuple[dict, dict]]] = {
+    Scope.STATEMENT: _statement_figures,
+    Scope.DISCUSSION: _discussion_figures,
+}
 
 
 # --- failures --------------------------------------------------------------------------------
@@ -614,44 +640,6 @@ def results_run_deleted() -> None:
     _enqueue_system()
 
 
-# --- settings or code changed --------------------------------------------------------------------
-
-
-def results_outdated() -> Any:
-    """Extraction rows (not already stale) computed with other match settings or code than
-    those in force now."""
-    return (
-        _results()
-        .exclude(status=Status.STALE)
-        .exclude(match_settings=match_settings().to_dict(), code_version=CODE_VERSION)
-    )
-
-
-def results_mark_outdated() -> int:
-    """Mark every result computed with other settings or code stale, and queue one stale-only
-    recompute job for them (the own-data families follow). Returns how many rows changed.
-
-    Called at worker start and by every periodic sweep: cheap when nothing is outdated (one
-    query), safe to run from several processes at once (rows are marked under their locks,
-    so only the first caller finds them not yet stale and queues the job).
-    """
-    with transaction.atomic():
-        pks = list(results_outdated().values_list("pk", flat=True))
-        marked = _mark(Q(pk__in=pks))[1] if pks else 0
-        if marked:
-            _mark(Q(scope=Scope.SYSTEM))
-            metrics_recompute_all(stale_only=True)
-    if own_results_outdated().exists():
-        own_results_mark_stale(reason="match settings or code changed")
-    if marked:
-        log.warning(
-            "%s extraction results were computed with other match settings or code: "
-            "marked stale, recompute queued",
-            marked,
-        )
-    return marked
-
-
 # --- queueing ----------------------------------------------------------------------------------
 
 
@@ -671,284 +659,3 @@ def _queue_recompute(statements: list[tuple], discussions: list[tuple], runs: li
 
 def _enqueue_system() -> None:
     task_enqueue_named("metrics.tasks.compute_system")
-
-
-# --- recompute all / stale: compute jobs -------------------------------------------------------
-
-Item = tuple[str, int, int]  # (scope, target id, run id); target id 0 for run/system items
-
-
-def _expected_items(run_id: int | None) -> list[Item]:
-    """Every result that should exist, plus existing rows that no longer should (to remove)."""
-    runs = Extraction.objects.all() if run_id is None else Extraction.objects.filter(run_id=run_id)
-    approved = Feedback.objects.approved().values("statement_id")
-    pairs = set(
-        runs.filter(statement_id__in=approved).values_list(
-            "statement_id", "statement__discussion_id", "run_id"
-        )
-    )
-    rows = _results().filter(scope__in=CHILD_SCOPES)
-    rows = rows if run_id is None else rows.filter(run_id=run_id)
-    statements = {(s, r) for s, _, r in pairs}
-    discussions = {(d, r) for _, d, r in pairs}
-    for scope, d, s, r in rows.values_list("scope", "discussion_id", "statement_id", "run_id"):
-        if scope == Scope.STATEMENT:
-            statements.add((s, r))
-        else:
-            discussions.add((d, r))
-    run_ids = sorted({r for _, r in statements | discussions} | ({run_id} if run_id else set()))
-    return _items(statements, discussions, run_ids)
-
-
-def _items(statements: set, discussions: set, run_ids: Iterable[int]) -> list[Item]:
-    return [
-        *((Scope.STATEMENT, s, r) for s, r in sorted(statements)),
-        *((Scope.DISCUSSION, d, r) for d, r in sorted(discussions)),
-        *((Scope.RUN, 0, r) for r in run_ids),
-        (Scope.SYSTEM, 0, 0),
-    ]
-
-
-def _stale_items(run_id: int | None, older_than: timedelta | None = None) -> list[Item]:
-    """Stale rows (and runs whose totals are unknown), oldest first."""
-    rows = _results().filter(Q(status=Status.STALE) | Q(scope=Scope.RUN, contribution__isnull=True))
-    if run_id is not None:
-        rows = rows.filter(run_id=run_id)
-    if older_than is not None:
-        rows = rows.filter(stale_since__lte=timezone.now() - older_than)
-    found = list(rows.values_list("scope", "statement_id", "discussion_id", "run_id"))
-    if not found:
-        return []
-    statements = {(s, r) for scope, s, _, r in found if scope == Scope.STATEMENT}
-    discussions = {(d, r) for scope, _, d, r in found if scope == Scope.DISCUSSION}
-    run_ids = sorted({r for *_, r in found if r is not None})
-    return _items(statements, discussions, run_ids)
-
-
-def _item_compute(item: Item, *, force: bool) -> None:
-    scope, target, run_id = item
-    with failure_recorded(
-        scope=scope,
-        run_id=run_id or None,
-        statement_id=target if scope == Scope.STATEMENT else None,
-        discussion_id=target if scope == Scope.DISCUSSION else None,
-    ):
-        # Batch: the items end with each run, whose totals are rebuilt once there.
-        if scope == Scope.STATEMENT:
-            statement_result_compute(statement_id=target, run_id=run_id, force=force, batch=True)
-        elif scope == Scope.DISCUSSION:
-            discussion_result_compute(discussion_id=target, run_id=run_id, force=force, batch=True)
-        elif scope == Scope.RUN:
-            run_result_compute(run_id=run_id, rebuild=force)
-        else:
-            system_result_compute()
-
-
-RECOMPUTE_SCOPE = "recompute"  # one recompute job at a time, whatever its run
-MAX_JOB_ATTEMPTS = 3  # a job whose worker was lost this many times is marked failed
-
-
-def metrics_recompute_all(
-    *,
-    user: Any = None,
-    family: str = EXTRACTION,
-    run_id: int | None = None,
-    stale_only: bool = False,
-    queue: bool = True,
-) -> ComputeJob:
-    """Create a recompute job (queued to a worker unless ``queue=False``).
-
-    The database holds at most one active recompute job: an active one (or the one a
-    simultaneous start just created) is returned instead of starting a second.
-    """
-    if family not in RECOMPUTE_JOB:
-        raise ValueError(f"unknown metric family {family!r}; known: {', '.join(RECOMPUTE_JOB)}")
-    job = compute_job_start(
-        kind=ComputeJob.Kind.RECOMPUTE,
-        scope=RECOMPUTE_SCOPE,
-        params={"family": family, "run_id": run_id, "stale_only": stale_only},
-        user=user,
-    )
-    if queue and job.created:
-        transaction.on_commit(lambda: _enqueue_job(job.pk))
-    return job
-
-
-def _enqueue_job(job_id: int) -> None:
-    task_enqueue_named("metrics.tasks.run_compute_job", job_id=job_id)
-
-
-def compute_job_cancel(*, job: ComputeJob) -> ComputeJob:
-    """Stop a job: a queued one (or one whose worker is gone) at once; a running one stops
-    between two items, when its task next checks the flag."""
-    now = timezone.now()
-    ComputeJob.objects.filter(pk=job.pk, status=ComputeJob.Status.QUEUED).update(
-        status=ComputeJob.Status.CANCELLED, cancel_requested=True, finished_at=now
-    )
-    ComputeJob.objects.filter(pk=job.pk, status=ComputeJob.Status.RUNNING).update(
-        cancel_requested=True
-    )
-    _lease_expired(ComputeJob.objects.filter(pk=job.pk)).update(
-        status=ComputeJob.Status.CANCELLED, finished_at=now
-    )
-    job.refresh_from_db()
-    return job
-
-
-def _lease_expired(jobs: Any) -> Any:
-    """Running jobs whose task stopped writing its heartbeat (its worker died)."""
-    cutoff = timezone.now() - timedelta(seconds=django_settings.JOB_LEASE_SECONDS)
-    return jobs.filter(status=ComputeJob.Status.RUNNING).filter(
-        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
-    )
-
-
-def _job_claim(job_id: int) -> int | None:
-    """Only one worker runs a job, even if its task was delivered twice: queued → running.
-    Returns this run's attempt number (its lease), or None when another task has the job."""
-    now = timezone.now()
-    claimed = ComputeJob.objects.filter(pk=job_id, status=ComputeJob.Status.QUEUED).update(
-        status=ComputeJob.Status.RUNNING,
-        started_at=Coalesce("started_at", Value(now)),
-        heartbeat_at=now,
-        attempt=F("attempt") + 1,
-    )
-    if not claimed:
-        return None
-    return ComputeJob.objects.values_list("attempt", flat=True).get(pk=job_id)
-
-
-def _job_heartbeat(job: ComputeJob, attempt: int) -> bool:
-    """Save progress and renew the lease; False when the job was cancelled or taken over
-    (its lease expired and the sweep handed it to another task): then stop."""
-    return bool(
-        ComputeJob.objects.filter(
-            pk=job.pk, status=ComputeJob.Status.RUNNING, attempt=attempt, cancel_requested=False
-        ).update(done=job.done, heartbeat_at=timezone.now())
-    )
-
-
-def _scope_mark_stale(run_id: int | None) -> None:
-    """Before recomputing everything: placeholders for missing results, all rows stale.
-
-    Pages then show "updating" honestly, and each run settles (and the system follows) once,
-    at its last row rather than after every row. Rows a cancelled job does not reach stay
-    stale for the sweep, which only confirms them when their inputs did not change.
-    """
-    runs = None if run_id is None else [run_id]
-    with transaction.atomic():
-        _placeholders_create(Feedback.objects.approved(), runs)
-        for scope in (Scope.STATEMENT, Scope.DISCUSSION, Scope.RUN):
-            _mark(Q(scope=scope), runs)
-        _mark(Q(scope=Scope.SYSTEM))
-
-
-def _job_items(job: ComputeJob) -> list[Item]:
-    """What is left to do. A full recompute first marks its scope stale; a resumed job (or a
-    stale-only one) then only has the rows still stale, so it continues from what is done."""
-    params = job.params
-    if not params.get("stale_only") and not params.get("marked"):
-        _scope_mark_stale(params.get("run_id"))
-        job.params = {**params, "marked": True}
-        job.save(update_fields=["params"])
-        return _expected_items(params.get("run_id"))
-    return _stale_items(params.get("run_id"))
-
-
-def compute_job_run(*, job_id: int, progress: Progress | None = None) -> ComputeJob:
-    """Process a recompute job item by item, saving progress and honouring cancellation."""
-    attempt = _job_claim(job_id)
-    if attempt is None:
-        return ComputeJob.objects.get(pk=job_id)
-    job = ComputeJob.objects.get(pk=job_id)
-    try:
-        items = _job_items(job)
-        # Resumed: what is no longer stale is done (by the lost run, or the sweep meanwhile).
-        job.done = max(job.total - len(items), 0) if attempt > 1 else 0
-        job.total = job.done + len(items)
-        job.save(update_fields=["total", "done"])
-        stopped = _job_process(
-            job, items, attempt, force=not job.params.get("stale_only"), progress=progress
-        )
-        status = ComputeJob.Status.CANCELLED if stopped else ComputeJob.Status.DONE
-        error = ""
-    except Exception:
-        log.exception("compute job %s failed", job_id)
-        status, error = ComputeJob.Status.FAILED, traceback.format_exc()[-8000:]
-    # Only this attempt finishes the job (not one that lost its lease to a resumed run).
-    ComputeJob.objects.filter(pk=job_id, status=ComputeJob.Status.RUNNING, attempt=attempt).update(
-        status=status, error=error, finished_at=timezone.now(), done=job.done
-    )
-    job.refresh_from_db()
-    return job
-
-
-def _job_process(
-    job: ComputeJob, items: list[Item], attempt: int, *, force: bool, progress: Progress | None
-) -> bool:
-    """Returns True when stopped: cancelled (checked before each item) or the lease lost to
-    a resumed run. Progress and the heartbeat are written at most twice a second."""
-    saved_at = time.monotonic()
-    start = job.done
-    for done, item in enumerate(items, start=start + 1):
-        if ComputeJob.objects.filter(pk=job.pk, cancel_requested=True).exists():
-            return True
-        _item_compute(item, force=force)
-        job.done = done
-        if progress:
-            progress(done - start, len(items))
-        if time.monotonic() - saved_at > 0.5 or done == start + len(items):
-            if not _job_heartbeat(job, attempt):
-                return True
-            saved_at = time.monotonic()
-    return False
-
-
-def results_recompute_stale(*, older_than: timedelta | None = None) -> Counter:
-    """Compute stale rows in place (the periodic sweep); re-queue recompute jobs the broker
-    lost, resume (or fail) jobs whose worker died. ``older_than`` leaves alone rows whose
-    task was queued moments ago."""
-    counts: Counter = Counter()
-    for item in _stale_items(None, older_than):
-        _item_compute(item, force=False)
-        counts[item[0]] += 1
-    counts.update(compute_jobs_recover(older_than=older_than))
-    return counts
-
-
-def compute_jobs_recover(*, older_than: timedelta | None = None) -> Counter:
-    """Jobs nobody is running: queued ones the broker lost are queued again; running ones
-    whose lease expired are resumed (recompute) or marked failed (the others, or after
-    MAX_JOB_ATTEMPTS lost workers); cancelled ones are closed."""
-    counts: Counter = Counter()
-    cutoff = timezone.now() - (older_than or timedelta(0))
-    for job_id in ComputeJob.objects.filter(
-        kind=ComputeJob.Kind.RECOMPUTE, status=ComputeJob.Status.QUEUED, created_at__lte=cutoff
-    ).values_list("pk", flat=True):
-        _enqueue_job(job_id)
-        counts["job"] += 1
-    for job in _lease_expired(ComputeJob.objects.all()):
-        counts[_job_recover(job)] += 1
-    return counts
-
-
-def _job_recover(job: ComputeJob) -> str:
-    """One job whose worker died: resume it, or say why it stopped."""
-    expired = _lease_expired(ComputeJob.objects.filter(pk=job.pk, attempt=job.attempt))
-    now = timezone.now()
-    if job.cancel_requested:
-        expired.update(status=ComputeJob.Status.CANCELLED, finished_at=now)
-        return "job_cancelled"
-    if job.kind == ComputeJob.Kind.RECOMPUTE and job.attempt < MAX_JOB_ATTEMPTS:
-        if expired.update(status=ComputeJob.Status.QUEUED):
-            log.warning("compute job %s: worker lost (attempt %s); resuming", job.pk, job.attempt)
-            _enqueue_job(job.pk)
-        return "job_resumed"
-    error = (
-        f"The worker running this job stopped (no heartbeat for "
-        f"{django_settings.JOB_LEASE_SECONDS:.0f} s, attempt {job.attempt}). "
-        "Nothing more will happen to it; start it again."
-    )
-    expired.update(status=ComputeJob.Status.FAILED, error=error, finished_at=now)
-    log.warning("job %s (%s): worker lost; marked failed", job.pk, job.kind)
-    return "job_failed"

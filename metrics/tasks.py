@@ -18,16 +18,14 @@ from celery.signals import worker_ready
 from django.conf import settings
 
 from evalsite.queue import RETRYING
-from metrics import derived
+from metrics import derived, recompute
 from metrics.evaluations import services as evaluation_services
 from metrics.models import MetricResult
 from metrics.own_data import common as own_data
+from metrics.recompute import compute_job_run, results_mark_outdated, results_recompute_stale
 from metrics.services import (
-    compute_job_run,
     discussion_result_compute,
     failure_recorded,
-    results_mark_outdated,
-    results_recompute_stale,
     run_result_compute,
     statement_result_compute,
     system_result_compute,
@@ -105,7 +103,14 @@ def outdated_results_on_worker_start(**_kwargs) -> None:
 
 @shared_task(name="metrics.tasks.run_compute_job", **RETRYING)
 def run_compute_job(job_id: int) -> None:
-    compute_job_run(job_id=job_id)
+    """Plan a recompute job and queue its chunks, which every slow worker shares."""
+    compute_job_run(job_id=job_id, parallel=True)
+
+
+@shared_task(name="metrics.tasks.compute_job_chunk", **RETRYING)
+def compute_job_chunk(job_id: int, attempt: int, index: int, items: list) -> None:
+    """One chunk of a recompute job; the last chunk to finish settles the runs."""
+    recompute.compute_job_chunk(job_id=job_id, attempt=attempt, index=index, items=items)
 
 
 @shared_task(name="metrics.tasks.evaluation_compute", acks_late=True, **RETRYING)

@@ -16,7 +16,7 @@ from evalsite.http import HtmxHttpRequest
 from evalsite.params import parse_id
 from metrics.cards import extraction_card
 from metrics.models import ComputeJob
-from metrics.services import compute_job_cancel, metrics_recompute_all
+from metrics.recompute import compute_job_cancel, metrics_recompute_all
 
 RECENT_JOBS = 10
 

@@ -66,7 +66,7 @@ def test_statement_f1_turns_fresh_within_a_second(open_as, live_server, auditor,
 
 def test_jobs_page_progress_and_recent_jobs_agree(open_as, live_server, admin_user):
     from metrics.models import ComputeJob
-    from metrics.services import metrics_recompute_all
+    from metrics.recompute import metrics_recompute_all
 
     job = metrics_recompute_all(user=admin_user)  # eager: already done; make it look running
     ComputeJob.objects.filter(pk=job.pk).update(

@@ -19,12 +19,7 @@ from metrics.families.extraction import (
 )
 from metrics.models import MetricResult
 from metrics.results import run_key
-from metrics.services import (
-    EXTRACTION,
-    discussion_key,
-    run_result_compute,
-    statement_key,
-)
+from metrics.services import EXTRACTION, discussion_key, run_result_compute, statement_key
 from tests.factories import DiscussionFactory, FeedbackFactory, StatementFactory, UserFactory
 
 

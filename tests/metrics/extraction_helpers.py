@@ -220,3 +220,9 @@ def only_extraction_results():
         return
     with mock.patch.object(own_data, "own_results_mark_stale", create=True):
         yield
+
+
+@pytest.fixture
+def one_item_batches(settings):
+    """Recompute jobs store one result per batch, so a test can stop them between items."""
+    settings.RECOMPUTE_BATCH_ITEMS = 1

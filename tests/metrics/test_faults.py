@@ -29,9 +29,8 @@ from django.db import connection, connections
 
 from audit.models import Feedback
 from evalsite.queue import broker_circuit
-from metrics import services
 from metrics.models import ComputeJob, MetricResult
-from metrics.services import metrics_recompute_all
+from metrics.recompute import metrics_recompute_all
 from tests.conftest import require_service
 from tests.metrics.extraction_helpers import celery_broker, make_world
 
@@ -105,12 +104,12 @@ from celery.signals import worker_ready
 def _slow_items(**kwargs):
     delay = float(os.environ.get("SLOW_ITEMS") or 0)
     if delay:
-        from metrics import services
-        real = services._item_compute
-        def slowly(item, *, force):
-            time.sleep(delay)
-            real(item, force=force)
-        services._item_compute = slowly
+        from metrics import recompute
+        real = recompute._batch_compute
+        def slowly(items, *, force):
+            time.sleep(delay * len(items))
+            real(items, force=force)
+        recompute._batch_compute = slowly
 
 sys.argv = ["celery", *sys.argv[1:]]
 from celery.__main__ import main
@@ -134,6 +133,7 @@ class Worker:
             "CELERY_EAGER": "0",
             "EVALSITE_VAR_DIR": str(workdir),
             "SLOW_ITEMS": str(slow_items),
+            "RECOMPUTE_BATCH_ITEMS": "1",  # progress and the lease move item by item
         }
         command = [sys.executable, "-c", WORKER_SCRIPT, "-A", "evalsite", "worker"]
         command += ["-Q", "celery,slow", "-n", f"{name}-{uuid.uuid4().hex[:8]}@%h"]
@@ -299,9 +299,7 @@ def test_two_simultaneous_starts_make_one_active_job(services_ready, admin_user)
         finally:
             connections.close_all()
 
-    with mock.patch.object(
-        services.ComputeJob.objects, "create", side_effect=create_after_both_checked
-    ):
+    with mock.patch.object(ComputeJob.objects, "create", side_effect=create_after_both_checked):
         threads = [threading.Thread(target=start) for _ in range(2)]
         for thread in threads:
             thread.start()

@@ -8,11 +8,11 @@ from django.core.exceptions import ImproperlyConfigured
 from django.urls import reverse
 
 from evalsite.settings import env_match_settings
-from metrics import services, tasks
+from metrics import recompute, services, tasks
 from metrics.families.extraction import MatchSettings
 from metrics.match_settings import check_match_settings, match_settings
 from metrics.models import ComputeJob, MetricResult
-from metrics.services import results_mark_outdated, results_outdated
+from metrics.recompute import results_mark_outdated, results_outdated
 from tests.metrics.extraction_helpers import expected_run, run_row, system_row
 
 pytest_plugins = ["tests.metrics.extraction_helpers"]
@@ -108,7 +108,8 @@ def test_changed_settings_mark_results_stale_and_recompute_them(approved, settin
 
 
 def test_a_new_code_version_recomputes_too(approved, monkeypatch, run_committed):
-    monkeypatch.setattr(services, "CODE_VERSION", "extraction-f1/next")
+    for module in (services, recompute):  # the per-row services and the batch path
+        monkeypatch.setattr(module, "CODE_VERSION", "extraction-f1/next")
     assert results_outdated().count() == extraction_rows().count()
     run_committed(results_mark_outdated)
     versions = set(extraction_rows().values_list("code_version", flat=True))

@@ -13,7 +13,7 @@ from kombu.exceptions import OperationalError as KombuOperationalError
 from audit.models import Feedback
 from evalsite.queue import broker_circuit
 from metrics.models import MetricResult
-from metrics.services import results_recompute_stale
+from metrics.recompute import results_recompute_stale
 from tests.metrics.extraction_helpers import (
     approve,
     celery_broker,
@@ -106,7 +106,7 @@ def test_production_broker_options_fail_fast(f1_world, admin_user, run_committed
 
 def test_a_recompute_job_queued_while_the_broker_was_down_is_requeued(admin_user):
     from metrics.models import ComputeJob
-    from metrics.services import metrics_recompute_all
+    from metrics.recompute import metrics_recompute_all
 
     down = KombuOperationalError("down")
     with mock.patch.object(Task, "apply_async", side_effect=down):

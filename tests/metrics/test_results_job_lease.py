@@ -8,9 +8,9 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from metrics import services
+from metrics import recompute
 from metrics.models import ComputeJob, MetricResult
-from metrics.services import (
+from metrics.recompute import (
     MAX_JOB_ATTEMPTS,
     compute_job_cancel,
     compute_job_run,
@@ -19,7 +19,10 @@ from metrics.services import (
 )
 
 pytest_plugins = ["tests.metrics.extraction_helpers"]
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("only_extraction_results")]
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("only_extraction_results", "one_item_batches"),
+]
 Job = ComputeJob.Status
 
 
@@ -34,17 +37,16 @@ def killed_after(job: ComputeJob, items: int) -> ComputeJob:
     class WorkerKilled(BaseException):  # not an Exception: nothing records it, like SIGKILL
         pass
 
-    real, calls = services._item_compute, []
+    real, calls = recompute._batch_compute, []
 
-    def compute_then_die(item, *, force):
+    def compute_then_die(batch, *, force):
         if len(calls) == items:
             raise WorkerKilled
-        calls.append(item)
-        real(item, force=force)
+        calls.extend(batch)
+        real(batch, force=force)
 
     with (
-        mock.patch.object(services, "_item_compute", side_effect=compute_then_die),
-        mock.patch.object(services.time, "monotonic", side_effect=range(0, 10_000, 1)),
+        mock.patch.object(recompute, "_batch_compute", side_effect=compute_then_die),
         pytest.raises(WorkerKilled),
     ):
         compute_job_run(job_id=job.pk)
@@ -67,13 +69,20 @@ def test_a_job_whose_worker_died_is_resumed_from_what_is_done(approved, admin_us
     job = killed_after(metrics_recompute_all(user=admin_user, queue=False), items=4)
     expire_lease(job)
     computed = []
-    real = services._item_compute
+    real_batch, real_item = recompute._batch_compute, recompute._item_compute
 
-    def spy(item, *, force):
+    def spy_batch(batch, *, force):
+        computed.extend(batch)
+        real_batch(batch, force=force)
+
+    def spy_item(item, *, force):
         computed.append(item)
-        real(item, force=force)
+        real_item(item, force=force)
 
-    with mock.patch.object(services, "_item_compute", side_effect=spy):
+    with (
+        mock.patch.object(recompute, "_batch_compute", side_effect=spy_batch),
+        mock.patch.object(recompute, "_item_compute", side_effect=spy_item),
+    ):
         counts = compute_jobs_recover()  # eager: the resumed job runs now
 
     job.refresh_from_db()
@@ -108,18 +117,15 @@ def test_a_task_that_lost_its_lease_stops_and_leaves_the_job_alone(
     approved, admin_user, short_lease
 ):
     job = metrics_recompute_all(user=admin_user, queue=False)
-    real = services._item_compute
+    real = recompute._batch_compute
 
-    def taken_over_after_two(item, *, force):
-        real(item, force=force)
+    def taken_over_after_two(batch, *, force):
+        real(batch, force=force)
         if ComputeJob.objects.get(pk=job.pk).done >= 2:
             # The sweep took it for dead and another worker claimed it.
             ComputeJob.objects.filter(pk=job.pk).update(attempt=2)
 
-    with (
-        mock.patch.object(services, "_item_compute", side_effect=taken_over_after_two),
-        mock.patch.object(services.time, "monotonic", side_effect=range(0, 10_000, 1)),
-    ):
+    with mock.patch.object(recompute, "_batch_compute", side_effect=taken_over_after_two):
         compute_job_run(job_id=job.pk)
 
     job.refresh_from_db()

@@ -6,15 +6,18 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from metrics import services
+from metrics import recompute
 from metrics.models import ComputeJob, MetricResult
-from metrics.services import compute_job_cancel, compute_job_run, metrics_recompute_all
+from metrics.recompute import compute_job_cancel, compute_job_run, metrics_recompute_all
 from tests.metrics.extraction_helpers import (
     run_row,
 )
 
 pytest_plugins = ["tests.metrics.extraction_helpers"]
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("only_extraction_results")]
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.usefixtures("only_extraction_results", "one_item_batches"),
+]
 Job = ComputeJob.Status
 
 
@@ -55,22 +58,22 @@ def test_eta_while_running():
 
 def test_cancelling_a_running_job_stops_it_between_items(approved, admin_user):
     job = metrics_recompute_all(user=admin_user, queue=False)
-    real = services._item_compute
+    real = recompute._batch_compute
     calls = []
 
-    def compute_then_cancel(item, *, force):
-        calls.append(item)
-        real(item, force=force)
+    def compute_then_cancel(items, *, force):
+        calls.extend(items)
+        real(items, force=force)
         if len(calls) == 3:
             compute_job_cancel(job=ComputeJob.objects.get(pk=job.pk))
 
-    with mock.patch.object(services, "_item_compute", side_effect=compute_then_cancel):
+    with mock.patch.object(recompute, "_batch_compute", side_effect=compute_then_cancel):
         job = compute_job_run(job_id=job.pk)
 
     assert (job.status, job.done, len(calls)) == (Job.CANCELLED, 3, 3)
     # What it did not reach stays stale for the sweep.
     assert run_row(approved.run).status == MetricResult.Status.STALE
-    services.results_recompute_stale()
+    recompute.results_recompute_stale()
     assert run_row(approved.run).status == MetricResult.Status.FRESH
     assert run_row(approved.run).values["n_statements"] == 6
 
@@ -85,14 +88,14 @@ def test_cancelling_a_queued_job_stops_it_before_it_starts(admin_user):
 def test_a_job_runs_once_even_if_delivered_twice(approved, admin_user):
     job = metrics_recompute_all(user=admin_user, queue=False)
     compute_job_run(job_id=job.pk)
-    with mock.patch.object(services, "_item_compute") as compute:
+    with mock.patch.object(recompute, "_batch_compute") as compute:
         compute_job_run(job_id=job.pk)
     compute.assert_not_called()
 
 
 def test_a_job_that_crashes_is_recorded_as_failed(admin_user):
     job = metrics_recompute_all(user=admin_user, queue=False)
-    with mock.patch.object(services, "_expected_items", side_effect=RuntimeError("no db")):
+    with mock.patch.object(recompute, "_expected_items", side_effect=RuntimeError("no db")):
         job = compute_job_run(job_id=job.pk)
     assert job.status == Job.FAILED and "RuntimeError: no db" in job.error
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, TypeVar
 
 from audit.pdp import ENTITY_KINDS as ENTITY_TYPES
@@ -19,7 +19,10 @@ T = TypeVar("T", bound="_Serializable")
 
 class _Serializable:
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)  # type: ignore[call-overload]  # nested settings become dicts
+        """A JSON-ready copy (nested settings become dicts), as ``dataclasses.asdict`` gives,
+        without its deep copies: every value is plain JSON data, so copying the lists and dicts
+        suffices (about twice as fast on a statement's figures; a recompute stores thousands)."""
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
 
     @classmethod
     def from_dict(cls: type[T], data: dict[str, Any]) -> T:
@@ -30,6 +33,18 @@ class _Serializable:
         if "settings" in values:
             values["settings"] = MatchSettings.from_dict(values["settings"])
         return cls(**values)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_plain(item) for item in value)
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    return value
 
 
 @dataclass(kw_only=True)

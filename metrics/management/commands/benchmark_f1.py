@@ -13,22 +13,19 @@ seeds is deleted at the end unless --keep.
 
 import statistics
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
 from django.utils import timezone
 
-from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Speaker, Statement
+from audit.models import ExtractionRun
 from audit.services import feedback_approve
 from audit.synthetic import SyntheticDiscussion, generate_workload
-from evalsite.access import ensure_role_groups
 from evalsite.celery import app
-from metrics import invalidation, services
+from metrics import services
+from metrics.benchmark_data import SeededWorkload
 from metrics.families.extraction import (
     MatchSettings,
     calculate_discussions_cumulative_f1,
@@ -39,14 +36,9 @@ from metrics.families.extraction import (
 )
 from metrics.families.extraction.settings import STRATEGIES, Strategy
 from metrics.models import MetricResult
+from metrics.recompute import compute_job_run, metrics_recompute_all
 from metrics.results import run_key
-from metrics.services import (
-    EXTRACTION,
-    SYSTEM_KEY,
-    compute_job_run,
-    metrics_recompute_all,
-    system_result_compute,
-)
+from metrics.services import EXTRACTION, SYSTEM_KEY
 
 GOAL_SECONDS = 0.5
 
@@ -220,7 +212,9 @@ class Command(BaseCommand):
 
     def _database(self, options) -> None:
         started = time.perf_counter()
-        seeded = _Seeded.create(options)
+        seeded = SeededWorkload.create(
+            **{k: options[k] for k in ("discussions", "statements", "seed", "approvals")}
+        )
         self.stdout.write(
             f"database: seeded {options['discussions']} discussions × {options['statements']} "
             f"statements in {time.perf_counter() - started:.1f} s"
@@ -318,94 +312,4 @@ def _reflects(run_row, system_row, run, n_statements: int) -> bool:
     in_system = [r for r in system_row.values["runs"] if r["run_id"] == run.pk]
     return run_row.values["n_statements"] == n_statements and bool(
         in_system and in_system[0]["n_statements"] == n_statements
-    )
-
-
-class _Seeded:
-    """Synthetic discussions with approved GT, one run, and submitted feedback to approve."""
-
-    def __init__(self, tag, run, admin, auditor, pending):
-        self.tag, self.run, self.admin, self.auditor, self.pending = (
-            tag,
-            run,
-            admin,
-            auditor,
-            pending,
-        )
-
-    @classmethod
-    @transaction.atomic
-    def create(cls, options) -> "_Seeded":
-        tag = f"bench-{uuid.uuid4().hex[:8]}"
-        workload = generate_workload(
-            options["discussions"], options["statements"], seed=options["seed"]
-        )
-        run = ExtractionRun.objects.create(model_name="benchmark", prompt_version=tag)
-        admin, auditor = _bench_user(f"{tag}-admin", admin=True), _bench_user(f"{tag}-auditor")
-        statements = _seed_statements(tag, workload)
-        deltas = [s for d in workload for s in d.subject_statements()]
-        Extraction.objects.bulk_create(
-            Extraction(statement=st, run=run, pdp_deltas=s.ai_delta)
-            for st, s in zip(statements, deltas, strict=True)
-        )
-        n_pending = min(options["approvals"], len(statements))
-        pending_ids = {
-            statements[-1 - i * options["statements"] % len(statements)].pk
-            for i in range(n_pending)
-        }
-        Feedback.objects.bulk_create(
-            _feedback(st, s.gt_delta, auditor, admin, pending=st.pk in pending_ids)
-            for st, s in zip(statements, deltas, strict=True)
-        )
-        pending = list(
-            Feedback.objects.filter(statement_id__in=pending_ids).order_by("statement_id")
-        )
-        return cls(tag, run, admin, auditor, pending)
-
-    def delete(self) -> None:
-        # The signals would recompute as rows go; the run goes too, so only the trend changes.
-        with invalidation.suspended(), transaction.atomic():
-            Discussion.objects.filter(external_id__startswith=f"{self.tag}-").delete()
-            self.run.delete()
-            get_user_model().objects.filter(pk__in=[self.admin.pk, self.auditor.pk]).delete()
-        system_result_compute()
-
-
-def _bench_user(username: str, *, admin: bool = False):
-    auditor_group, admin_group = ensure_role_groups()
-    user = get_user_model().objects.create(username=username, is_active=False)
-    user.groups.add(admin_group if admin else auditor_group)
-    return user
-
-
-def _seed_statements(tag: str, workload) -> list[Statement]:
-    discussions = Discussion.objects.bulk_create(
-        Discussion(summary=d.summary, external_id=f"{tag}-{i}") for i, d in enumerate(workload)
-    )
-    speakers = Speaker.objects.bulk_create(
-        Speaker(discussion=d, name=w.subject_name, type=Speaker.Type.SUBJECT)
-        for d, w in zip(discussions, workload, strict=True)
-    )
-    return Statement.objects.bulk_create(
-        Statement(discussion=d, speaker=sp, order=s.order, text=s.text)
-        for d, sp, w in zip(discussions, speakers, workload, strict=True)
-        for s in w.subject_statements()
-    )
-
-
-def _feedback(statement, gt, auditor, admin, *, pending: bool) -> Feedback:
-    if pending:
-        return Feedback(
-            statement=statement,
-            auditor=auditor,
-            edited_extraction=gt,
-            status=Feedback.Status.SUBMITTED,
-        )
-    return Feedback(
-        statement=statement,
-        auditor=auditor,
-        edited_extraction=gt,
-        status=Feedback.Status.APPROVED,
-        approved_by=admin,
-        approved_at=timezone.now(),
     )

@@ -1,0 +1,136 @@
+"""Recompute-all throughput with 1, 2, ... real Celery workers on this database and broker.
+
+Seeds N discussions × M statements (approved ground truth, one extraction run), then for each
+worker count: starts that many ``celery worker -Q slow`` processes, starts a recompute job of
+the run, and times it from the start to the job's end. Prints statements per second for each
+count and the gain over one worker; everything seeded is deleted at the end unless --keep.
+
+Needs a broker (REDIS_URL): the workers are separate processes. No other worker should serve
+the slow queue of that broker meanwhile, or it takes a share of the chunks.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from evalsite.celery import app
+from metrics.benchmark_data import SeededWorkload
+from metrics.models import ComputeJob, MetricResult
+from metrics.recompute import metrics_recompute_all
+from metrics.registry import EXTRACTION
+from metrics.results import run_key
+
+GOAL_ONE_WORKER = 1000  # statements/s on PostgreSQL
+
+
+class Command(BaseCommand):
+    help = "Time a full recompute of one run's extraction results with 1, 2, ... workers."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--discussions", type=int, default=1000)
+        parser.add_argument("--statements", type=int, default=50, help="per discussion")
+        parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per job")
+        parser.add_argument("--keep", action="store_true", help="keep the seeded data")
+
+    def handle(self, *args, **options):
+        if not settings.REDIS_URL:
+            raise CommandError("Set REDIS_URL: the workers are separate processes.")
+        if min(options["workers"]) < 1:
+            raise CommandError("--workers takes counts of at least 1.")
+        started = time.perf_counter()
+        seeded = SeededWorkload.create(
+            discussions=options["discussions"],
+            statements=options["statements"],
+            seed=options["seed"],
+        )
+        self.stdout.write(
+            f"seeded {options['discussions']} discussions × {options['statements']} statements "
+            f"in {time.perf_counter() - started:.1f} s"
+        )
+        try:
+            rates = {n: self._timed(seeded, n, options["timeout"]) for n in options["workers"]}
+        finally:
+            if not options["keep"]:
+                seeded.delete()
+        self._report(rates)
+
+    def _timed(self, seeded: SeededWorkload, n_workers: int, timeout: float) -> float:
+        with _workers(n_workers):
+            started = time.perf_counter()
+            with transaction.atomic():  # queued on commit, like the API's start
+                job = metrics_recompute_all(run_id=seeded.run.pk)
+            job = _wait_for_end(job, timeout)
+            seconds = time.perf_counter() - started
+        row = MetricResult.objects.get(key=run_key(EXTRACTION, seeded.run.pk))
+        statements = row.values["n_statements"]
+        rate = statements / seconds
+        self.stdout.write(
+            f"{n_workers} worker{'s' if n_workers > 1 else ''}: {job.total} results "
+            f"({statements} statements) in {seconds:.1f} s: {rate:.0f} statements/s "
+            f"(job {job.status}, {len(job.params['chunks'])} chunks)"
+        )
+        return rate
+
+    def _report(self, rates: dict[int, float]) -> None:
+        if 1 in rates:
+            verdict = "met" if rates[1] >= GOAL_ONE_WORKER else "NOT met"
+            self.stdout.write(f"goal ≥ {GOAL_ONE_WORKER} statements/s with one worker: {verdict}")
+            for n, rate in rates.items():
+                if n > 1:
+                    self.stdout.write(
+                        f"{n} workers: ×{rate / rates[1]:.2f} the rate of one "
+                        f"(linear would be ×{n})"
+                    )
+
+
+class _workers:
+    """``celery worker -Q slow`` processes on this broker and database, started and ready on
+    entry, stopped on exit."""
+
+    def __init__(self, count: int):
+        self.names = [f"bench{i}-{uuid.uuid4().hex[:6]}@localhost" for i in range(count)]
+        self.processes: list[subprocess.Popen] = []
+
+    def __enter__(self) -> _workers:
+        env = {**os.environ, "CELERY_EAGER": "0"}
+        for name in self.names:
+            command = [sys.executable, "-m", "celery", "-A", "evalsite", "worker", "-Q", "slow"]
+            command += ["--pool=solo", "-n", name, "--loglevel=warning", "--without-mingle"]
+            self.processes.append(subprocess.Popen(command, env=env))
+        self._wait_until_ready()
+        return self
+
+    def _wait_until_ready(self, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            replies = app.control.ping(destination=self.names, timeout=1.0) or []
+            if len(replies) == len(self.names):
+                return
+        raise CommandError(f"the workers did not answer within {timeout:.0f} s")
+
+    def __exit__(self, *exc: Any) -> None:
+        for process in self.processes:
+            process.terminate()
+        for process in self.processes:
+            process.wait(timeout=30)
+
+
+def _wait_for_end(job: ComputeJob, timeout: float) -> ComputeJob:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job.refresh_from_db()
+        if not job.is_active:
+            return job
+        time.sleep(0.2)
+    raise CommandError(f"recompute job {job.pk} did not end within {timeout:.0f} s")

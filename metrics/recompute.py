@@ -1,0 +1,595 @@
+"""Recompute jobs: every extraction result (or every stale one) recomputed in the background.
+
+A job (``ComputeJob``) lists what it must do, then splits the statement and discussion results
+into chunks. Each chunk is a task any worker on the slow queue takes, so N workers share the
+job; a chunk reads its inputs in bulk and stores its results in batches (one transaction
+each, bulk writes). The chunk that completes the set settles the runs' totals and the
+system result. Progress, the lease (heartbeat) and cancellation live on the job row:
+
+- a worker lost mid-job stops writing the heartbeat; the sweep then resumes the job as a new
+  attempt, which only finds the results still stale (the older attempt's tasks stop);
+- a cancelled job stops before its next batch; what it did not reach stays stale for the
+  sweep.
+
+The per-result computation is ``metrics.services`` (one row at a time, for the tasks an
+approval queues); this module is the batch path, with the same figures, hashes and rows.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings as django_settings
+from django.db import transaction
+from django.db.models import F, Q, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from audit.models import Extraction, Feedback
+from audit.services.jobs import compute_job_start
+from evalsite.queue import TRANSIENT_ERRORS, task_enqueue_named
+from metrics.families.extraction.batch import collector_paused
+from metrics.match_settings import match_settings
+from metrics.models import ComputeJob, MetricResult
+from metrics.own_data.common import own_results_mark_stale, own_results_outdated
+from metrics.registry import EXTRACTION, RECOMPUTE_JOB
+from metrics.results import MAX_ERROR_CHARS
+from metrics.services import (
+    CHILD_SCOPES,
+    CODE_VERSION,
+    CONFIRMED_FIELDS,
+    FIGURES,
+    STORED_FIELDS,
+    Progress,
+    Scope,
+    Status,
+    _discussions_inputs,
+    _Inputs,
+    _is_current,
+    _mark,
+    _placeholders_create,
+    _results,
+    _row_fill,
+    _row_mark_fresh,
+    _statements_inputs,
+    discussion_result_compute,
+    failure_recorded,
+    run_result_compute,
+    statement_result_compute,
+    system_result_compute,
+)
+
+log = logging.getLogger(__name__)
+
+# --- settings or code changed --------------------------------------------------------------------
+
+
+def results_outdated() -> Any:
+    """Extraction rows (not already stale) computed with other match settings or code than
+    those in force now."""
+    return (
+        _results()
+        .exclude(status=Status.STALE)
+        .exclude(match_settings=match_settings().to_dict(), code_version=CODE_VERSION)
+    )
+
+
+def results_mark_outdated() -> int:
+    """Mark every result computed with other settings or code stale, and queue one stale-only
+    recompute job for them (the own-data families follow). Returns how many rows changed.
+
+    Called at worker start and by every periodic sweep: cheap when nothing is outdated (one
+    query), safe to run from several processes at once (rows are marked under their locks,
+    so only the first caller finds them not yet stale and queues the job).
+    """
+    with transaction.atomic():
+        pks = list(results_outdated().values_list("pk", flat=True))
+        marked = _mark(Q(pk__in=pks))[1] if pks else 0
+        if marked:
+            _mark(Q(scope=Scope.SYSTEM))
+            metrics_recompute_all(stale_only=True)
+    if own_results_outdated().exists():
+        own_results_mark_stale(reason="match settings or code changed")
+    if marked:
+        log.warning(
+            "%s extraction results were computed with other match settings or code: "
+            "marked stale, recompute queued",
+            marked,
+        )
+    return marked
+
+
+# --- recompute all / stale: compute jobs -------------------------------------------------------
+
+Item = tuple[str, int, int]  # (scope, target id, run id); target id 0 for run/system items
+
+
+def _expected_items(run_id: int | None) -> list[Item]:
+    """Every result that should exist, plus existing rows that no longer should (to remove)."""
+    runs = Extraction.objects.all() if run_id is None else Extraction.objects.filter(run_id=run_id)
+    approved = Feedback.objects.approved().values("statement_id")
+    pairs = set(
+        runs.filter(statement_id__in=approved).values_list(
+            "statement_id", "statement__discussion_id", "run_id"
+        )
+    )
+    rows = _results().filter(scope__in=CHILD_SCOPES)
+    rows = rows if run_id is None else rows.filter(run_id=run_id)
+    statements = {(s, r) for s, _, r in pairs}
+    discussions = {(d, r) for _, d, r in pairs}
+    for scope, d, s, r in rows.values_list("scope", "discussion_id", "statement_id", "run_id"):
+        if scope == Scope.STATEMENT:
+            statements.add((s, r))
+        else:
+            discussions.add((d, r))
+    run_ids = sorted({r for _, r in statements | discussions} | ({run_id} if run_id else set()))
+    return _items(statements, discussions, run_ids)
+
+
+def _items(statements: set, discussions: set, run_ids: Iterable[int]) -> list[Item]:
+    return [
+        *((Scope.STATEMENT, s, r) for s, r in sorted(statements)),
+        *((Scope.DISCUSSION, d, r) for d, r in sorted(discussions)),
+        *((Scope.RUN, 0, r) for r in run_ids),
+        (Scope.SYSTEM, 0, 0),
+    ]
+
+
+def _stale_items(run_id: int | None, older_than: timedelta | None = None) -> list[Item]:
+    """Stale rows (and runs whose totals are unknown), oldest first."""
+    rows = _results().filter(Q(status=Status.STALE) | Q(scope=Scope.RUN, contribution__isnull=True))
+    if run_id is not None:
+        rows = rows.filter(run_id=run_id)
+    if older_than is not None:
+        rows = rows.filter(stale_since__lte=timezone.now() - older_than)
+    found = list(rows.values_list("scope", "statement_id", "discussion_id", "run_id"))
+    if not found:
+        return []
+    statements = {(s, r) for scope, s, _, r in found if scope == Scope.STATEMENT}
+    discussions = {(d, r) for scope, _, d, r in found if scope == Scope.DISCUSSION}
+    run_ids = sorted({r for *_, r in found if r is not None})
+    return _items(statements, discussions, run_ids)
+
+
+def _item_compute(item: Item, *, force: bool) -> None:
+    scope, target, run_id = item
+    with failure_recorded(
+        scope=scope,
+        run_id=run_id or None,
+        statement_id=target if scope == Scope.STATEMENT else None,
+        discussion_id=target if scope == Scope.DISCUSSION else None,
+    ):
+        # Batch: the items end with each run, whose totals are rebuilt once there.
+        if scope == Scope.STATEMENT:
+            statement_result_compute(statement_id=target, run_id=run_id, force=force, batch=True)
+        elif scope == Scope.DISCUSSION:
+            discussion_result_compute(discussion_id=target, run_id=run_id, force=force, batch=True)
+        elif scope == Scope.RUN:
+            run_result_compute(run_id=run_id, rebuild=force)
+        else:
+            system_result_compute()
+
+
+RECOMPUTE_SCOPE = "recompute"  # one recompute job at a time, whatever its run
+MAX_JOB_ATTEMPTS = 3  # a job whose worker was lost this many times is marked failed
+
+
+def metrics_recompute_all(
+    *,
+    user: Any = None,
+    family: str = EXTRACTION,
+    run_id: int | None = None,
+    stale_only: bool = False,
+    queue: bool = True,
+) -> ComputeJob:
+    """Create a recompute job (queued to a worker unless ``queue=False``).
+
+    The database holds at most one active recompute job: an active one (or the one a
+    simultaneous start just created) is returned instead of starting a second.
+    """
+    if family not in RECOMPUTE_JOB:
+        raise ValueError(f"unknown metric family {family!r}; known: {', '.join(RECOMPUTE_JOB)}")
+    job = compute_job_start(
+        kind=ComputeJob.Kind.RECOMPUTE,
+        scope=RECOMPUTE_SCOPE,
+        params={"family": family, "run_id": run_id, "stale_only": stale_only},
+        user=user,
+    )
+    if queue and job.created:
+        transaction.on_commit(lambda: _enqueue_job(job.pk))
+    return job
+
+
+def _enqueue_job(job_id: int) -> None:
+    task_enqueue_named("metrics.tasks.run_compute_job", job_id=job_id)
+
+
+def compute_job_cancel(*, job: ComputeJob) -> ComputeJob:
+    """Stop a job: a queued one (or one whose worker is gone) at once; a running one stops
+    between two items, when its task next checks the flag."""
+    now = timezone.now()
+    ComputeJob.objects.filter(pk=job.pk, status=ComputeJob.Status.QUEUED).update(
+        status=ComputeJob.Status.CANCELLED, cancel_requested=True, finished_at=now
+    )
+    ComputeJob.objects.filter(pk=job.pk, status=ComputeJob.Status.RUNNING).update(
+        cancel_requested=True
+    )
+    _lease_expired(ComputeJob.objects.filter(pk=job.pk)).update(
+        status=ComputeJob.Status.CANCELLED, finished_at=now
+    )
+    job.refresh_from_db()
+    return job
+
+
+def _lease_expired(jobs: Any) -> Any:
+    """Running jobs whose task stopped writing its heartbeat (its worker died)."""
+    cutoff = timezone.now() - timedelta(seconds=django_settings.JOB_LEASE_SECONDS)
+    return jobs.filter(status=ComputeJob.Status.RUNNING).filter(
+        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
+    )
+
+
+def _job_claim(job_id: int) -> int | None:
+    """Only one worker runs a job, even if its task was delivered twice: queued → running.
+    Returns this run's attempt number (its lease), or None when another task has the job."""
+    now = timezone.now()
+    claimed = ComputeJob.objects.filter(pk=job_id, status=ComputeJob.Status.QUEUED).update(
+        status=ComputeJob.Status.RUNNING,
+        started_at=Coalesce("started_at", Value(now)),
+        heartbeat_at=now,
+        attempt=F("attempt") + 1,
+    )
+    if not claimed:
+        return None
+    return ComputeJob.objects.values_list("attempt", flat=True).get(pk=job_id)
+
+
+def _scope_mark_stale(run_id: int | None) -> None:
+    """Before recomputing everything: placeholders for missing results, all rows stale.
+
+    Pages then show "updating" honestly, and each run settles (and the system follows) once,
+    at its last row rather than after every row. Rows a cancelled job does not reach stay
+    stale for the sweep, which only confirms them when their inputs did not change.
+    """
+    runs = None if run_id is None else [run_id]
+    with transaction.atomic():
+        _placeholders_create(Feedback.objects.approved(), runs)
+        for scope in (Scope.STATEMENT, Scope.DISCUSSION, Scope.RUN):
+            _mark(Q(scope=scope), runs)
+        _mark(Q(scope=Scope.SYSTEM))
+
+
+def _job_items(job: ComputeJob) -> list[Item]:
+    """What is left to do. A full recompute first marks its scope stale; a resumed job (or a
+    stale-only one) then only has the rows still stale, so it continues from what is done."""
+    params = job.params
+    if not params.get("stale_only") and not params.get("marked"):
+        _scope_mark_stale(params.get("run_id"))
+        job.params = {**params, "marked": True}
+        job.save(update_fields=["params"])
+        return _expected_items(params.get("run_id"))
+    return _stale_items(params.get("run_id"))
+
+
+def compute_job_run(
+    *, job_id: int, progress: Progress | None = None, parallel: bool = False
+) -> ComputeJob:
+    """Start a recompute job: claim it, list what is left, and process it in chunks.
+
+    ``parallel``: each chunk is a task of its own, so every worker on the slow queue takes a
+    share; the chunk that completes the set settles the runs and the system result. Otherwise
+    the chunks run here, one after the other (the command line, the benchmarks).
+    """
+    attempt = _job_claim(job_id)
+    if attempt is None:
+        return ComputeJob.objects.get(pk=job_id)
+    try:
+        chunks = _job_plan(ComputeJob.objects.get(pk=job_id), attempt)
+    except Exception:
+        _job_end(job_id, attempt, ComputeJob.Status.FAILED, error=_failure(job_id))
+        return ComputeJob.objects.get(pk=job_id)
+    if not chunks:
+        _job_settle(job_id, attempt, progress)
+    for index, chunk in enumerate(chunks):
+        if parallel:
+            task_enqueue_named(
+                "metrics.tasks.compute_job_chunk",
+                job_id=job_id,
+                attempt=attempt,
+                index=index,
+                items=chunk,
+            )
+        elif not compute_job_chunk(
+            job_id=job_id, attempt=attempt, index=index, items=chunk, progress=progress
+        ):
+            break
+    return ComputeJob.objects.get(pk=job_id)
+
+
+def _failure(job_id: int) -> str:
+    log.exception("compute job %s failed", job_id)
+    return traceback.format_exc()[-MAX_ERROR_CHARS:]
+
+
+def _job_plan(job: ComputeJob, attempt: int) -> list[list[Item]]:
+    """What is left to do, in chunks; progress starts from what is already done (resumed:
+    what is no longer stale was done by the lost run, or by the sweep meanwhile)."""
+    items = _job_items(job)
+    children = [item for item in items if item[0] in CHILD_SCOPES]
+    size = django_settings.RECOMPUTE_CHUNK_ITEMS
+    chunks = [children[start : start + size] for start in range(0, len(children), size)]
+    job.done = max(job.total - len(items), 0) if attempt > 1 else 0
+    job.total = job.done + len(items)
+    job.params = {
+        **job.params,
+        "base": job.done,
+        "chunks": [len(chunk) for chunk in chunks],
+        "progress": [0] * len(chunks),
+        "settle": [list(item) for item in items if item[0] not in CHILD_SCOPES],
+        "settling": False,
+    }
+    job.save(update_fields=["total", "done", "params"])
+    return chunks
+
+
+def compute_job_chunk(
+    *, job_id: int, attempt: int, index: int, items: list, progress: Progress | None = None
+) -> bool:
+    """One chunk of a recompute job, in batches of RECOMPUTE_BATCH_ITEMS, each in its own
+    transaction. Returns False when the job stopped: cancelled (checked before each batch),
+    failed, or taken over by a resumed run (a newer attempt)."""
+    size = django_settings.RECOMPUTE_BATCH_ITEMS
+    for start in range(0, len(items), size):
+        job = _job_running(job_id, attempt)
+        if job is None:
+            return False
+        batch: list[Item] = [tuple(item) for item in items[start : start + size]]
+        try:
+            _batch_compute(batch, force=not job.params.get("stale_only"))
+        except TRANSIENT_ERRORS:
+            raise  # the task is retried; the batches already stored are no longer stale
+        except Exception:
+            _job_end(job_id, attempt, ComputeJob.Status.FAILED, error=_failure(job_id))
+            return False
+        settle = _job_progress(job_id, attempt, index, start + len(batch), progress)
+        if settle is None:
+            return False
+        if settle:
+            _job_settle(job_id, attempt, progress)
+    return True
+
+
+def _job_running(job_id: int, attempt: int) -> ComputeJob | None:
+    """The job, while this attempt still runs it; a requested cancellation takes effect here."""
+    job = ComputeJob.objects.filter(pk=job_id, attempt=attempt).first()
+    if job is None or job.status != ComputeJob.Status.RUNNING:
+        return None
+    if job.cancel_requested:
+        _job_end(job_id, attempt, ComputeJob.Status.CANCELLED)
+        return None
+    return job
+
+
+def _job_progress(
+    job_id: int, attempt: int, index: int, done: int, progress: Progress | None
+) -> bool | None:
+    """Record a chunk's progress and renew the lease. True when this completes every chunk
+    (the caller then settles the runs, exactly once), None when the job is no longer this
+    attempt's to run."""
+    with transaction.atomic():
+        job = (
+            ComputeJob.objects.select_for_update()
+            .filter(pk=job_id, attempt=attempt, status=ComputeJob.Status.RUNNING)
+            .first()
+        )
+        if job is None:
+            return None
+        params = job.params
+        params["progress"][index] = done
+        job.done = params["base"] + sum(params["progress"])
+        settle = params["progress"] == params["chunks"] and not params["settling"]
+        params["settling"] = params["settling"] or settle
+        job.heartbeat_at = timezone.now()
+        job.save(update_fields=["params", "done", "heartbeat_at"])
+    if progress:
+        progress(job.done - params["base"], job.total - params["base"])
+    return settle
+
+
+def _job_settle(job_id: int, attempt: int, progress: Progress | None) -> None:
+    """After every chunk: the runs' totals and status, then the system result; the job ends."""
+    job = ComputeJob.objects.get(pk=job_id)
+    try:
+        for item in job.params["settle"]:
+            if _job_running(job_id, attempt) is None:
+                return
+            _item_compute(tuple(item), force=not job.params.get("stale_only"))
+            job.done += 1
+            if progress:
+                progress(job.done - job.params["base"], job.total - job.params["base"])
+    except Exception:
+        _job_end(job_id, attempt, ComputeJob.Status.FAILED, error=_failure(job_id))
+        return
+    _job_end(job_id, attempt, ComputeJob.Status.DONE)
+
+
+def _job_end(job_id: int, attempt: int, status: str, *, error: str = "") -> None:
+    """Only this attempt ends the job (not one that lost its lease to a resumed run)."""
+    fields: dict[str, Any] = {"status": status, "error": error, "finished_at": timezone.now()}
+    if status == ComputeJob.Status.DONE:
+        fields["done"] = F("total")
+    ComputeJob.objects.filter(pk=job_id, status=ComputeJob.Status.RUNNING, attempt=attempt).update(
+        **fields
+    )
+
+
+def _batch_compute(items: list[Item], *, force: bool) -> None:
+    """Statement and discussion items in one transaction: their rows locked in pk order (as
+    ``_mark`` locks them, so the two cannot deadlock), inputs read in bulk, figures stored by
+    bulk writes. An item whose row is no longer stale was done meanwhile (a per-item task, or
+    this batch before a retry) and is skipped; so is an item whose row is gone."""
+    with transaction.atomic():
+        rows = _stale_rows_locked(items)
+        inputs = _batch_inputs(rows)
+        writes = _BatchWrites()
+        # No cyclic collection while the figures pile up (as the library's batch API does).
+        with collector_paused():
+            for row in rows:
+                writes.add(row, inputs.get((row.scope, _target(row), row.run_id)), force)
+        writes.save()
+
+
+@dataclass
+class _BatchWrites:
+    """What a batch writes: new figures, confirmations, failures, removals, and the runs whose
+    totals changed."""
+
+    stored: list[MetricResult] = field(default_factory=list)
+    confirmed: list[int] = field(default_factory=list)
+    failed: list[MetricResult] = field(default_factory=list)
+    gone: list[int] = field(default_factory=list)
+    runs_changed: set[int | None] = field(default_factory=set)
+
+    def add(self, row: MetricResult, inputs: _Inputs | None, force: bool) -> None:
+        old = row.contribution
+        if inputs is None:
+            self.gone.append(row.pk)
+            row.contribution = None
+        elif _is_current(row, inputs.hash, force):
+            self.confirmed.append(row.pk)
+        else:
+            (self.stored if _row_figured(row, inputs) else self.failed).append(row)
+        if row.contribution != old:
+            self.runs_changed.add(row.run_id)
+
+    def save(self) -> None:
+        """Bulk writes: new figures as one upsert on the key (an UPDATE with a CASE per field
+        costs more than the computation), confirmed rows in one UPDATE."""
+        MetricResult.objects.bulk_create(
+            [_unsaved(row) for row in self.stored],
+            update_conflicts=True,
+            unique_fields=["key"],
+            update_fields=STORED_FIELDS,
+        )
+        fresh = MetricResult(status=Status.FRESH)
+        _row_mark_fresh(fresh)
+        MetricResult.objects.filter(pk__in=self.confirmed).update(
+            **{name: getattr(fresh, name) for name in CONFIRMED_FIELDS}
+        )
+        for row in self.failed:
+            row.save(update_fields=["status", "error", "match_settings", "code_version"])
+        MetricResult.objects.filter(pk__in=self.gone).delete()
+        # The runs' totals are rebuilt once, when the job settles them (see _run_totals_swap).
+        _results().filter(
+            scope=Scope.RUN, run_id__in=self.runs_changed, contribution__isnull=False
+        ).update(contribution=None)
+
+
+def _unsaved(row: MetricResult) -> MetricResult:
+    """The row as a new object without its pk: the upsert then inserts nothing but updates
+    by key, the same way on PostgreSQL and SQLite."""
+    ids = {f: getattr(row, f) for f in ("key", "family", "scope", "run_id", "discussion_id")}
+    fields = {field: getattr(row, field) for field in STORED_FIELDS}
+    return MetricResult(**ids, statement_id=row.statement_id, **fields)
+
+
+def _target(row: MetricResult) -> int | None:
+    return row.statement_id if row.scope == Scope.STATEMENT else row.discussion_id
+
+
+def _stale_rows_locked(items: list[Item]) -> list[MetricResult]:
+    wanted = set(items)
+    query = Q()
+    for scope, column in ((Scope.STATEMENT, "statement_id"), (Scope.DISCUSSION, "discussion_id")):
+        targets = {target for s, target, _ in wanted if s == scope}
+        if targets:
+            runs = {run for s, _, run in wanted if s == scope}
+            query |= Q(scope=scope, run_id__in=runs, **{f"{column}__in": targets})
+    if not query:
+        return []
+    rows = _results().filter(query, status=Status.STALE).select_for_update().order_by("pk")
+    return [row for row in rows if (row.scope, _target(row), row.run_id) in wanted]
+
+
+def _batch_inputs(rows: list[MetricResult]) -> dict[tuple, _Inputs]:
+    statements = _statements_inputs(
+        (row.statement_id, row.run_id) for row in rows if row.scope == Scope.STATEMENT
+    )
+    discussions = _discussions_inputs(
+        (row.discussion_id, row.run_id) for row in rows if row.scope == Scope.DISCUSSION
+    )
+    return {
+        **{(Scope.STATEMENT, *key): found for key, found in statements.items()},
+        **{(Scope.DISCUSSION, *key): found for key, found in discussions.items()},
+    }
+
+
+def _row_figured(row: MetricResult, inputs: _Inputs) -> bool:
+    """Fill the row with its new figures; False when computing them failed: the row is then
+    failed with the traceback, as ``failure_recorded`` leaves it (a bug in one statement must
+    not stop the batch; the run settles as failed and says so)."""
+    try:
+        values, contribution = FIGURES[row.scope](row, inputs)
+    except Exception:
+        log.exception("computing extraction %s result %s failed", row.scope, row.key)
+        row.status, row.error = Status.FAILED, traceback.format_exc()[-MAX_ERROR_CHARS:]
+        row.match_settings, row.code_version = match_settings().to_dict(), CODE_VERSION
+        return False
+    _row_fill(row, values=values, contribution=contribution, input_hash=inputs.hash)
+    return True
+
+
+def results_recompute_stale(*, older_than: timedelta | None = None) -> Counter:
+    """Compute stale rows in place (the periodic sweep); re-queue recompute jobs the broker
+    lost, resume (or fail) jobs whose worker died. ``older_than`` leaves alone rows whose
+    task was queued moments ago."""
+    counts: Counter = Counter()
+    for item in _stale_items(None, older_than):
+        _item_compute(item, force=False)
+        counts[item[0]] += 1
+    counts.update(compute_jobs_recover(older_than=older_than))
+    return counts
+
+
+def compute_jobs_recover(*, older_than: timedelta | None = None) -> Counter:
+    """Jobs nobody is running: queued ones the broker lost are queued again; running ones
+    whose lease expired are resumed (recompute) or marked failed (the others, or after
+    MAX_JOB_ATTEMPTS lost workers); cancelled ones are closed."""
+    counts: Counter = Counter()
+    cutoff = timezone.now() - (older_than or timedelta(0))
+    for job_id in ComputeJob.objects.filter(
+        kind=ComputeJob.Kind.RECOMPUTE, status=ComputeJob.Status.QUEUED, created_at__lte=cutoff
+    ).values_list("pk", flat=True):
+        _enqueue_job(job_id)
+        counts["job"] += 1
+    for job in _lease_expired(ComputeJob.objects.all()):
+        counts[_job_recover(job)] += 1
+    return counts
+
+
+def _job_recover(job: ComputeJob) -> str:
+    """One job whose worker died: resume it, or say why it stopped."""
+    expired = _lease_expired(ComputeJob.objects.filter(pk=job.pk, attempt=job.attempt))
+    now = timezone.now()
+    if job.cancel_requested:
+        expired.update(status=ComputeJob.Status.CANCELLED, finished_at=now)
+        return "job_cancelled"
+    if job.kind == ComputeJob.Kind.RECOMPUTE and job.attempt < MAX_JOB_ATTEMPTS:
+        if expired.update(status=ComputeJob.Status.QUEUED):
+            log.warning("compute job %s: worker lost (attempt %s); resuming", job.pk, job.attempt)
+            _enqueue_job(job.pk)
+        return "job_resumed"
+    error = (
+        f"The worker running this job stopped (no heartbeat for "
+        f"{django_settings.JOB_LEASE_SECONDS:.0f} s, attempt {job.attempt}). "
+        "Nothing more will happen to it; start it again."
+    )
+    expired.update(status=ComputeJob.Status.FAILED, error=error, finished_at=now)
+    log.warning("job %s (%s): worker lost; marked failed", job.pk, job.kind)
+    return "job_failed"

@@ -1,0 +1,135 @@
+"""Recompute jobs in chunks and batches store exactly what the per-result tasks store, and
+the chunks share one job: the last to finish settles the runs, once."""
+
+import copy
+from unittest import mock
+
+import pytest
+
+from audit.models import Extraction, Feedback
+from metrics import recompute, services
+from metrics.models import ComputeJob, MetricResult
+from metrics.recompute import compute_job_chunk, compute_job_run, metrics_recompute_all
+from tests.factories import ExtractionFactory, ExtractionRunFactory
+from tests.metrics.extraction_helpers import GT_VARIANTS, approve, make_world, run_row
+
+pytest_plugins = ["tests.metrics.extraction_helpers"]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("only_extraction_results")]
+Scope, Status = MetricResult.Scope, MetricResult.Status
+
+
+@pytest.fixture
+def small_chunks(settings):
+    settings.RECOMPUTE_CHUNK_ITEMS = 5
+    settings.RECOMPUTE_BATCH_ITEMS = 2
+
+
+@pytest.fixture
+def two_runs(auditor, admin_user, run_committed):
+    """3 discussions × 4 statements approved; a second run that extracted half of them, with
+    other payloads; every result computed by the per-result tasks on approval."""
+    world = make_world(auditor, discussions=3, statements=4)
+    second = ExtractionRunFactory()
+    for index, statement in enumerate(world.statements[::2]):
+        payload = copy.deepcopy(GT_VARIANTS[(index + 1) % len(GT_VARIANTS)])
+        ExtractionFactory(statement=statement, run=second, pdp_deltas=payload)
+    for statement in world.statements:
+        approve(run_committed, world, statement, admin_user)
+    return world
+
+
+def stored() -> dict[str, tuple]:
+    rows = MetricResult.objects.filter(family="extraction").exclude(scope=Scope.SYSTEM)
+    return {
+        row.key: (row.status, row.values, row.contribution, row.input_hash, row.code_version)
+        for row in rows
+    }
+
+
+def test_chunked_batches_store_what_the_per_result_tasks_store(two_runs, small_chunks):
+    by_tasks = stored()
+    assert len(by_tasks) == 12 + 6 + 3 + 3 + 2  # statements, discussions per run, two runs
+    MetricResult.objects.filter(family="extraction").update(values=None, contribution=None)
+
+    job = compute_job_run(job_id=metrics_recompute_all(queue=False).pk, parallel=True)
+
+    assert (job.status, job.done, job.total) == (ComputeJob.Status.DONE, 27, 27)
+    assert job.params["chunks"] == [5, 5, 5, 5, 4] and job.params["progress"] == [5, 5, 5, 5, 4]
+    assert stored() == by_tasks
+
+
+def test_a_result_whose_inputs_went_away_is_removed_and_leaves_the_totals(two_runs):
+    gone = two_runs.statements[1]
+    Feedback.objects.filter(statement=gone).update(status=Feedback.Status.SUBMITTED)
+
+    compute_job_run(job_id=metrics_recompute_all(queue=False).pk)
+
+    assert not MetricResult.objects.filter(scope=Scope.STATEMENT, statement=gone).exists()
+    assert run_row(two_runs.run).values["n_statements"] == 11
+
+
+def test_a_statement_that_fails_is_recorded_and_the_batch_goes_on(two_runs):
+    broken = two_runs.statements[2]
+    real = services.FIGURES[Scope.STATEMENT]
+
+    def figures(row, inputs):
+        if row.statement_id == broken.pk:
+            raise ZeroDivisionError("a bug in one statement")
+        return real(row, inputs)
+
+    with mock.patch.dict(services.FIGURES, {Scope.STATEMENT: figures}):
+        job = compute_job_run(job_id=metrics_recompute_all(queue=False).pk)
+
+    assert job.status == ComputeJob.Status.DONE
+    failed = MetricResult.objects.filter(status=Status.FAILED, scope=Scope.STATEMENT)
+    assert {row.statement_id for row in failed} == {broken.pk}  # in both runs
+    assert "ZeroDivisionError: a bug in one statement" in failed.first().error
+    assert run_row(two_runs.run).status == Status.FAILED
+    others = MetricResult.objects.filter(scope=Scope.STATEMENT).exclude(statement=broken)
+    assert set(others.values_list("status", flat=True)) == {Status.FRESH}
+
+
+def test_the_last_chunk_to_finish_settles_the_runs_once(two_runs, small_chunks):
+    job = metrics_recompute_all(queue=False)
+    with mock.patch.object(recompute, "task_enqueue_named") as queued:
+        compute_job_run(job_id=job.pk, parallel=True)  # plans and queues the chunks
+    chunks = [call.kwargs for call in queued.call_args_list]
+    assert [c["index"] for c in chunks] == [0, 1, 2, 3, 4]
+    settled = []
+    real_settle = recompute._job_settle
+
+    def settle(*args, **kwargs):
+        settled.append(args)
+        real_settle(*args, **kwargs)
+
+    with mock.patch.object(recompute, "_job_settle", side_effect=settle):
+        for chunk in reversed(chunks):  # any order: workers finish when they finish
+            job.refresh_from_db()
+            assert job.status == ComputeJob.Status.RUNNING
+            compute_job_chunk(**chunk)
+
+    job.refresh_from_db()
+    assert len(settled) == 1 and (job.status, job.done) == (ComputeJob.Status.DONE, job.total)
+    assert run_row(two_runs.run).status == Status.FRESH
+
+
+def test_a_chunk_delivered_again_after_a_retry_redoes_nothing(two_runs, small_chunks):
+    job = metrics_recompute_all(queue=False)
+    with mock.patch.object(recompute, "task_enqueue_named") as queued:
+        compute_job_run(job_id=job.pk, parallel=True)
+    first = queued.call_args_list[0].kwargs
+    compute_job_chunk(**first)
+    with mock.patch.object(recompute, "FIGURES") as figures:
+        compute_job_chunk(**first)  # the retried task finds its results no longer stale
+    figures.__getitem__.assert_not_called()
+    job.refresh_from_db()
+    assert job.params["progress"][0] == 5 and job.done == 5
+
+
+def test_a_run_that_no_longer_covers_a_statement_loses_its_row(two_runs):
+    extraction = Extraction.objects.filter(statement=two_runs.statements[0]).last()
+    Extraction.objects.filter(pk=extraction.pk).delete()
+    compute_job_run(job_id=metrics_recompute_all(queue=False).pk)
+    assert not MetricResult.objects.filter(
+        scope=Scope.STATEMENT, statement=two_runs.statements[0], run=extraction.run
+    ).exists()
