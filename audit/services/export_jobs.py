@@ -7,19 +7,24 @@ Celery task (``audit.tasks.export_ground_truth_job``) calls ``ground_truth_expor
 
 from __future__ import annotations
 
-import json
 import logging
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.core.files.base import ContentFile
+from django.core.files import File
 from django.db import transaction
 from django.utils import timezone
 
 from audit.models import ComputeJob, ExtractionRun, Feedback
-from audit.services.transfer import NothingToExport, ground_truth_export
+from audit.services.transfer import (
+    NothingToExport,
+    ground_truth_export,
+    ground_truth_export_text,
+)
 from evalsite.queue import task_enqueue_named
 
 log = logging.getLogger(__name__)
@@ -108,18 +113,15 @@ def ground_truth_export_job_run(*, job_id: int) -> ComputeJob:
     params = job.params or {}
     try:
         run = ExtractionRun.objects.filter(pk=params["run"]).first() if params.get("run") else None
-        data = ground_truth_export(
+        pieces = ground_truth_export_text(
             discussion_ids=params.get("discussion_ids") or None,
             all_discussions=bool(params.get("all")),
             run=run,
             progress=lambda done, total: _set_progress(job_id, done, total),
             include_provisional=bool(params.get("include_provisional")),
         )
-        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
         job.refresh_from_db()
-        job.result_file.save(
-            f"ground-truth-job-{job_id}.json", ContentFile(text.encode("utf-8")), save=False
-        )
+        _save_pieces(job, f"ground-truth-job-{job_id}.json", pieces)
         job.status = ComputeJob.Status.DONE
         job.finished_at = timezone.now()
         job.save(update_fields=["result_file", "status", "finished_at"])
@@ -130,6 +132,16 @@ def ground_truth_export_job_run(*, job_id: int) -> ComputeJob:
         _fail(job_id, f"{type(exc).__name__}: {exc}")
     job.refresh_from_db()
     return job
+
+
+def _save_pieces(job: ComputeJob, name: str, pieces: Iterator[str]) -> None:
+    """Write the export to a temporary file as it is produced, then hand the file to the
+    storage (local or S3, which uploads it in parts): memory stays flat in its size."""
+    with tempfile.TemporaryFile() as spool:
+        for piece in pieces:
+            spool.write(piece.encode("utf-8"))
+        spool.seek(0)
+        job.result_file.save(name, File(spool), save=False)
 
 
 def _fail(job_id: int, message: str) -> None:

@@ -9,7 +9,9 @@ stores nothing if any part is wrong; it is idempotent by the discussion's extern
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+import json
+import textwrap
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -536,6 +538,9 @@ class NothingToExport(Exception):
     pass
 
 
+EXPORT_CHUNK = 50  # discussions read per round of queries while exporting
+
+
 def ground_truth_export(
     *,
     discussion_ids: list[int] | None = None,
@@ -550,7 +555,45 @@ def ground_truth_export(
     included for context, with ``approved_feedback`` null where nothing is approved.
     ``include_provisional`` adds each statement's ``provisional_ground_truth`` (what review
     triage accepted without review, never mixed into ``approved_feedback``); off by default.
+    For large exports, ``ground_truth_export_text`` gives the same JSON piece by piece.
     """
+    ids = _export_ids(discussion_ids, all_discussions, include_provisional)
+    entries = _exported_discussions(ids, run, progress, include_provisional)
+    return {**_export_header(), "discussions": list(entries)}
+
+
+def ground_truth_export_text(
+    *,
+    discussion_ids: list[int] | None = None,
+    all_discussions: bool = False,
+    run: ExtractionRun | None = None,
+    progress: Progress | None = None,
+    include_provisional: bool = False,
+) -> Iterator[str]:
+    """The export as the text ``json.dumps(ground_truth_export(...), indent=2)`` gives, one
+    discussion at a time: memory stays flat in the number of discussions. Raises
+    NothingToExport before yielding anything."""
+    ids = _export_ids(discussion_ids, all_discussions, include_provisional)
+    header = json.dumps(_export_header(), indent=2, ensure_ascii=False)
+    return _export_pieces(header, _exported_discussions(ids, run, progress, include_provisional))
+
+
+def _export_pieces(header: str, discussions: Iterator[dict]) -> Iterator[str]:
+    yield header[: -len("\n}")] + ',\n  "discussions": ['
+    for index, discussion in enumerate(discussions):
+        text = json.dumps(discussion, indent=2, ensure_ascii=False)
+        # Nested two levels deep, as the whole document's dump would indent it.
+        yield ("," if index else "") + "\n" + textwrap.indent(text, "    ")
+    yield "\n  ]\n}\n"
+
+
+def _export_header() -> dict:
+    return {"schema_version": SCHEMA_VERSION, "exported_at": timezone.now().isoformat()}
+
+
+def _export_ids(
+    discussion_ids: list[int] | None, all_discussions: bool, include_provisional: bool
+) -> list[int]:
     if not all_discussions and not discussion_ids:
         raise ValueError("Choose discussion ids or all discussions.")
     chosen = Discussion.objects.with_approved()
@@ -561,33 +604,48 @@ def ground_truth_export(
         )
     if not all_discussions:
         chosen = chosen.filter(pk__in=discussion_ids)
-    discussions = list(chosen.order_by("pk"))
-    if not discussions:
+    ids = list(chosen.order_by("pk").values_list("pk", flat=True))
+    if not ids:
         raise NothingToExport("No approved ground truth matches the request.")
-    out = []
-    for done, discussion in enumerate(discussions, start=1):
-        out.append(_export_discussion(discussion, run, include_provisional=include_provisional))
-        if progress:
-            progress(done, len(discussions))
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "exported_at": timezone.now().isoformat(),
-        "discussions": out,
-    }
+    return ids
+
+
+def _exported_discussions(
+    ids: list[int], run: ExtractionRun | None, progress: Progress | None, include_provisional: bool
+) -> Iterator[dict]:
+    """The discussions' export entries in id order, read EXPORT_CHUNK discussions at a time
+    (four queries per chunk, two more with the provisional ground truth)."""
+    for start in range(0, len(ids), EXPORT_CHUNK):
+        chunk = ids[start : start + EXPORT_CHUNK]
+        statements: dict[int, list[Statement]] = {pk: [] for pk in chunk}
+        for statement in (
+            Statement.objects.filter(discussion_id__in=chunk)
+            .select_related("speaker")
+            .order_by("discussion_id", "order")
+        ):
+            statements[statement.discussion_id].append(statement)
+        extractions = _extractions_by_statement(chunk, run)
+        provisional = _provisional_by_statement(chunk) if include_provisional else None
+        approved = {
+            f.statement_id: f
+            for f in Feedback.objects.approved()
+            .filter(statement__discussion_id__in=chunk)
+            .select_related("auditor", "approved_by")
+        }
+        for done, discussion in enumerate(
+            Discussion.objects.filter(pk__in=chunk).order_by("pk"), start=start + 1
+        ):
+            entry = _export_discussion(discussion, statements[discussion.pk], extractions, approved)
+            for statement in entry["statements"]:
+                _with_provisional(statement, provisional)
+            yield entry
+            if progress:
+                progress(done, len(ids))
 
 
 def _export_discussion(
-    discussion: Discussion, run: ExtractionRun | None, *, include_provisional: bool = False
+    discussion: Discussion, statements: list[Statement], extractions: dict, approved: dict
 ) -> dict:
-    statements = discussion.statements.select_related("speaker").order_by("order")
-    extractions = _extractions_by_statement(discussion, run)
-    provisional = _provisional_by_statement(discussion) if include_provisional else None
-    approved = {
-        f.statement_id: f
-        for f in Feedback.objects.approved()
-        .filter(statement__discussion=discussion)
-        .select_related("auditor", "approved_by")
-    }
     return {
         "id": discussion.pk,
         "external_id": discussion.external_id,
@@ -595,25 +653,24 @@ def _export_discussion(
         "date": discussion.date.isoformat() if discussion.date else None,
         "created_at": discussion.created_at.isoformat(),
         "statements": [
-            _with_provisional(
-                _export_statement(s, extractions.get(s.pk), approved.get(s.pk)), provisional
-            )
-            for s in statements
+            _export_statement(s, extractions.get(s.pk), approved.get(s.pk)) for s in statements
         ],
     }
 
 
-def _provisional_by_statement(discussion: Discussion) -> dict[int, dict]:
+def _provisional_by_statement(discussion_ids: list[int]) -> dict[int, dict]:
     """What review triage accepted without review, per statement (the newest run's if two)."""
     rows = (
-        TriageStatement.objects.filter(statement__discussion=discussion, provisional=True)
+        TriageStatement.objects.filter(
+            statement__discussion_id__in=discussion_ids, provisional=True
+        )
         .select_related("run")
         .order_by("run__created_at", "run_id")
     )
     extractions = {
         (e.statement_id, e.run_id): e
         for e in Extraction.objects.filter(
-            statement__discussion=discussion, statement__triage__provisional=True
+            statement__discussion_id__in=discussion_ids, statement__triage__provisional=True
         )
     }
     out = {}
@@ -633,13 +690,13 @@ def _with_provisional(statement: dict, provisional: dict[int, dict] | None) -> d
     return statement
 
 
-def _extractions_by_statement(discussion: Discussion, run: ExtractionRun | None) -> dict:
+def _extractions_by_statement(discussion_ids: list[int], run: ExtractionRun | None) -> dict:
     """Per statement, the chosen run's extraction, else the latest run's."""
-    qs = Extraction.objects.filter(statement__discussion=discussion).select_related("run")
+    qs = Extraction.objects.filter(statement__discussion_id__in=discussion_ids)
     if run is not None:
         qs = qs.filter(run=run)
     chosen: dict[int, Extraction] = {}
-    for extraction in qs.order_by("run__created_at", "run_id"):
+    for extraction in qs.select_related("run").order_by("run__created_at", "run_id"):
         chosen[extraction.statement_id] = extraction
     return chosen
 

@@ -1,4 +1,7 @@
 import copy
+import json
+from datetime import UTC, datetime
+from unittest import mock
 
 import jsonschema
 import pytest
@@ -6,7 +9,7 @@ from django.core.management import CommandError, call_command
 
 from audit.models import Discussion, Extraction, Feedback, Statement
 from audit.schemas import GROUND_TRUTH_EXPORT_SCHEMA, PayloadError
-from audit.services import discussions_import, ground_truth_export
+from audit.services import discussions_import, ground_truth_export, transfer
 from audit.services.transfer import NothingToExport
 from tests.factories import SIMPLE_PDP, pdp
 
@@ -126,6 +129,28 @@ def test_export_round_trips_through_import(admin_user):
     assert discussions_import(by=admin_user, data=again).discussions_created == 0
 
 
+def test_the_export_text_is_the_dump_of_the_export_piece_by_piece(admin_user):
+    discussions_import(by=admin_user, data=discussion_file())
+    discussions_import(by=admin_user, data=discussion_file(external_id="second"))
+    now = datetime(2026, 11, 24, 10, tzinfo=UTC)
+    with (
+        mock.patch.object(transfer, "EXPORT_CHUNK", 1),  # several rounds of queries
+        mock.patch.object(transfer.timezone, "now", return_value=now),
+    ):
+        exported = ground_truth_export(all_discussions=True)
+        pieces = list(transfer.ground_truth_export_text(all_discussions=True))
+    whole = json.dumps(exported, indent=2, ensure_ascii=False)
+    assert "".join(pieces) == whole + "\n"
+    assert len(pieces) == 2 + 2  # header, one per discussion, the end
+
+
+def test_the_export_text_refuses_before_writing_anything(admin_user):
+    discussions_import(by=admin_user, data=discussion_file())
+    Feedback.objects.update(status=Feedback.Status.SUBMITTED)
+    with pytest.raises(NothingToExport):
+        transfer.ground_truth_export_text(all_discussions=True)
+
+
 def test_export_contains_only_approved_ground_truth(admin_user):
     discussions_import(by=admin_user, data=discussion_file())
     Feedback.objects.update(status=Feedback.Status.SUBMITTED)
@@ -140,8 +165,6 @@ def test_export_requires_a_choice():
 
 def test_commands_round_trip(tmp_path, admin_user):
     source = tmp_path / "in.json"
-    import json
-
     source.write_text(json.dumps(discussion_file()))
     call_command("import_discussions", str(source), "--by", admin_user.username)
     out = tmp_path / "out.json"

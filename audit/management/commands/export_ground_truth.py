@@ -1,4 +1,4 @@
-import json
+import resource
 import sys
 from pathlib import Path
 
@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from audit.management.progress import ProgressBar
 from audit.models import ExtractionRun
-from audit.services.transfer import NothingToExport, ground_truth_export
+from audit.services.transfer import NothingToExport, ground_truth_export_text
 
 
 class Command(BaseCommand):
@@ -35,28 +35,39 @@ class Command(BaseCommand):
             chosen_run = ExtractionRun.objects.filter(pk=run).first()
             if chosen_run is None:
                 raise CommandError(f"No extraction run {run}.")
+        tally = _Tally(ProgressBar("export"))
         try:
-            data = ground_truth_export(
+            pieces = ground_truth_export_text(
                 discussion_ids=ids,
                 all_discussions=all_discussions,
                 run=chosen_run,
-                progress=ProgressBar("export"),
+                progress=tally,
                 include_provisional=include_provisional,
             )
         except NothingToExport as exc:
             raise CommandError(str(exc)) from exc
-        text = json.dumps(data, indent=2, ensure_ascii=False)
         if output:
-            output.write_text(text + "\n", encoding="utf-8")
+            with output.open("w", encoding="utf-8") as file:
+                file.writelines(pieces)
         else:
-            sys.stdout.write(text + "\n")
-        n_statements = sum(
-            1 for d in data["discussions"] for s in d["statements"] if s["approved_feedback"]
-        )
+            sys.stdout.writelines(pieces)
+        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         self.stderr.write(
-            f"exported {len(data['discussions'])} discussions, {n_statements} approved statements"
+            f"exported {tally.done} discussions"
             + (f" to {output}" if output else "")
+            + f" (peak memory {peak_mb:.0f} MB)"
         )
+
+
+class _Tally:
+    """The progress bar, remembering how many discussions were written."""
+
+    def __init__(self, bar: ProgressBar):
+        self.bar, self.done = bar, 0
+
+    def __call__(self, done: int, total: int) -> None:
+        self.done = done
+        self.bar(done, total)
 
 
 def _parse_ids(text: str) -> list[int]:
