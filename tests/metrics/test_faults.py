@@ -11,7 +11,9 @@ and its own Celery worker subprocess (on the test database), then breaks one of 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
+import re
 import shutil
 import signal
 import socket
@@ -25,6 +27,7 @@ from unittest import mock
 
 import pytest
 from django.conf import settings
+from django.core.management import call_command
 from django.db import connection, connections
 
 from audit.models import Feedback
@@ -120,7 +123,14 @@ main()
 class Worker:
     """``celery -A evalsite worker`` (with beat) on the given broker and the test database."""
 
-    def __init__(self, broker_url: str, workdir: Path, name: str, slow_items: float = 0):
+    def __init__(
+        self,
+        broker_url: str,
+        workdir: Path,
+        name: str,
+        slow_items: float = 0,
+        env: dict[str, str] | None = None,
+    ):
         self.log = workdir / f"{name}.log"
         db = connection.settings_dict
         auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
@@ -134,6 +144,7 @@ class Worker:
             "EVALSITE_VAR_DIR": str(workdir),
             "SLOW_ITEMS": str(slow_items),
             "RECOMPUTE_BATCH_ITEMS": "1",  # progress and the lease move item by item
+            **(env or {}),
         }
         command = [sys.executable, "-c", WORKER_SCRIPT, "-A", "evalsite", "worker"]
         command += ["-Q", "celery,slow", "-n", f"{name}-{uuid.uuid4().hex[:8]}@%h"]
@@ -195,8 +206,8 @@ def broker(services_ready, tmp_path):
 def start_worker(broker, tmp_path):
     started: list[Worker] = []
 
-    def start(name: str = "worker", slow_items: float = 0) -> Worker:
-        started.append(Worker(broker.url, tmp_path, name, slow_items))
+    def start(name: str = "worker", slow_items: float = 0, **env: str) -> Worker:
+        started.append(Worker(broker.url, tmp_path, name, slow_items, env))
         return started[-1]
 
     yield start
@@ -284,6 +295,27 @@ def test_a_job_whose_worker_was_killed_is_resumed_and_does_not_block(
     assert again.pk != job.pk and again.status == ComputeJob.Status.QUEUED
 
 
+def test_two_workers_share_the_chunks_of_one_recompute_job(
+    broker, start_worker, auditor, admin_user
+):
+    world = make_world(auditor, discussions=2, statements=5)  # 10 statements, 2 discussions
+    Feedback.objects.filter(statement__in=world.statements).update(status=Feedback.Status.APPROVED)
+    workers = [start_worker(name, 0.2, RECOMPUTE_CHUNK_ITEMS="2") for name in ("one", "two")]
+    with celery_broker(broker.url):
+        job = metrics_recompute_all(user=admin_user)  # autocommit: queued at once
+
+    def ended() -> bool:
+        job.refresh_from_db()
+        return not job.is_active
+
+    assert wait_for(ended, 60), workers[0].output()[-2000:] + workers[1].output()[-2000:]
+    assert (job.status, job.done, job.total) == (ComputeJob.Status.DONE, 14, 14)
+    assert job.params["chunks"] == [2] * 6
+    chunks_done = [w.output().count("compute_job_chunk") for w in workers]
+    assert all(chunks_done), chunks_done  # each worker took a share
+    assert all_fresh()
+
+
 def test_two_simultaneous_starts_make_one_active_job(services_ready, admin_user):
     both_checked = threading.Barrier(2, timeout=10)
     real_create = ComputeJob.objects.create
@@ -312,3 +344,22 @@ def test_two_simultaneous_starts_make_one_active_job(services_ready, admin_user)
         status__in=[ComputeJob.Status.QUEUED, ComputeJob.Status.RUNNING]
     )
     assert active.count() == 1
+
+
+def test_benchmark_recompute_times_one_and_two_real_workers(broker, settings, monkeypatch):
+    db = connection.settings_dict
+    monkeypatch.setenv(
+        "DATABASE_URL", f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    )
+    monkeypatch.setenv("REDIS_URL", broker.url)
+    settings.REDIS_URL = broker.url
+    out = io.StringIO()
+    with celery_broker(broker.url):
+        call_command("benchmark_recompute", discussions=2, statements=4, workers=[1, 2], stdout=out)
+    report = out.getvalue()
+    timed = re.findall(r"(\d) workers?: (\d+) results \((\d+) statements\).*job done", report)
+    assert [n for n, *_ in timed] == ["1", "2"], report
+    for _, results, statements in timed:  # statements, 2 discussions, the run, the system
+        assert int(results) == int(statements) + 4 and int(statements) > 0
+    assert "2 workers: ×" in report and "(linear would be ×2)" in report
+    assert not MetricResult.objects.filter(run__model_name="benchmark").exists()  # cleaned up

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 from django.utils import timezone
 
 from audit.models import ExtractionRun
@@ -35,12 +36,18 @@ from metrics.families.extraction import (
     clear_caches,
 )
 from metrics.families.extraction.settings import STRATEGIES, Strategy
-from metrics.models import MetricResult
+from metrics.models import ComputeJob, MetricResult
 from metrics.recompute import compute_job_run, metrics_recompute_all
 from metrics.results import run_key
 from metrics.services import EXTRACTION, SYSTEM_KEY
 
-GOAL_SECONDS = 0.5
+GOAL_SECONDS = 0.5  # median approve → fresh
+P95_GOAL_SECONDS = 1.0
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
 # --- the pure library ------------------------------------------------------------------------
@@ -161,6 +168,12 @@ class Command(BaseCommand):
             action="store_true",
             help="queue tasks to the broker for a running worker instead of running them eagerly",
         )
+        parser.add_argument(
+            "--during-recompute",
+            action="store_true",
+            help="with --worker: time the approvals while a recompute-all of a second seeded run "
+            "of the same size runs on the slow queue",
+        )
         parser.add_argument("--timeout", type=float, default=60.0, help="seconds per approval")
         parser.add_argument("--keep", action="store_true", help="keep the seeded data")
 
@@ -219,12 +232,34 @@ class Command(BaseCommand):
             f"database: seeded {options['discussions']} discussions × {options['statements']} "
             f"statements in {time.perf_counter() - started:.1f} s"
         )
+        background = None
         try:
             self._full_compute(seeded)
-            self._approvals(seeded, options)
+            if options["during_recompute"]:
+                background = self._background_recompute(options)
+            self._approvals(seeded, options, background)
         finally:
             if not options["keep"]:
-                seeded.delete()
+                for workload in (seeded, background and background[0]):
+                    if workload:
+                        workload.delete()
+
+    def _background_recompute(self, options) -> tuple[SeededWorkload, ComputeJob]:
+        """A second run of the same size, recomputed by a job on the slow queue, running."""
+        if not options["worker"]:
+            raise CommandError("--during-recompute needs --worker (and a worker per queue).")
+        workload = SeededWorkload.create(
+            discussions=options["discussions"], statements=options["statements"], seed=1
+        )
+        with transaction.atomic():  # queued on commit, as the page's start is
+            job = metrics_recompute_all(run_id=workload.run.pk)
+        deadline = time.perf_counter() + options["timeout"]
+        while job.status != ComputeJob.Status.RUNNING and time.perf_counter() < deadline:
+            time.sleep(0.05)
+            job.refresh_from_db()
+        if job.status != ComputeJob.Status.RUNNING:
+            raise CommandError(f"the background recompute did not start ({job.status}).")
+        return workload, job
 
     def _full_compute(self, seeded) -> None:
         started = time.perf_counter()
@@ -237,8 +272,8 @@ class Command(BaseCommand):
             f"in {seconds:.1f} s ({n_statements / seconds:.0f} statements/s)"
         )
 
-    def _approvals(self, seeded, options) -> None:
-        end_to_end, pipeline, returned = [], [], []
+    def _approvals(self, seeded, options, background=None) -> None:
+        end_to_end, pipeline, returned, overlapped = [], [], [], 0
         for feedback in seeded.pending:
             expected = _run_values(seeded.run)["n_statements"] + 1
             marked: list = []
@@ -246,24 +281,37 @@ class Command(BaseCommand):
             with _stale_marking_times(marked):
                 feedback_approve(feedback=feedback, admin=seeded.admin)
             returned.append(time.perf_counter() - clock)
-            written = _wait_until_reflected(seeded.run, expected, timeout=options["timeout"])
+            written = _wait_until_reflected(
+                seeded.run, expected, timeout=options["timeout"], system=background is None
+            )
+            if background:
+                background[1].refresh_from_db()
+                overlapped += background[1].status == ComputeJob.Status.RUNNING
             # Timestamps, not the call's duration: in eager mode the approval call also runs
             # every other task its commit queued (other metric families), before or after ours.
             end_to_end.append((written.computed_at - started).total_seconds())
             pipeline.append((written.computed_at - marked[0]).total_seconds())
         self._report_approvals(end_to_end, pipeline, returned, worker=options["worker"])
+        if background:
+            self.stdout.write(
+                f"  while a recompute-all of {background[1].total} results ran on the slow queue "
+                f"(still running after {overlapped} of {len(pipeline)} approvals); measured to "
+                "the fresh run row: the system trend waits for the recomputed run"
+            )
 
     def _report_approvals(self, end_to_end, pipeline, returned, *, worker: bool) -> None:
         def ms(values) -> str:
             return (
-                f"median {statistics.median(values) * 1000:.0f} ms, max {max(values) * 1000:.0f} ms"
+                f"median {statistics.median(values) * 1000:.0f} ms, p95 "
+                f"{_p95(values) * 1000:.0f} ms, max {max(values) * 1000:.0f} ms"
             )
 
-        verdict = "within" if max(pipeline) < GOAL_SECONDS else "OVER"
+        met = statistics.median(pipeline) < GOAL_SECONDS and _p95(pipeline) < P95_GOAL_SECONDS
+        verdict = "within" if met else "OVER"
         self.stdout.write(
             f"approve → fresh run + system result ({'worker' if worker else 'eager tasks'}, "
             f"{len(pipeline)} approvals): extraction pipeline {ms(pipeline)} ({verdict} the "
-            f"{GOAL_SECONDS} s goal); end to end {ms(end_to_end)} (includes other work the "
+            f"goal: median < {GOAL_SECONDS} s, p95 < {P95_GOAL_SECONDS} s); end to end {ms(end_to_end)} (includes other work the "
             f"approval queued first); the approval call returned after {ms(returned)}"
         )
 
@@ -293,14 +341,20 @@ def _run_values(run: ExtractionRun) -> dict:
     return (row.values if row else None) or {"n_statements": 0}
 
 
-def _wait_until_reflected(run: ExtractionRun, n_statements: int, *, timeout: float):
-    """Poll (as a page would) until the run and system rows are fresh and count the approval;
-    returns the system row."""
+def _wait_until_reflected(
+    run: ExtractionRun, n_statements: int, *, timeout: float, system: bool = True
+):
+    """Poll (as a page would) until the run and system rows are fresh and count the approval
+    (the run row only, without ``system``); returns the last of them."""
     keys = [run_key(EXTRACTION, run.pk), SYSTEM_KEY]
     deadline = time.perf_counter() + timeout
     while time.perf_counter() < deadline:
         rows = {row.key: row for row in MetricResult.objects.filter(key__in=keys)}
-        if _reflects(rows.get(keys[0]), rows.get(keys[1]), run, n_statements):
+        run_row = rows.get(keys[0])
+        if not system and run_row and run_row.is_fresh:
+            if run_row.values["n_statements"] == n_statements:
+                return run_row
+        elif _reflects(run_row, rows.get(keys[1]), run, n_statements):
             return rows[keys[1]]
         time.sleep(0.005)
     raise CommandError(f"the approval was not reflected within {timeout} s (is a worker running?)")
