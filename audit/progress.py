@@ -237,7 +237,7 @@ def rows_sorted(rows: list[ProgressRow], sort: str) -> list[ProgressRow]:
     """Sort by a column ("-" first: descending); missing figures go last either way."""
     descending = sort.startswith("-")
     name = sort.lstrip("-")
-    if name not in (*COLUMNS, "label"):
+    if name not in (*COLUMNS, "label", "id"):
         return rows
     present = [r for r in rows if getattr(r, name) is not None]
     missing = [r for r in rows if getattr(r, name) is None]

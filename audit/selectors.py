@@ -291,19 +291,6 @@ def feedback_proposals() -> QuerySet[Feedback]:
     )
 
 
-def next_submitted_statement(*, statement: Statement) -> int | None:
-    """The next statement (discussion order) with submitted feedback waiting."""
-    later = Q(statement__discussion_id__gt=statement.discussion_id) | Q(
-        statement__discussion_id=statement.discussion_id, statement__order__gt=statement.order
-    )
-    return (
-        Feedback.objects.filter(later, status=S.SUBMITTED)
-        .order_by("statement__discussion_id", "statement__order")
-        .values_list("statement_id", flat=True)
-        .first()
-    )
-
-
 def discussion_runs(*, discussion: Discussion) -> list[ExtractionRun]:
     """Runs that extracted something in this discussion, newest first."""
     return list(

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from audit.views import audit_log, blind, discussion, editing, queue, review
+from audit.views import audit_log, blind, discussion, editing, queue, review, team
 
 app_name = "audit"
 
@@ -30,4 +30,13 @@ urlpatterns = [
     path("blind/", blind.blind_reviews, name="blind_reviews"),
     path("log/", audit_log.audit_log, name="audit_log"),
     path("blind/<int:pk>/unmark/", blind.blind_unmark, name="blind_unmark"),
+    path("queue/", queue.my_queue, name="my_queue"),
+    path("next/", team.code_next, name="code_next"),
+    path("feedback/<int:pk>/submit-next/", team.submit_next, name="feedback_submit_next"),
+    path("statements/<int:pk>/skip/", team.skip, name="statement_skip"),
+    path("assignments/", team.assignments, name="assignments"),
+    path("assignments/unassign/", team.unassign, name="unassign"),
+    path("assignments/<int:pk>/reassign/", team.reassign, name="reassign"),
+    path("skipped/", team.skipped, name="skipped"),
+    path("team/", team.team, name="team"),
 ]

@@ -81,6 +81,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "audit.context_processors.roles",
+                "audit.context_processors.shortcuts",
                 "evalsite.middleware.csp_nonce",
             ],
             "builtins": ["template_partials.templatetags.partials"],

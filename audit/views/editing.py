@@ -46,8 +46,12 @@ from audit.views.discussion import card_context, statement_url
 from audit.views.display import Card, Labels
 from audit.views.presence import presence_others
 from audit.views.rows import StatementRow, choose_run, coded_payloads
+from audit.views.team import open_next
 from evalsite.access import auditor_required, is_admin
 from evalsite.http import HtmxHttpRequest
+
+# "submit" stays on the statement; "submit_next" then opens the next one that needs me.
+SUBMIT_OPS = ("submit", "submit_next")
 
 # --- the editor's context ---------------------------------------------------------------------
 
@@ -304,14 +308,14 @@ def save(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     op = request.POST.get("op", "save")
     stored = feedback.edited_extraction
     payload = payload_from_post(request.POST, stored)
-    if op not in ("save", "submit"):
+    if op not in ("save", *SUBMIT_OPS):
         context = card_context(request, feedback.statement, owner=feedback.auditor)
         payload = apply_op(payload, op, request.POST, known=coded_payloads(context["rows"]))
     payload = mark_edited(stored, payload)
     saved = feedback
     try:
         saved = _save_if_changed(request, feedback, payload)
-        if op == "submit":
+        if op in SUBMIT_OPS:
             saved = feedback_submit(feedback=saved, user=request.user, base_version=saved.version)
     except NotReady as exc:
         # The edit was saved; only the submit is refused, with each problem at its field.
@@ -347,6 +351,9 @@ def _save_if_changed(request: HtmxHttpRequest, feedback: Feedback, payload: dict
 
 
 def _saved_reply(request: HtmxHttpRequest, saved: Feedback, before: dict, op: str) -> HttpResponse:
+    if op == "submit_next":
+        messages.success(request, f"Submitted statement #{saved.statement.order}.")
+        return open_next(request, saved.statement)
     if not request.htmx:
         run = _run(request, saved.statement)
         if op == "submit":

@@ -12,10 +12,12 @@ from django.db.models import F
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from audit.forms import QueueFilterForm
 from audit.models import Discussion, Feedback
+from audit.progress import auditor_progress
 from audit.selectors import (
     QueueDiscussion,
     discussion_queue,
@@ -25,8 +27,11 @@ from audit.selectors import (
     triage_lowest_first,
 )
 from audit.services import WorkflowError, feedback_bulk_approve
+from audit.services.assignments import hidden_discussion_filter
+from audit.stream import my_needs_changes, my_open_assignments
 from audit.views.access import error_fragment
-from evalsite.access import admin_required, auditor_required
+from audit.views.team import review_home
+from evalsite.access import admin_required, auditor_required, is_admin
 from evalsite.http import HtmxHttpRequest
 from evalsite.params import parse_id
 
@@ -66,17 +71,38 @@ def queue_status(d: QueueDiscussion) -> tuple[str, str]:
 @require_GET
 @auditor_required
 def home(request: HtmxHttpRequest) -> HttpResponse:
+    """Admins land on the review home (what waits for them); auditors on their queue."""
+    if is_admin(request.user):
+        return review_home(request)
+    return _queue(request)
+
+
+@require_GET
+@auditor_required
+def my_queue(request: HtmxHttpRequest) -> HttpResponse:
+    """The queue for admins too (they land on the review home)."""
+    return _queue(request)
+
+
+def _queue(request: HtmxHttpRequest) -> HttpResponse:
+    """My assignments first (due order), my coding sent back, then every discussion I see."""
     form = QueueFilterForm(request.GET or None)
     status, q = "", ""
     if form.is_valid():
         status, q = form.cleaned_data["status"], form.cleaned_data["q"].strip()
-    discussions = discussion_queue_filter(discussion_queue(user=request.user), status=status, q=q)
+    discussions = discussion_queue(user=request.user)
+    hidden = hidden_discussion_filter(request.user)
+    if hidden is not None:
+        discussions = discussions.filter(pk__in=Discussion.objects.filter(hidden).values("pk"))
+    discussions = discussion_queue_filter(discussions, status=status, q=q)
     # Review triage may ask for the discussions where the AI is weakest first.
     order = (F("weakest").asc(nulls_last=True), "id") if triage_lowest_first() else ("id",)
     discussions = discussions.order_by(*order)
     page = Paginator(discussions, PAGE_SIZE).get_page(request.GET.get("page"))
     rows = [QueueRow.of(d) for d in page]
     context = {"form": form, "page": page, "rows": rows, "status": status, "q": q}
+    if not request.htmx:
+        context |= my_work_context(request.user)
     template = "audit/home.html#queue" if request.htmx else "audit/home.html"
     return render(request, template, context)
 
@@ -131,6 +157,21 @@ def bulk_approve(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         }
         return render(request, "audit/review_queue.html#queue", context)
     return redirect(reverse("audit:review_queue"))
+
+
+MY_LISTED = 20
+
+
+def my_work_context(user) -> dict:
+    """The auditor's assignments (due order), their figures and what was sent back."""
+    assignments = my_open_assignments(user=user)
+    return {
+        "my_assignments": assignments[:MY_LISTED],
+        "my_open": assignments.count(),
+        "me": auditor_progress(auditors=[user])[0],
+        "needs_changes": my_needs_changes(user=user),
+        "today": timezone.localdate(),
+    }
 
 
 def reviewed_versions(items: list[str]) -> dict[int, int]:

@@ -13,13 +13,14 @@ from django.views.decorators.http import require_GET, require_POST
 from audit.figures import statement_disagreement
 from audit.forms import RejectForm
 from audit.models import Feedback, Statement
-from audit.selectors import discussion_runs, next_submitted_statement
+from audit.selectors import discussion_runs
 from audit.services import NotReady, WorkflowError, feedback_approve, feedback_reject
 from audit.services.feedback import (
     feedback_authors,
     feedback_awaits_approval,
     feedback_can_be_rejected,
 )
+from audit.stream import review_stream_next
 from audit.views.access import error_fragment, safe_next
 from audit.views.discussion import card_context
 from audit.views.display import Labels, present
@@ -87,9 +88,15 @@ def review_context(request: HtmxHttpRequest, statement: Statement) -> dict:
         "columns": columns,
         "quick_approve": submitted[0]["feedback"] if len(submitted) == 1 else None,
         "approved": approved,
-        "next_statement": next_submitted_statement(statement=statement),
+        "next_statement": _next_waiting(statement),
         "disagreement": statement_disagreement(statement_id=statement.pk),
     }
+
+
+def _next_waiting(statement: Statement) -> int | None:
+    """The next statement of the review stream, if it is another one."""
+    found = review_stream_next(after=statement)
+    return found.pk if found is not None and found.pk != statement.pk else None
 
 
 def _ai_labels(rows: list) -> Labels:
@@ -157,9 +164,24 @@ def approve(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         return error_fragment(
             request, [str(exc)], status=exc.status_code, target=_target(request, feedback)
         )
-    return _reviewed(
-        request, feedback, f"Approved {feedback.auditor.get_username()}'s coding as ground truth."
-    )
+    message = f"Approved {feedback.auditor.get_username()}'s coding as ground truth."
+    if request.POST.get("and_next") == "1":
+        following = _next_waiting(feedback.statement)
+        if following is not None:
+            return _open_review(request, following, message)
+        message += " Nothing else waits for review."
+    return _reviewed(request, feedback, message)
+
+
+def _open_review(request: HtmxHttpRequest, statement_id: int, message: str) -> HttpResponse:
+    """Approve-and-next: the next statement of the review stream, as a whole new page."""
+    messages.success(request, message)
+    target = reverse("audit:statement_review", args=[statement_id])
+    if request.htmx:
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = target
+        return response
+    return redirect(target)
 
 
 @require_POST

@@ -68,6 +68,7 @@ class StatementRow:
     quick_approve: Feedback | None = None  # the one submission the "a" key approves
     can_edit: bool = False  # the viewer may open `mine` in the editor
     can_submit: bool = False
+    can_skip: bool = False  # an auditor may skip what they have not submitted
     lazy: bool = False  # rendered as a placeholder that loads itself when scrolled into view
     presented: bool = False  # cards built (rows loaded only for names and payloads have none)
 
@@ -185,6 +186,11 @@ def _row(statement, data: DiscussionData, feedback: list[Feedback], owner, viewe
     if mine is not None:
         row.can_edit = feedback_opens_in_editor(feedback=mine, user=viewer)
         row.can_submit = feedback_can_submit(feedback=mine, user=viewer)
+    row.can_skip = (
+        not admin
+        and owner.pk == viewer.pk
+        and (mine is None or mine.status == Feedback.Status.DRAFT)
+    )
     pending = row.pending_review
     # Replacing approved ground truth is confirmed on the review page, never by one key.
     if admin and len(pending) == 1 and not row.has_approved:

@@ -1,6 +1,8 @@
 // Keyboard-first auditing and the editor's save state. Small on purpose: htmx does the requests.
 //   j / k  next / previous statement      e  edit (or start coding)
 //   s      submit                         a  approve (admins)      ?  help
+//   n      submit and next (queue: code my next; review: next in queue)   x  skip (asks why)
+//   1 2 3 0 on an event's S / A / F select: up / down / same / none; on R: the 1st..9th code
 (function () {
   "use strict";
 
@@ -52,14 +54,45 @@
     else dialog.showModal();
   }
 
+  // --- SARF codes by number -------------------------------------------------------------------
+  // On an event's S, A, R or F select a digit sets the code and moves on to the next variable,
+  // so "1 1 2" codes symptom up, anxiety up, then relationship conflict without a dropdown.
+  const SARF = /-(symptom|anxiety|relationship|functioning)$/;
+
+  function sarfKey(event) {
+    const select = event.target;
+    if (!select.matches || !select.matches("select") || !SARF.test(select.name || "")) return false;
+    if (!/^[0-9]$/.test(event.key)) return false;
+    const digit = Number(event.key);
+    const options = Array.from(select.options).filter((o) => o.value !== "");
+    const choice = digit === 0 ? "" : (options[digit - 1] || {}).value;
+    if (choice === undefined) return false;
+    select.value = choice;
+    select.dispatchEvent(new Event("change", { bubbles: true }));
+    const row = select.closest(".ed-event");
+    const all = row ? Array.from(row.querySelectorAll("select")).filter((s) => SARF.test(s.name)) : [];
+    const next = all[all.indexOf(select) + 1];
+    if (next) next.focus();
+    return true;
+  }
+
+  function pressFirst(keys) {
+    return keys.some((key) => press(key));
+  }
+
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (sarfKey(event)) {
+      event.preventDefault();
+      return;
+    }
     if (isTyping(event.target)) {
       if (event.key === "Escape") event.target.blur();
       return;
     }
     const actions = { j: () => move(1), k: () => move(-1), "?": toggleHelp,
-      e: () => press("edit"), s: () => press("submit"), a: () => press("approve") };
+      e: () => press("edit"), s: () => press("submit"), a: () => press("approve"),
+      n: () => pressFirst(["submit-next", "code-next", "next-review"]), x: () => press("skip") };
     const action = actions[event.key];
     if (action && action() !== false) event.preventDefault();
   });

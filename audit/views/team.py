@@ -1,0 +1,337 @@
+"""A team's coding workflow: assigning work (admins), the skipped list, the team page, the
+review home; for auditors: skip, submit-and-next and "code my next statement"."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from audit.forms import base_version
+from audit.models import Assignment, Discussion, Statement
+from audit.progress import COLUMNS, ProgressRow, rows_sorted, team_progress
+from audit.services import WorkflowError, feedback_start, feedback_submit
+from audit.services.assignments import (
+    MAX_OVERLAP_K,
+    AssignmentPlan,
+    Strategy,
+    assignment_next,
+    assignment_reassign,
+    assignments_create,
+    assignments_unassign,
+    statement_skip,
+)
+from audit.stream import (
+    assignment_groups,
+    review_stream_next,
+    review_waiting_by_auditor,
+    review_waiting_by_discussion,
+    review_waiting_count,
+    skipped_assignments,
+)
+from audit.views.access import error_fragment, visible_feedback
+from evalsite.access import admin_required, auditor_required
+from evalsite.http import HtmxHttpRequest
+from evalsite.params import parse_id
+
+# --- assigning (admins) -------------------------------------------------------------------------
+
+
+def _auditors():
+    return get_user_model().objects.filter(groups__name="auditor").order_by("username")
+
+
+class AssignForm(forms.Form):
+    discussions = forms.ModelMultipleChoiceField(
+        queryset=Discussion.objects.order_by("pk"), widget=forms.CheckboxSelectMultiple
+    )
+    auditors = forms.ModelMultipleChoiceField(
+        queryset=get_user_model().objects.none(), widget=forms.CheckboxSelectMultiple
+    )
+    strategy = forms.ChoiceField(
+        choices=Strategy.CHOICES, initial=Strategy.ROUND_ROBIN, widget=forms.RadioSelect
+    )
+    first_order = forms.IntegerField(
+        required=False, min_value=0, label="From statement #", help_text="one discussion only"
+    )
+    last_order = forms.IntegerField(required=False, min_value=0, label="to #")
+    overlap_percent = forms.IntegerField(
+        min_value=0, max_value=100, initial=0, label="Overlap sample (%)",
+        help_text="this share of the statements is coded by k auditors, for agreement",
+    )  # fmt: skip
+    overlap_k = forms.IntegerField(
+        min_value=2, max_value=MAX_OVERLAP_K, initial=2, label="k (auditors per sampled statement)"
+    )
+    blind = forms.BooleanField(required=False, label="Blind sample (coded from an empty start)")
+    due = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    seed = forms.IntegerField(min_value=0, initial=0, required=False)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["auditors"].queryset = _auditors()  # type: ignore[attr-defined]
+
+    def plan(self) -> AssignmentPlan:
+        data = self.cleaned_data
+        return AssignmentPlan(
+            discussions=list(data["discussions"]),
+            auditors=list(data["auditors"]),
+            strategy=data["strategy"],
+            first_order=data["first_order"],
+            last_order=data["last_order"],
+            overlap_share=data["overlap_percent"] / 100,
+            overlap_k=data["overlap_k"],
+            blind=data["blind"],
+            due=data["due"],
+            seed=data["seed"] or 0,
+        )
+
+
+def _assign_page(request: HtmxHttpRequest, form: AssignForm, status: int = 200) -> HttpResponse:
+    context = {"form": form, "groups": assignment_groups(), "auditors": _auditors()}
+    return render(request, "audit/assignments.html", context, status=status)
+
+
+@admin_required
+def assignments(request: HtmxHttpRequest) -> HttpResponse:
+    """GET: the assign form and who has what; POST: assign."""
+    if request.method != "POST":
+        return _assign_page(request, AssignForm())
+    form = AssignForm(request.POST)
+    if not form.is_valid():
+        return _assign_page(request, form, status=400)
+    try:
+        created = assignments_create(plan=form.plan(), admin=request.user)
+    except WorkflowError as exc:
+        form.add_error(None, str(exc))
+        return _assign_page(request, form, status=exc.status_code)
+    overlap = len({a.statement_id for a in created if a.overlap})
+    messages.success(
+        request,
+        f"Assigned {len(created)} statement(s)"
+        + (f", {overlap} of them in the overlap sample." if overlap else "."),
+    )
+    return redirect(reverse("audit:assignments"))
+
+
+@require_POST
+@admin_required
+def unassign(request: HtmxHttpRequest) -> HttpResponse:
+    """Take back one auditor's open assignments in one discussion (or one assignment)."""
+    discussion = parse_id(request.POST.get("discussion"), name="discussion", required=True)
+    auditor = parse_id(request.POST.get("auditor"), name="auditor", required=True)
+    chosen = Assignment.objects.open().filter(
+        statement__discussion_id=discussion, auditor_id=auditor
+    )
+    try:
+        n = assignments_unassign(assignments=chosen, admin=request.user)
+    except WorkflowError as exc:
+        return error_fragment(request, [str(exc)], status=exc.status_code, target="#assign-msg")
+    messages.success(request, f"Unassigned {n} open statement(s).")
+    return redirect(reverse("audit:assignments"))
+
+
+@require_POST
+@admin_required
+def reassign(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    assignment = get_object_or_404(Assignment, pk=pk)
+    auditor_id = parse_id(request.POST.get("auditor"), name="auditor", required=True)
+    auditor = get_object_or_404(get_user_model(), pk=auditor_id)
+    try:
+        assignment_reassign(assignment=assignment, auditor=auditor, admin=request.user)
+    except WorkflowError as exc:
+        return error_fragment(request, [str(exc)], status=exc.status_code, target="#skipped-msg")
+    messages.success(request, f"Statement reassigned to {auditor.get_username()}.")
+    return redirect(reverse("audit:skipped"))
+
+
+@require_GET
+@admin_required
+def skipped(request: HtmxHttpRequest) -> HttpResponse:
+    context = {"skips": skipped_assignments()[:500], "auditors": _auditors()}
+    return render(request, "audit/skipped.html", context)
+
+
+# --- the team page --------------------------------------------------------------------------------
+
+LABELS = {
+    "label": "Name",
+    "assigned": "Assigned",
+    "coded": "Coded",
+    "submitted": "Submitted",
+    "approved": "Approved",
+    "rejected": "Rejected",
+    "skipped": "Skipped",
+    "active_minutes": "Active min",
+    "median_minutes": "Median min / statement",
+    "per_day": "Statements / day",
+    "agreement_gt": "F1 vs approved GT",
+    "agreement_coders": "F1 vs other coders",
+}
+
+
+def _headers(sort: str) -> list[dict]:
+    """Each column with the link that sorts by it (again: the other way round)."""
+    current = sort.lstrip("-")
+    headers = []
+    for name, label in LABELS.items():
+        descending = current == name and not sort.startswith("-")
+        headers.append(
+            {
+                "name": name,
+                "label": label,
+                "sort": f"-{name}" if descending else name,
+                "active": current == name,
+                "aria": ("descending" if sort.startswith("-") else "ascending")
+                if current == name
+                else "none",
+            }
+        )
+    return headers
+
+
+def _download(rows: dict[str, list[ProgressRow]], kind: str) -> HttpResponse:
+    if kind == "json":
+        body = {name: [r.as_dict() for r in found] for name, found in rows.items()}
+        response = HttpResponse(json.dumps(body, indent=2), content_type="application/json")
+    else:
+        response = HttpResponse(content_type="text/csv")
+        writer = csv.writer(response)
+        writer.writerow(["table", "id", "label", *COLUMNS])
+        for name, found in rows.items():
+            for r in found:
+                writer.writerow([name, r.id, r.label, *(getattr(r, c) for c in COLUMNS)])
+    response["Content-Disposition"] = f'attachment; filename="team-progress.{kind}"'
+    return response
+
+
+@require_GET
+@admin_required
+def team(request: HtmxHttpRequest) -> HttpResponse:
+    """Per auditor and per discussion figures, sortable, with CSV / JSON downloads."""
+    figures = team_progress(user=request.user)
+    download = request.GET.get("download", "")
+    if download in ("csv", "json"):
+        return _download(figures, download)
+    sort = request.GET.get("sort", "label")
+    dsort = request.GET.get("dsort", "id")
+    tables = [
+        {
+            "name": "auditors",
+            "caption": "Per auditor",
+            "rows": rows_sorted(figures["auditors"], sort),
+            "headers": _headers(sort),
+            "param": "sort",
+            "other_param": "dsort",
+            "other_sort": dsort,
+        },
+        {
+            "name": "discussions",
+            "caption": "Per discussion",
+            "rows": rows_sorted(figures["discussions"], dsort),
+            "headers": _headers(dsort),
+            "param": "dsort",
+            "other_param": "sort",
+            "other_sort": sort,
+        },
+    ]
+    context = {"tables": tables, "idle_minutes": round(settings.CODING_IDLE_SECONDS / 60, 1)}
+    return render(request, "audit/team.html", context)
+
+
+# --- the review home (admins' landing page) ----------------------------------------------------
+
+
+def review_home(request: HtmxHttpRequest) -> HttpResponse:
+    first = review_stream_next()
+    context = {
+        "waiting": review_waiting_count(),
+        "by_discussion": review_waiting_by_discussion(),
+        "by_auditor": review_waiting_by_auditor(),
+        "first": first,
+        "skipped": skipped_assignments().count(),
+    }
+    return render(request, "audit/review_home.html", context)
+
+
+# --- auditors: skip, submit and next, my next statement -----------------------------------------
+
+
+class SkipForm(forms.Form):
+    reason = forms.ChoiceField(choices=Assignment.SkipReason.choices)
+    note = forms.CharField(required=False, max_length=5000)
+
+
+def open_next(request: HtmxHttpRequest, after: Statement | None) -> HttpResponse:
+    """Start (or reopen) the next statement that needs this auditor, in its editor; with
+    nothing left, back to the queue. htmx follows with HX-Redirect (a whole new page)."""
+    statement = assignment_next(user=request.user, after=after)
+    if statement is None:
+        messages.success(request, "Nothing left that needs you. Thank you!")
+        target = reverse("home")
+    else:
+        feedback = feedback_start(statement=statement, auditor=request.user)
+        target = reverse("audit:feedback_edit", args=[feedback.pk])
+    if request.htmx:
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = target
+        return response
+    return redirect(target)
+
+
+@require_POST
+@auditor_required
+def code_next(request: HtmxHttpRequest) -> HttpResponse:
+    """ "Code my next statement": the first that needs me, opened in the editor."""
+    try:
+        return open_next(request, None)
+    except WorkflowError as exc:
+        return error_fragment(request, [str(exc)], status=exc.status_code, target="#queue-msg")
+
+
+@require_POST
+@auditor_required
+def submit_next(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Submit, then open the next statement that needs me (one key: n)."""
+    feedback = visible_feedback(request, pk)
+    try:
+        feedback = feedback_submit(
+            feedback=feedback, user=request.user, base_version=base_version(request.POST)
+        )
+        messages.success(request, f"Submitted statement #{feedback.statement.order}.")
+        return open_next(request, feedback.statement)
+    except WorkflowError as exc:
+        target = f"#card-msg-{feedback.statement_id}"
+        lines = exc.messages() if hasattr(exc, "messages") else [str(exc)]
+        extra = {"heading": exc.detail} if hasattr(exc, "detail") else None
+        return error_fragment(request, lines, status=exc.status_code, target=target, extra=extra)
+
+
+@require_POST
+@auditor_required
+def skip(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Skip with a reason, then open the next statement that needs me."""
+    statement = get_object_or_404(Statement.objects.select_related("speaker", "discussion"), pk=pk)
+    form = SkipForm(request.POST)
+    target = f"#card-msg-{statement.pk}"
+    if not form.is_valid():
+        problems = [
+            f"{name}: {' '.join(str(e) for e in errors)}" for name, errors in form.errors.items()
+        ]
+        return error_fragment(request, problems, status=400, target=target)
+    try:
+        statement_skip(
+            statement=statement, auditor=request.user,
+            reason=form.cleaned_data["reason"], note=form.cleaned_data["note"],
+        )  # fmt: skip
+        messages.success(request, f"Skipped statement #{statement.order}.")
+        return open_next(request, statement)
+    except WorkflowError as exc:
+        return error_fragment(request, [str(exc)], status=exc.status_code, target=target)
