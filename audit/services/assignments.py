@@ -91,6 +91,7 @@ def assignable_statements(plan: AssignmentPlan) -> dict[int, list[int]]:
     if plan.last_order is not None:
         statements = statements.filter(order__lte=plan.last_order)
     statements = statements.exclude(Exists(Assignment.objects.filter(statement=OuterRef("pk"))))
+    statements = statements.exclude(triage__provisional=True)  # review triage accepted them
     grouped: dict[int, list[int]] = {}
     for pk, discussion_id in statements.order_by("discussion_id", "order").values_list(
         "pk", "discussion_id"
@@ -362,6 +363,7 @@ def assignment_next(*, user: User, after: Statement | None = None) -> Statement 
         Assignment.objects.open()
         .of(user)
         .exclude(statement_id__in=done.values("statement_id"))
+        .exclude(statement__triage__provisional=True)  # review triage accepted them
         .in_due_order()
         .select_related("statement__discussion", "statement__speaker")
     )
@@ -377,6 +379,7 @@ def assignment_next(*, user: User, after: Statement | None = None) -> Statement 
         .filter(discussion_id=after.discussion_id, order__gt=after.order)
         .exclude(Exists(Assignment.objects.filter(statement=OuterRef("pk"))))
         .exclude(Exists(Feedback.objects.filter(statement=OuterRef("pk"), auditor=user)))
+        .exclude(triage__provisional=True)
         .select_related("discussion", "speaker")
         .order_by("order")
         .first()

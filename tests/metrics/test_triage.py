@@ -274,3 +274,16 @@ def test_api_export_adds_provisional_ground_truth_only_on_request(world, api, ad
     marked = api(admin_user).get(url + "&include_provisional=true").json()
     provisional = [s["provisional_ground_truth"] for s in marked["discussions"][0]["statements"]]
     assert provisional[0]["confidence"] == 0.97 and provisional[2] is None
+
+
+def test_assignments_skip_what_triage_accepted(world, admin_user, auditor):
+    from audit.models import Assignment
+    from audit.services.assignments import AssignmentPlan, assignment_next, assignments_create
+
+    run, fresh, new = world
+    _turn_on(run, admin_user)
+    triage_result_compute(run_id=run.pk)
+    plan = AssignmentPlan(discussions=[fresh], auditors=[auditor])
+    assignments_create(plan=plan, admin=admin_user)
+    assert list(Assignment.objects.values_list("statement_id", flat=True)) == [new[2].pk]
+    assert assignment_next(user=auditor) == new[2]
