@@ -539,6 +539,12 @@ class TriageSettings(models.Model):
     acceptable_f1 = models.FloatField(default=1.0, help_text="F1 at or above: acceptable.")
     qa_rate = models.FloatField(default=0.10, help_text="Share of accepted ones coded anyway.")
     lowest_first = models.BooleanField(default=False, help_text="Queue: weakest AI first.")
+
+    class Score(models.TextChoices):
+        RAW = "raw", "Weakest item confidence × agreement with the other run"
+        CALIBRATED = "calibrated", "Calibrated P(acceptable), fitted on other discussions"
+
+    score = models.CharField(max_length=12, choices=Score.choices, default=Score.RAW)
     # The monitor reads QA results approved since triage was (re)enabled.
     enabled_at = models.DateTimeField(null=True, blank=True)
     suspended_at = models.DateTimeField(null=True, blank=True)

@@ -48,6 +48,13 @@ class TriageSettingsInputSerializer(StrictInputSerializer):
     acceptable_f1 = _bounded("acceptable_f1", "A statement is acceptable when its F1 >= this.")
     qa_rate = _bounded("qa_rate", "Share of accepted statements still coded (the QA sample).")
     lowest_first = StrictBooleanField(help_text="Order the remaining queue weakest AI first.")
+    score = serializers.ChoiceField(
+        choices=["raw", "calibrated"],
+        required=False,
+        default="raw",
+        help_text="raw: weakest item confidence × agreement with the other run (default); "
+        "calibrated: P(acceptable) from a logistic calibrator fitted on other discussions.",
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         low = {f for f, (lowest, _, low_ok) in BOUNDS.items() if not low_ok}
@@ -110,6 +117,7 @@ def triage_body(run: ExtractionRun) -> dict[str, Any]:
             "acceptable_f1": settings.acceptable_f1,
             "qa_rate": settings.qa_rate,
             "lowest_first": settings.lowest_first,
+            "score": settings.score,
         },
         "suspended_reason": settings.suspended_reason,
         "result_status": row.status if row else None,

@@ -23,7 +23,7 @@ from evalsite.http import HtmxHttpRequest
 class TriageSettingsForm(forms.ModelForm):
     class Meta:
         model = TriageSettings
-        fields = ["enabled", "alpha", "delta", "acceptable_f1", "qa_rate", "lowest_first"]
+        fields = ["enabled", "alpha", "delta", "acceptable_f1", "qa_rate", "lowest_first", "score"]
         labels = {
             "enabled": "Review triage on",
             "alpha": "Risk level α (share of unacceptable statements let through)",
@@ -31,6 +31,7 @@ class TriageSettingsForm(forms.ModelForm):
             "acceptable_f1": "Acceptable when statement F1 ≥",
             "qa_rate": "QA sampling rate (share of accepted statements coded anyway)",
             "lowest_first": "Order the remaining queue lowest confidence first",
+            "score": "Statement confidence",
         }
 
     def choice(self) -> TriageChoice:

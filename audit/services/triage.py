@@ -52,6 +52,7 @@ class TriageChoice:
     acceptable_f1: float
     qa_rate: float
     lowest_first: bool
+    score: str = TriageSettings.Score.RAW
 
 
 def triage_settings_get(*, run: ExtractionRun) -> TriageSettings:
@@ -76,6 +77,9 @@ def triage_settings_update(
     """Save the settings. Turning triage on (or on again after a suspension) restarts the
     monitor; turning it off sends every provisional statement back to the queue."""
     triage_settings_check(choice)
+    if choice.score not in TriageSettings.Score.values:
+        expected = ", ".join(TriageSettings.Score.values)
+        raise TriageSettingsError("score", f"expected one of {expected}")
     settings, _ = TriageSettings.objects.select_for_update().get_or_create(run=run)
     before = _settings_dict(settings)
     restart = choice.enabled and (not settings.enabled or settings.suspended_at is not None)
@@ -110,6 +114,7 @@ def _settings_dict(settings: TriageSettings) -> dict:
         "acceptable_f1": settings.acceptable_f1,
         "qa_rate": settings.qa_rate,
         "lowest_first": settings.lowest_first,
+        "score": settings.score,
     }
 
 

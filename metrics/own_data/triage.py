@@ -45,6 +45,7 @@ from audit.services.triage import (
 from metrics.cards import card_state, whole_family_card_base, whole_family_row
 from metrics.families.plots import Svg, line_plot
 from metrics.families.selective.triage import (
+    calibrated_scores,
     risk_controlled_threshold,
     risk_monitor,
     statement_loss,
@@ -108,12 +109,22 @@ def run_statements_load(run: ExtractionRun, partner: ExtractionRun | None) -> li
     return out
 
 
-def _scores(statements: Sequence[RunStatement]) -> dict[int, float]:
+def _scores(
+    statements: Sequence[RunStatement], losses: dict[int, int], *, calibrated: bool
+) -> dict[int, float]:
+    """Every statement's confidence: the raw score, or P(acceptable) from the calibrator fitted
+    on the approved statements of the other discussions (``calibrated_scores``)."""
     settings = match_settings()
-    return {
-        s.statement_id: statement_score(statement_signals(s.ai, other=s.other, settings=settings))
-        for s in statements
-    }
+    signals = [statement_signals(s.ai, other=s.other, settings=settings) for s in statements]
+    if not calibrated:
+        values = [statement_score(signal) for signal in signals]
+    else:
+        acceptable = [
+            None if s.statement_id not in losses else losses[s.statement_id] == 0
+            for s in statements
+        ]
+        values = calibrated_scores(signals, acceptable, [s.discussion_id for s in statements])
+    return {s.statement_id: v for s, v in zip(statements, values, strict=True)}
 
 
 def _loss(s: RunStatement, gt: GroundTruth, acceptable_f1: float) -> int:
@@ -192,6 +203,7 @@ def _settings_values(settings: TriageSettings) -> dict[str, Any]:
         "acceptable_f1": settings.acceptable_f1,
         "qa_rate": settings.qa_rate,
         "lowest_first": settings.lowest_first,
+        "score": settings.score,
         "enabled_at": settings.enabled_at.isoformat() if settings.enabled_at else None,
         "suspended_reason": settings.suspended_reason,
     }
@@ -204,11 +216,12 @@ def triage_values(
     qa: Sequence[tuple],
     timing: tuple[float, str],
 ) -> dict[str, Any]:
-    scores = _scores(statements)
     approved = [s for s in statements if s.statement_id in gt]
     losses = {
         s.statement_id: _loss(s, gt[s.statement_id], settings.acceptable_f1) for s in approved
     }
+    calibrated = settings.score == TriageSettings.Score.CALIBRATED
+    scores = _scores(statements, losses, calibrated=calibrated)
     threshold = risk_controlled_threshold(
         [scores[s.statement_id] for s in approved],
         [losses[s.statement_id] for s in approved],
@@ -230,7 +243,7 @@ def triage_values(
     seconds, timing_source = timing
     return {
         "settings": _settings_values(settings),
-        "score": "weakest item confidence × agreement with the other run",
+        "score": TriageSettings.Score(settings.score).label,
         "threshold": threshold.to_dict(),
         "n_statements": len(statements),
         "n_calibration": len(approved),

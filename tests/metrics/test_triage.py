@@ -236,6 +236,7 @@ def test_settings_page_saves_and_refuses_bad_numbers(world, admin_client):
     url = reverse("metrics:triage_settings", args=[run.pk])
     assert admin_client.get(url).status_code == 200
     form = {"enabled": "on", "alpha": "0.7", "delta": "0.1", "acceptable_f1": "1", "qa_rate": "0.1"}
+    form["score"] = "raw"
     bad = admin_client.post(url, form)
     assert bad.status_code == 400 and "alpha" in bad.content.decode()
     good = admin_client.post(url, {**form, "alpha": "0.05"})
@@ -287,3 +288,31 @@ def test_assignments_skip_what_triage_accepted(world, admin_user, auditor):
     assignments_create(plan=plan, admin=admin_user)
     assert list(Assignment.objects.values_list("statement_id", flat=True)) == [new[2].pk]
     assert assignment_next(user=auditor) == new[2]
+
+
+def test_calibrated_scores_rank_by_what_other_discussions_teach(world, admin_user):
+    run, _, new = world
+    for i in range(6):  # the run is wrong where it hesitates
+        statement = StatementFactory(discussion=DiscussionFactory())
+        ExtractionFactory(statement=statement, run=run, pdp_deltas=_payload(f"Zed{i}", 0.4))
+        FeedbackFactory(
+            statement=statement,
+            edited_extraction=_payload(f"Amy{i}", 1.0),
+            status=Feedback.Status.APPROVED,
+            approved_by=admin_user,
+            approved_at=timezone.now(),
+        )
+    _turn_on(run, admin_user, score="calibrated")
+    triage_result_compute(run_id=run.pk)
+    values = _values(run)
+    assert values["score"].startswith("Calibrated") and values["settings"]["score"] == "calibrated"
+    scores = {int(k): v for k, v in values["scores"].items()}
+    assert all(0.0 < v < 1.0 for v in scores.values())
+    assert scores[new[0].pk] > 0.5 > scores[new[2].pk]
+    assert values["threshold"]["threshold"] is not None and values["n_above"] == 2
+
+
+def test_an_unknown_score_is_refused(world, admin_user):
+    run, _, _ = world
+    with pytest.raises(TriageSettingsError, match="score: expected one of raw, calibrated"):
+        _turn_on(run, admin_user, score="magic")
