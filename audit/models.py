@@ -567,6 +567,19 @@ class TriageSettings(models.Model):
     def is_active(self) -> bool:
         return self.state == self.State.ACTIVE
 
+    def chosen(self) -> dict[str, Any]:
+        """What an admin chooses for the run's triage: logged before and after a change, shown
+        by the API, stored with the triage result."""
+        return {
+            "enabled": self.enabled,
+            "alpha": self.alpha,
+            "delta": self.delta,
+            "acceptable_f1": self.acceptable_f1,
+            "qa_rate": self.qa_rate,
+            "lowest_first": self.lowest_first,
+            "score": self.score,
+        }
+
 
 class TriageStatementQuerySet(models.QuerySet):
     def provisional(self) -> TriageStatementQuerySet:

@@ -110,15 +110,7 @@ def triage_body(run: ExtractionRun) -> dict[str, Any]:
     return {
         "run": run.pk,
         "state": settings.state,
-        "settings": {
-            "enabled": settings.enabled,
-            "alpha": settings.alpha,
-            "delta": settings.delta,
-            "acceptable_f1": settings.acceptable_f1,
-            "qa_rate": settings.qa_rate,
-            "lowest_first": settings.lowest_first,
-            "score": settings.score,
-        },
+        "settings": settings.chosen(),
         "suspended_reason": settings.suspended_reason,
         "result_status": row.status if row else None,
         "threshold": values.get("threshold"),

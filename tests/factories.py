@@ -5,14 +5,7 @@ from __future__ import annotations
 import factory
 from django.contrib.auth import get_user_model
 
-from audit.models import (
-    Discussion,
-    Extraction,
-    ExtractionRun,
-    Feedback,
-    Speaker,
-    Statement,
-)
+from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Speaker, Statement
 
 
 def pdp(people=(), events=(), pair_bonds=(), delete=()) -> dict:

@@ -81,7 +81,7 @@ def triage_settings_update(
         expected = ", ".join(TriageSettings.Score.values)
         raise TriageSettingsError("score", f"expected one of {expected}")
     settings, _ = TriageSettings.objects.select_for_update().get_or_create(run=run)
-    before = _settings_dict(settings)
+    before = settings.chosen()
     restart = choice.enabled and (not settings.enabled or settings.suspended_at is not None)
     for field, value in vars(choice).items():
         setattr(settings, field, value)
@@ -100,22 +100,10 @@ def triage_settings_update(
         action=Action.TRIAGE_SETTINGS,
         target=run,
         message=f"Review triage of {run}: {TriageSettings.State(settings.state).label}",
-        details={"before": before, "after": _settings_dict(settings)},
+        details={"before": before, "after": settings.chosen()},
     )
     triage_changed_send(run_id=run.pk, reason="triage settings")
     return settings
-
-
-def _settings_dict(settings: TriageSettings) -> dict:
-    return {
-        "enabled": settings.enabled,
-        "alpha": settings.alpha,
-        "delta": settings.delta,
-        "acceptable_f1": settings.acceptable_f1,
-        "qa_rate": settings.qa_rate,
-        "lowest_first": settings.lowest_first,
-        "score": settings.score,
-    }
 
 
 def qa_drawn(*, run_id: int, statement_id: int, rate: float) -> bool:

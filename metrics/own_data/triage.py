@@ -196,14 +196,8 @@ def seconds_per_statement() -> tuple[float, str]:
 
 def _settings_values(settings: TriageSettings) -> dict[str, Any]:
     return {
-        "enabled": settings.enabled,
+        **settings.chosen(),
         "state": settings.state,
-        "alpha": settings.alpha,
-        "delta": settings.delta,
-        "acceptable_f1": settings.acceptable_f1,
-        "qa_rate": settings.qa_rate,
-        "lowest_first": settings.lowest_first,
-        "score": settings.score,
         "enabled_at": settings.enabled_at.isoformat() if settings.enabled_at else None,
         "suspended_reason": settings.suspended_reason,
     }
