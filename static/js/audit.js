@@ -161,7 +161,10 @@
       const rowClass = { people: "person", events: "event", pair_bonds: "bond" }[trigger.value.slice(4)];
       const rows = rowClass ? card.querySelectorAll(".ed-" + rowClass) : [];
       const last = rows[rows.length - 1];
-      const field = last && last.querySelector("input[type=text], select");
+      let field = last && last.querySelector("input[type=text], select");
+      // A new event is a shift of the person chosen beside "+ Event": start at its date.
+      const who = last && last.querySelector('select[name$="-person"]');
+      if (rowClass === "event" && who && who.value) field = last.querySelector('input[name$="-dateTime"]');
       if (field) field.focus();
       return;
     }
