@@ -7,9 +7,14 @@ import it: it sits on audit's ground floor.
 
 from __future__ import annotations
 
+import codecs
+import hashlib
+import itertools
 import json
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 
 
 @dataclass
@@ -57,13 +62,14 @@ def _parse_constant(name: str) -> Any:
     raise JsonInputError(f"{name} is not a JSON number")
 
 
-def json_problem(data: Any) -> str | None:
+def json_problem(data: Any, *, depth: int = 1) -> str | None:
     """Why parsed JSON data is refused (absurd nesting, NUL, lone surrogates), or None.
 
+    ``depth`` is the level ``data`` sits at in its document (1: the document itself).
     Iterative, so deeply nested data cannot exhaust the stack. PostgreSQL cannot store NUL
     characters or lone UTF-16 surrogates, so they are refused here rather than failing later.
     """
-    stack = [(data, 1)]
+    stack = [(data, depth)]
     while stack:
         value, depth = stack.pop()
         if depth > MAX_JSON_DEPTH:
@@ -101,10 +107,7 @@ def parse_json(text: str) -> Any:
     """
     try:
         data = json.loads(
-            text,
-            parse_int=_parse_int,
-            parse_float=_parse_float,
-            parse_constant=_parse_constant,
+            text, parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant
         )
     except json.JSONDecodeError as exc:
         raise JsonInputError(
@@ -146,3 +149,178 @@ def load_jsonl(data: bytes | str, *, file: str) -> list[Any]:
         except JsonInputError as exc:
             raise InputError(file, f"line {number}", exc.message) from None
     return rows
+
+
+# --- reading a large file a piece at a time ------------------------------------------------------
+
+STREAM_CHUNK = 64 * 1024  # bytes read at a time
+# A decode that fails this close to the end of the text read so far may have met a value cut
+# short by the chunk boundary ("tru", "1e", "\\u00"): read on and try again.
+_CUT_MARGIN = 16
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder(
+    parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant
+)
+
+
+class JsonListReader:
+    """A JSON file whose top level is an object, with one list member read an element at a time.
+
+    Iterating yields the elements of the top-level member ``list_key`` (when it is a list) as
+    they are read, so memory holds one element and a chunk of text, never the file. Once the
+    iteration ends, ``members`` holds the other top-level members (and ``list_key`` itself when
+    it is not a list), ``has_list`` says whether the list was there, and a document that is not
+    an object at all is read whole into ``top`` (``is_object`` False).
+
+    The limits and messages are parse_json's: syntax errors name the line and column, the
+    number hooks refuse what parse_json refuses, every element and member is checked by
+    json_problem at its depth in the document. ``sha256`` is the digest of the bytes read.
+    """
+
+    def __init__(self, file: IO[bytes], *, list_key: str, chunk_size: int = STREAM_CHUNK):
+        self.list_key = list_key
+        self.members: dict[str, Any] = {}
+        self.has_list = False
+        self.is_object = True
+        self.top: Any = None
+        self._file, self._chunk = file, chunk_size
+        self._utf8 = codecs.getincrementaldecoder("utf-8")()
+        self._digest = hashlib.sha256()
+        self._bytes_read = 0
+        self._buf, self._pos, self._eof = "", 0, False
+        self._line, self._column = 1, 0  # where self._buf[0] is (column counted from 0)
+
+    @property
+    def sha256(self) -> str:
+        return self._digest.hexdigest()
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._skip() != "{":
+            self.is_object = False
+            self.top = self._checked(self._value(""), depth=1, where="")
+            self._end()
+            return
+        self._pos += 1
+        char = self._skip()
+        while char != "}":
+            yield from self._member(char)
+            char = self._skip()
+            if char not in ("}", ","):
+                raise self._syntax_error("Expecting ',' delimiter")
+            if char == ",":
+                self._pos += 1
+                char = self._skip()
+                if char == "}":  # json's own message for a trailing comma
+                    raise self._syntax_error("Expecting property name enclosed in double quotes")
+        self._pos += 1
+        self._end()
+
+    def _member(self, char: str) -> Iterator[Any]:
+        if char != '"':
+            raise self._syntax_error("Expecting property name enclosed in double quotes")
+        key = self._checked(self._value(""), depth=1, where="")
+        if self._skip() != ":":
+            raise self._syntax_error("Expecting ':' delimiter")
+        self._pos += 1
+        if key == self.list_key and (self.has_list or key in self.members):
+            raise JsonInputError(f"{key!r} is given twice", self._where(self._pos))
+        if key == self.list_key and self._skip() == "[":
+            self.has_list = True
+            yield from self._elements()
+        else:
+            self._skip()
+            self.members[key] = self._checked(self._value(key), depth=2, where=key)
+
+    def _elements(self) -> Iterator[Any]:
+        self._pos += 1  # the "["
+        if self._skip() == "]":
+            self._pos += 1
+            return
+        for index in itertools.count():
+            self._skip()
+            where = f"{self.list_key}[{index}]"
+            yield self._checked(self._value(where), depth=3, where=where)
+            char = self._skip()
+            if char not in ("]", ","):
+                raise self._syntax_error("Expecting ',' delimiter")
+            self._pos += 1
+            if char == "]":
+                return
+
+    def _checked(self, value: Any, *, depth: int, where: str) -> Any:
+        problem = json_problem(value, depth=depth)
+        if problem:
+            raise JsonInputError(problem, where)
+        return value
+
+    def _value(self, where: str) -> Any:
+        """The value that starts at the current position (``where`` names it in the document),
+        read on until it is whole."""
+        while True:
+            try:
+                value, end = _DECODER.raw_decode(self._buf, self._pos)
+            except json.JSONDecodeError as exc:
+                cut = exc.msg.startswith("Unterminated string") or (
+                    exc.pos >= len(self._buf) - _CUT_MARGIN
+                )
+                if self._eof or not cut:
+                    raise self._syntax_error(exc.msg, exc.pos) from None
+            except RecursionError:
+                raise JsonInputError(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
+            except JsonInputError as exc:  # a number out of range: no cut makes one
+                raise JsonInputError(exc.message, where or self._where(self._pos)) from None
+            else:
+                # A value ending near the end of the text read may be a number cut short
+                # ("1" of "1e5"): only accept it with more text after it.
+                if end <= len(self._buf) - _CUT_MARGIN or self._eof:
+                    self._pos = end
+                    return value
+            # Read at least as much again as this value has taken, so a large value costs
+            # a few decodes, not one per chunk.
+            self._more(max(self._chunk, len(self._buf) - self._pos))
+
+    def _skip(self) -> str:
+        """Skip whitespace; the next character, or "" at the end of the file."""
+        while True:
+            self._pos = _WHITESPACE.match(self._buf, self._pos).end()  # type: ignore[union-attr]
+            if self._pos < len(self._buf):
+                return self._buf[self._pos]
+            if self._eof:
+                return ""
+            self._more(self._chunk)
+
+    def _end(self) -> None:
+        if self._skip():
+            raise self._syntax_error("Extra data")
+
+    def _more(self, size: int) -> None:
+        """Read ``size`` more bytes, dropping the text before the current position."""
+        data = self._file.read(size)
+        self._eof = not data
+        self._digest.update(data)
+        pending = len(self._utf8.getstate()[0])
+        try:
+            text = self._utf8.decode(data, final=self._eof)
+        except UnicodeDecodeError as exc:
+            at = self._bytes_read - pending + exc.start
+            raise JsonInputError(f"not UTF-8 text ({exc.reason})", f"byte {at}") from None
+        self._bytes_read += len(data)
+        done = self._pos
+        newlines = self._buf.count("\n", 0, done)
+        if newlines:
+            self._line += newlines
+            self._column = done - self._buf.rfind("\n", 0, done) - 1
+        else:
+            self._column += done
+        self._buf = self._buf[done:] + text
+        self._pos = 0
+
+    def _where(self, pos: int) -> str:
+        newlines = self._buf.count("\n", 0, pos)
+        if newlines:
+            return f"line {self._line + newlines} column {pos - self._buf.rfind(chr(10), 0, pos)}"
+        return f"line {self._line} column {self._column + pos + 1}"
+
+    def _syntax_error(self, message: str, pos: int | None = None) -> JsonInputError:
+        where = self._where(self._pos if pos is None else pos)
+        return JsonInputError(f"invalid JSON: {message}", where)

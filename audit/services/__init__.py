@@ -21,6 +21,7 @@ from audit.services.feedback import (
 from audit.services.transfer import (
     ImportSummary,
     discussions_import,
+    discussions_import_file,
     extractions_import,
     ground_truth_export,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "WorkflowError",
     "WrongState",
     "discussions_import",
+    "discussions_import_file",
     "extractions_import",
     "feedback_approve",
     "feedback_bulk_approve",

@@ -11,15 +11,13 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError as SchemaError
 from rest_framework.authtoken.models import Token
 
 from audit.models import (
     Discussion,
     ExtractionRun,
 )
-from audit.schemas import GROUND_TRUTH_EXPORT_SCHEMA, PayloadError, PayloadIssue, format_path
+from audit.schemas import PayloadError, PayloadIssue
 from audit.services.transfer import (  # noqa: F401 (the limits are published by the API)
     MAX_EXTERNAL_ID,
     MAX_MODEL_NAME,
@@ -31,8 +29,6 @@ from audit.services.transfer import (  # noqa: F401 (the limits are published by
     discussions_import,
 )
 from evalsite.access import is_admin, is_auditor
-
-_EXPORT_VALIDATOR = Draft202012Validator(GROUND_TRUTH_EXPORT_SCHEMA)
 
 
 @transaction.atomic
@@ -72,24 +68,9 @@ def ground_truth_import(
     *, data: Any, by: User | None, progress: Progress | None = None
 ) -> ImportSummary:
     """Import a ground-truth export file (schema v1), validated against the published schema.
-    ``progress(done, total)`` is called after each discussion (large imports run as a job:
-    audit/services/import_jobs.py)."""
-    errors = [leaf for e in _EXPORT_VALIDATOR.iter_errors(data) for leaf in _leaves(e)]
-    errors.sort(key=lambda e: list(map(str, e.absolute_path)))
-    issues = [PayloadIssue(format_path(e.absolute_path), e.message) for e in errors[:50]]
-    if issues:
-        raise PayloadError(issues)
-    return discussions_import(data=data, by=by, progress=progress)
-
-
-def _leaves(error: SchemaError) -> list[SchemaError]:
-    """The specific errors under a "oneOf [X, null]": what is wrong inside X, not "matches none"."""
-    if not error.context:
-        return [error]
-    inner = [
-        e for e in error.context if not (e.validator == "type" and e.validator_value == "null")
-    ]
-    return [leaf for e in inner for leaf in _leaves(e)] or [error]
+    ``progress(done, total)`` is called after each discussion (large imports run as a job that
+    reads the stored file as it goes: audit/services/import_jobs.py)."""
+    return discussions_import(data=data, by=by, progress=progress, export_schema=True)
 
 
 # --- extraction runs and extractions ------------------------------------------------------------

@@ -5,13 +5,13 @@ are imported in the request; larger ones are stored and become a job (kind "impo
 Celery task (``audit.tasks.import_ground_truth_job``) calls ``ground_truth_import_job_run``.
 The same file sent twice while its import is active gets the same job back (the job's scope
 is the file's hash). The import itself is the one ``ground_truth_import``: same checks, all or
-nothing.
+nothing; the job reads the stored file one discussion at a time (twice: check, then import),
+so its memory stays flat in the file's size.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import time
 from dataclasses import asdict, dataclass
@@ -24,16 +24,18 @@ from django.core.files.storage import default_storage
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.utils import timezone
 
+from audit.jsonin import JsonInputError
 from audit.models import ComputeJob
 from audit.schemas import PayloadError
 from audit.services.api_support import ground_truth_import
 from audit.services.jobs import compute_job_start
-from audit.services.transfer import ImportSummary
+from audit.services.transfer import ImportSummary, discussions_import_file
 from evalsite.queue import task_enqueue_named
 
 log = logging.getLogger(__name__)
 
 IMPORT_TASK = "metrics.tasks.import_ground_truth_job"  # audit.tasks; its first, stable name
+IMPORT_CHUNK_BYTES = 256 * 1024  # read from the stored file at a time
 
 
 @dataclass
@@ -82,12 +84,18 @@ def ground_truth_import_job_run(*, job_id: int) -> ComputeJob:
     if not claimed:  # delivered twice, or cancelled while queued
         return job
     try:
-        with default_storage.open(job.params["file"], "rb") as stored:
-            data = json.load(stored)
         with _ProgressWriter(job_id) as progress:
-            summary = ground_truth_import(data=data, by=job.created_by, progress=progress)
+            summary = discussions_import_file(
+                open_file=lambda: default_storage.open(job.params["file"], "rb"),
+                by=job.created_by,
+                progress=progress,
+                export_schema=True,  # what ground_truth_import checks in the request
+                chunk_size=IMPORT_CHUNK_BYTES,
+            )
     except PayloadError as exc:
         _finish(job_id, ComputeJob.Status.FAILED, "Nothing imported: " + "; ".join(exc.messages()))
+    except JsonInputError as exc:
+        _finish(job_id, ComputeJob.Status.FAILED, f"Nothing imported: not valid JSON: {exc}")
     except Exception as exc:  # the job must end in a visible state, whatever went wrong
         log.exception("ground-truth import job %s failed", job_id)
         _finish(job_id, ComputeJob.Status.FAILED, f"Nothing imported: {type(exc).__name__}: {exc}")

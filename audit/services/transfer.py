@@ -4,16 +4,22 @@ The import accepts the ground-truth export format (one discussion as
 ``{"discussion": {...}, "statements": [...]}``, or many under ``"discussions"``, each either
 nested that way or flat as the export writes it). It validates the whole file first and
 stores nothing if any part is wrong; it is idempotent by the discussion's external id.
+
+Files are read in two passes, one discussion at a time (audit.jsonin.JsonListReader): the
+first checks every discussion, the second imports them in one transaction. Parsed data goes
+through the same two passes, so memory stays flat in the number of discussions either way.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import itertools
 import json
 import textwrap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import IO, Any, Protocol
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
@@ -22,7 +28,10 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError as SchemaError
 
+from audit.jsonin import STREAM_CHUNK, JsonListReader
 from audit.models import (
     Discussion,
     Extraction,
@@ -33,7 +42,14 @@ from audit.models import (
     TriageStatement,
 )
 from audit.pdp import CONFLICT, RULE, UNKNOWN, payload_ids, pdp_problems
-from audit.schemas import PayloadError, PayloadIssue, normalize_pdp, pdp_issues
+from audit.schemas import (
+    GROUND_TRUTH_EXPORT_SCHEMA,
+    PayloadError,
+    PayloadIssue,
+    format_path,
+    normalize_pdp,
+    pdp_issues,
+)
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.feedback import NotAllowed, revision_record
 from audit.signals import extractions_changed_send, ground_truth_changed_send
@@ -81,18 +97,94 @@ class ImportSummary:
 # --- reading the file ----------------------------------------------------------------------------
 
 
-def _discussion_items(data: Any) -> list[tuple[str, dict, list]]:
-    """(path, discussion fields, statements) for each discussion in the file."""
-    if not isinstance(data, dict):
-        raise PayloadError([PayloadIssue("", "expected a JSON object at the top level")])
-    if "discussions" in data:
-        items = data["discussions"]
-        if not isinstance(items, list):
-            raise PayloadError([PayloadIssue("discussions", "expected a list of discussions")])
-        return [_split_discussion(item, f"discussions[{i}]") for i, item in enumerate(items)]
-    if "discussion" in data:
-        return [_split_discussion(data, "")]
-    raise PayloadError([PayloadIssue("", "expected a 'discussion' object or a 'discussions' list")])
+class _Reading(Protocol):
+    """One pass over an import file: its discussions one at a time (iterating), then what
+    else its top level holds (JsonListReader's attributes)."""
+
+    is_object: bool
+    top: Any
+    members: dict[str, Any]
+    has_list: bool
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class _ParsedReading:
+    """Parsed data read like a file, so both take the same two passes."""
+
+    def __init__(self, data: Any):
+        self.is_object = isinstance(data, dict)
+        self.top = data
+        items = data.get("discussions") if self.is_object else None
+        self.has_list = isinstance(items, list)
+        self.members = (
+            {k: v for k, v in data.items() if k != "discussions" or not self.has_list}
+            if self.is_object
+            else {}
+        )
+        self._items: list[Any] = items if isinstance(items, list) else []
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._items)
+
+
+class _Source(Protocol):
+    def reading(self) -> contextlib.AbstractContextManager[_Reading]: ...
+
+    def check_unchanged(self, first: _Reading, second: _Reading) -> None: ...
+
+
+class _ParsedSource:
+    def __init__(self, data: Any):
+        self.data = data
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[_Reading]:
+        yield _ParsedReading(self.data)
+
+    def check_unchanged(self, first: _Reading, second: _Reading) -> None:
+        pass
+
+
+class _FileSource:
+    """A file opened afresh for each pass and read a chunk at a time."""
+
+    def __init__(self, open_file: Callable[[], IO[bytes]], chunk_size: int):
+        self.open_file, self.chunk_size = open_file, chunk_size
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[_Reading]:
+        with self.open_file() as file:
+            yield JsonListReader(file, list_key="discussions", chunk_size=self.chunk_size)
+
+    def check_unchanged(self, first: _Reading, second: _Reading) -> None:
+        # The second pass imports what the first one checked, or nothing.
+        if getattr(first, "sha256", None) != getattr(second, "sha256", None):
+            raise PayloadError([PayloadIssue("", "the file changed while it was imported")])
+
+
+def _top_level_problem(reading: _Reading) -> PayloadError | None:
+    """What is wrong with the file's top level for an import, as the whole-file check said."""
+    if not reading.is_object:
+        return PayloadError([PayloadIssue("", "expected a JSON object at the top level")])
+    if reading.has_list:
+        return None
+    if "discussions" in reading.members:
+        return PayloadError([PayloadIssue("discussions", "expected a list of discussions")])
+    if "discussion" in reading.members:
+        return None
+    return PayloadError(
+        [PayloadIssue("", "expected a 'discussion' object or a 'discussions' list")]
+    )
+
+
+def _discussion_items(reading: _Reading) -> Iterator[tuple[str, dict, list]]:
+    """(path, discussion fields, statements) for each discussion, as the file is read; the
+    single-discussion form ({"discussion": ..., "statements": ...}) is read whole."""
+    for index, item in enumerate(reading):
+        yield _split_discussion(item, f"discussions[{index}]")
+    if not reading.has_list and reading.is_object and "discussion" in reading.members:
+        yield _split_discussion(reading.members, "")
 
 
 def _split_discussion(item: Any, path: str) -> tuple[str, dict, list]:
@@ -413,33 +505,147 @@ def discussions_import(
     by: User | None,
     default_run: tuple[str, str] = DEFAULT_IMPORT_RUN,
     progress: Progress | None = None,
+    export_schema: bool = False,
 ) -> ImportSummary:
-    """Import every discussion of a file, all or nothing; raises PayloadError naming each problem.
+    """Import every discussion of parsed data, all or nothing; raises PayloadError naming each
+    problem. ``export_schema`` checks the data against the published export schema first.
 
     ``by`` is the importing admin: imported ground truth is approved by them, marked "imported".
     """
+    return _import(_ParsedSource(data), by, default_run, progress, export_schema)
+
+
+def discussions_import_file(
+    *,
+    open_file: Callable[[], IO[bytes]],
+    by: User | None,
+    default_run: tuple[str, str] = DEFAULT_IMPORT_RUN,
+    progress: Progress | None = None,
+    export_schema: bool = False,
+    chunk_size: int = STREAM_CHUNK,
+) -> ImportSummary:
+    """discussions_import for a file too large to hold: ``open_file()`` opens it in binary
+    mode, once to check it and once to import it, each time read one discussion at a time.
+    Raises JsonInputError (with where) for a file that is not valid JSON."""
+    return _import(_FileSource(open_file, chunk_size), by, default_run, progress, export_schema)
+
+
+def _import(
+    source: _Source,
+    by: User | None,
+    default_run: tuple[str, str],
+    progress: Progress | None,
+    export_schema: bool,
+) -> ImportSummary:
     if by is None or not is_admin(by):
         raise NotAllowed("Only admins import discussions and ground truth.")
-    items = _discussion_items(data)
-    run_fields = dict(zip(("model_name", "prompt_version"), default_run, strict=True))
-    limits = {"model_name": MAX_MODEL_NAME, "prompt_version": MAX_PROMPT_VERSION}
-    issues = _text_issues(run_fields, "run", limits)
-    issues += [issue for item in items for issue in _discussion_issues(*item)]
-    if issues:
-        raise PayloadError(issues)
+    with source.reading() as checked:
+        count = _check(checked, default_run, export_schema)
     summary = ImportSummary()
-    with transaction.atomic():
+    external_ids: list[str | None] = []
+    with transaction.atomic(), source.reading() as reading:
         _one_import_at_a_time()
         run, _ = ExtractionRun.objects.get_or_create(
             model_name=default_run[0], prompt_version=default_run[1]
         )
-        for done, (_path, fields, statements) in enumerate(items, start=1):
+        for done, (_path, fields, statements) in enumerate(_discussion_items(reading), start=1):
             _import_discussion(fields, statements, run, summary, by)
+            if len(external_ids) < LOGGED_EXTERNAL_IDS:
+                external_ids.append(_external_id(fields))
             if progress:
-                progress(done, len(items))
-        _log_import(summary, by, items)
+                progress(done, count)
+        source.check_unchanged(checked, reading)
+        _log_import(summary, by, external_ids)
         _announce_import(summary)
     return summary
+
+
+def _check(reading: _Reading, default_run: tuple[str, str], export_schema: bool) -> int:
+    """The first pass: every discussion checked as it is read; raises PayloadError with the
+    problems the whole-file check names, else returns the number of discussions."""
+    schema = _SchemaErrors() if export_schema else None
+    run_fields = dict(zip(("model_name", "prompt_version"), default_run, strict=True))
+    limits = {"model_name": MAX_MODEL_NAME, "prompt_version": MAX_PROMPT_VERSION}
+    issues = _text_issues(run_fields, "run", limits)
+    first_bad_item: PayloadError | None = None
+    count = 0
+    for index, item in enumerate(reading):
+        count += 1
+        if schema is not None:
+            schema.add_item(index, item)
+        if first_bad_item or (schema is not None and schema.found):
+            continue  # what would be reported is known: spare the work
+        try:
+            issues += _discussion_issues(*_split_discussion(item, f"discussions[{index}]"))
+        except PayloadError as exc:  # not a discussion object: the check stops there
+            first_bad_item = exc
+    if schema is not None:
+        schema.add_top(reading)
+        schema.raise_found()
+    problem = _top_level_problem(reading) or first_bad_item
+    if problem:
+        raise problem
+    if not reading.has_list:
+        count = 1
+        issues += _discussion_issues(*_split_discussion(reading.members, ""))
+    if issues:
+        raise PayloadError(issues)
+    return count
+
+
+_EXPORT_VALIDATOR = Draft202012Validator(GROUND_TRUTH_EXPORT_SCHEMA)
+_EXPORT_ITEM_VALIDATOR = Draft202012Validator(
+    GROUND_TRUTH_EXPORT_SCHEMA["properties"]["discussions"]["items"]
+)
+SCHEMA_ERRORS_SHOWN = 50
+
+
+class _SchemaErrors:
+    """The export schema's errors, gathered a discussion at a time: the first 50 in path
+    order, as validating the whole document reports them, kept without holding them all."""
+
+    def __init__(self) -> None:
+        self.kept: list[tuple[list[str], int, PayloadIssue]] = []
+        self.found = False
+        self._order = itertools.count()  # ties keep the validator's order
+
+    def add_item(self, index: int, item: Any) -> None:
+        for error in _EXPORT_ITEM_VALIDATOR.iter_errors(item):
+            for leaf in _leaves(error):
+                self._add(["discussions", index, *leaf.absolute_path], leaf.message)
+
+    def add_top(self, reading: _Reading) -> None:
+        """The top level, with the discussions (checked one by one) left out."""
+        top = reading.top if not reading.is_object else dict(reading.members)
+        if reading.has_list:
+            top["discussions"] = []
+        for error in _EXPORT_VALIDATOR.iter_errors(top):
+            for leaf in _leaves(error):
+                self._add(list(leaf.absolute_path), leaf.message)
+
+    def _add(self, path: list, message: str) -> None:
+        self.found = True
+        issue = PayloadIssue(format_path(path), message)
+        self.kept.append((list(map(str, path)), next(self._order), issue))
+        if len(self.kept) > 20 * SCHEMA_ERRORS_SHOWN:
+            self.kept = sorted(self.kept)[:SCHEMA_ERRORS_SHOWN]
+
+    def raise_found(self) -> None:
+        if self.kept:
+            raise PayloadError([issue for *_, issue in sorted(self.kept)[:SCHEMA_ERRORS_SHOWN]])
+
+
+def _leaves(error: SchemaError) -> list[SchemaError]:
+    """The specific errors under a "oneOf [X, null]": what is wrong inside X, not "matches none"."""
+    if not error.context:
+        return [error]
+    inner = [
+        e for e in error.context if not (e.validator == "type" and e.validator_value == "null")
+    ]
+    return [leaf for e in inner for leaf in _leaves(e)] or [error]
+
+
+LOGGED_EXTERNAL_IDS = 1000  # the audit log names the first discussions of an import
 
 
 # Any number fixed for this purpose; pg_advisory_xact_lock keys are application-defined.
@@ -454,14 +660,14 @@ def _one_import_at_a_time() -> None:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [IMPORT_LOCK_KEY])
 
 
-def _log_import(summary: ImportSummary, by, items: list) -> None:
+def _log_import(summary: ImportSummary, by, external_ids: list[str | None]) -> None:
     audit_log_record(
         actor=by,
         action=Action.IMPORT,
         object_type="import",
         message=f"Imported: {summary.line()}.",
         details={
-            "external_ids": [_external_id(fields) for _path, fields, _s in items][:1000],
+            "external_ids": external_ids,
             "imported_feedback": summary.imported_feedback_ids[:10_000],
             "statements_created": summary.statements_created,
             "extractions_created": summary.extractions_created,

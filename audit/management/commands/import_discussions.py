@@ -1,37 +1,41 @@
+import resource
 from pathlib import Path
-from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from audit.jsonin import JsonInputError, parse_json
+from audit.jsonin import JsonInputError
 from audit.management.progress import ProgressBar
 from audit.schemas import PayloadError
-from audit.services import discussions_import
+from audit.services import discussions_import_file
 from evalsite.access import is_admin
 
 
-def _read(path: Path) -> Any:
-    """The file's JSON, checked like an API body (same limits), or a CommandError saying why."""
+def _readable(path: Path) -> None:
+    """A CommandError saying why the file cannot be read, before anything is checked."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        with path.open("rb"):
+            pass
     except FileNotFoundError:
         raise CommandError(f"{path}: nothing imported.\n  no such file") from None
     except OSError as exc:
         raise CommandError(
             f"{path}: nothing imported.\n  cannot read it ({exc.strerror})"
         ) from None
-    except UnicodeDecodeError as exc:
-        raise CommandError(f"{path}: nothing imported.\n  not UTF-8 text ({exc.reason})") from None
-    try:
-        return parse_json(text)
-    except JsonInputError as exc:
-        message = str(exc).removeprefix("invalid JSON: ")
-        raise CommandError(f"{path}: nothing imported.\n  not valid JSON: {message}") from None
+
+
+def _not_json(path: Path, exc: JsonInputError) -> CommandError:
+    if exc.message.startswith("not UTF-8 text"):
+        return CommandError(f"{path}: nothing imported.\n  {exc}")
+    message = str(exc).removeprefix("invalid JSON: ")
+    return CommandError(f"{path}: nothing imported.\n  not valid JSON: {message}")
 
 
 class Command(BaseCommand):
-    help = "Import discussions (ground-truth export format); idempotent, all or nothing per file."
+    help = (
+        "Import discussions (ground-truth export format); idempotent, all or nothing per file. "
+        "Files are read one discussion at a time, so memory stays flat in their size."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="+", type=Path)
@@ -49,15 +53,19 @@ class Command(BaseCommand):
         if admin is None or not is_admin(admin):
             raise CommandError(f"--by {by}: no admin with that username; nothing imported.")
         for path in files:
-            data = _read(path)
+            _readable(path)
             try:
-                summary = discussions_import(
-                    data=data,
+                summary = discussions_import_file(
+                    open_file=lambda path=path: path.open("rb"),
                     by=admin,
                     default_run=(run_model, run_prompt),
                     progress=ProgressBar(f"import {path.name}"),
                 )
+            except JsonInputError as exc:
+                raise _not_json(path, exc) from None
             except PayloadError as exc:
                 details = "\n  ".join(exc.messages())
                 raise CommandError(f"{path}: nothing imported.\n  {details}") from None
             self.stdout.write(f"{path.name}: {summary.line()}")
+        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        self.stderr.write(f"peak memory {peak_mb:.0f} MB")
