@@ -157,6 +157,7 @@ STREAM_CHUNK = 64 * 1024  # bytes read at a time
 # A decode that fails this close to the end of the text read so far may have met a value cut
 # short by the chunk boundary ("tru", "1e", "\\u00"): read on and try again.
 _CUT_MARGIN = 16
+_NUMBER_CHARACTERS = tuple("0123456789+-.eE")
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder(
     parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant
@@ -267,8 +268,9 @@ class JsonListReader:
                     raise self._syntax_error(exc.msg, exc.pos) from None
             except RecursionError:
                 raise JsonInputError(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
-            except JsonInputError as exc:  # a number out of range: no cut makes one
-                raise JsonInputError(exc.message, where or self._where(self._pos)) from None
+            except JsonInputError as exc:  # a number out of range, maybe only part of it
+                if self._eof or not self._buf.endswith(_NUMBER_CHARACTERS):
+                    raise JsonInputError(exc.message, where or self._where(self._pos)) from None
             else:
                 # A value ending near the end of the text read may be a number cut short
                 # ("1" of "1e5"): only accept it with more text after it.

@@ -95,7 +95,8 @@ def ground_truth_import_job_run(*, job_id: int) -> ComputeJob:
     except PayloadError as exc:
         _finish(job_id, ComputeJob.Status.FAILED, "Nothing imported: " + "; ".join(exc.messages()))
     except JsonInputError as exc:
-        _finish(job_id, ComputeJob.Status.FAILED, f"Nothing imported: not valid JSON: {exc}")
+        problem = str(exc).removeprefix("invalid JSON: ")
+        _finish(job_id, ComputeJob.Status.FAILED, f"Nothing imported: not valid JSON: {problem}")
     except Exception as exc:  # the job must end in a visible state, whatever went wrong
         log.exception("ground-truth import job %s failed", job_id)
         _finish(job_id, ComputeJob.Status.FAILED, f"Nothing imported: {type(exc).__name__}: {exc}")

@@ -1,11 +1,12 @@
 """Ground-truth imports larger than IMPORT_SYNC_MAX_BYTES run as a background job."""
 
+import copy
 import json
 
 import pytest
 
 from audit.models import ComputeJob, Discussion, Feedback, Statement
-from audit.services import feedback_approve
+from audit.services import feedback_approve, import_jobs
 from tests.api_fixtures import approve
 from tests.audit.test_api_ground_truth import EXPORT, IMPORT, download
 
@@ -88,3 +89,78 @@ def test_malformed_json_is_refused_in_the_request(api, admin_user, large):
     )
     assert response.status_code == 400
     assert not ComputeJob.objects.exists()
+
+
+# --- the job reads the stored file a discussion at a time -------------------------------------
+
+
+@pytest.fixture
+def three(exported) -> dict:
+    """The export with its discussion three times over (other ids), two approvals each."""
+    [first] = exported["discussions"]
+    exported["discussions"] = [
+        {**copy.deepcopy(first), "id": 9000 + i, "external_id": f"copy-{i}"} for i in range(3)
+    ]
+    return exported
+
+
+@pytest.fixture
+def tiny_chunks(monkeypatch):
+    """Every value of the file crosses chunk boundaries."""
+    monkeypatch.setattr(import_jobs, "IMPORT_CHUNK_BYTES", 7)
+
+
+def _run_job(client, data, capture) -> dict:
+    with capture(execute=True):
+        body = client.post(IMPORT, data, format="json").json()
+    return client.get(body["url"]).json()
+
+
+def test_the_job_streams_a_file_of_many_discussions_in_tiny_chunks(
+    api, admin_user, three, large, tiny_chunks, django_capture_on_commit_callbacks
+):
+    status = _run_job(api(admin_user), three, django_capture_on_commit_callbacks)
+    assert (status["status"], status["done"], status["total"]) == ("done", 3, 3), status
+    assert status["result"]["discussions_created"] == 3
+    assert status["result"]["approved_created"] == 6
+    assert sorted(Discussion.objects.values_list("external_id", flat=True)) == [
+        "copy-0",
+        "copy-1",
+        "copy-2",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("spoil", "where"),
+    [
+        (
+            lambda d: d["statements"][1]["approved_feedback"].update(approved_at="yesterday"),
+            "discussions[2].statements[1].approved_feedback.approved_at",
+        ),
+        (lambda d: d.update(summary=5), "discussions[2].summary"),
+    ],
+)
+def test_a_bad_third_discussion_fails_the_job_and_imports_nothing(
+    api, admin_user, three, large, tiny_chunks, django_capture_on_commit_callbacks, spoil, where
+):
+    spoil(three["discussions"][2])
+    status = _run_job(api(admin_user), three, django_capture_on_commit_callbacks)
+    assert status["status"] == "failed" and status["result"] is None
+    assert status["error"].startswith("Nothing imported") and where in status["error"]
+    assert Discussion.objects.count() == 0 and Statement.objects.count() == 0
+
+
+def test_a_stored_file_that_is_not_json_fails_its_job_saying_where(
+    admin_user, large, django_capture_on_commit_callbacks
+):
+    body = b'{"schema_version": "1",\n "discussions": [\n  {"id": 1,, "summary": ""}]}'
+    body += b" " * 200
+    with django_capture_on_commit_callbacks(execute=False):
+        outcome = import_jobs.ground_truth_import_start(user=admin_user, body=body)
+    assert outcome.job is not None
+    job = import_jobs.ground_truth_import_job_run(job_id=outcome.job.pk)
+    assert job.status == ComputeJob.Status.FAILED
+    assert job.error == (
+        "Nothing imported: not valid JSON: "
+        "Expecting property name enclosed in double quotes (line 3 column 12)"
+    )

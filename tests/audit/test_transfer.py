@@ -1,5 +1,7 @@
 import copy
+import io
 import json
+import re
 from datetime import UTC, datetime
 from unittest import mock
 
@@ -207,3 +209,119 @@ def test_impossible_dates_are_refused_with_their_location(where, value, expected
         discussions_import(by=admin_user, data=data)
     assert any(expected in m for m in info.value.messages()), info.value.messages()
     assert Discussion.objects.count() == 0
+
+
+# --- files are read a discussion at a time ---------------------------------------------------
+
+
+def _problems(call) -> list[str]:
+    with pytest.raises(PayloadError) as caught:
+        call()
+    return caught.value.messages()
+
+
+def _from_file(data: dict, tmp_path, **options) -> list[str]:
+    path = tmp_path / "import.json"
+    path.write_text(json.dumps(data, indent=1))
+    return _problems(
+        lambda: transfer.discussions_import_file(
+            open_file=lambda: path.open("rb"), chunk_size=5, **options
+        )
+    )
+
+
+@pytest.fixture
+def export_doc(admin_user) -> dict:
+    """A valid export of one discussion, taken from a site then emptied."""
+    discussions_import(by=admin_user, data=discussion_file())
+    data = ground_truth_export(all_discussions=True)
+    Feedback.objects.all().delete()
+    Discussion.objects.all().delete()
+    return json.loads(json.dumps(data))
+
+
+def _many_bad(doc: dict) -> dict:
+    """Twelve discussions with five schema problems each: more than are shown, and indexes
+    whose text order ("10" before "2") decides which come first."""
+    [first] = doc["discussions"]
+    doc["discussions"] = []
+    for index in range(12):
+        entry = copy.deepcopy(first)
+        entry.update(id=100 + index, external_id=f"e{index}", summary=index)
+        for statement in entry["statements"]:
+            statement["text"] = 1
+        entry["statements"][0]["order"] = "first"
+        doc["discussions"].append(entry)
+    doc["surprise"] = True
+    return doc
+
+
+SPOILERS = {
+    "many schema problems": _many_bad,
+    "rule in the third": lambda d: d.update(discussions=[*d["discussions"] * 2, _bad_date(d)]),
+    "not a list": lambda d: d.update(discussions={"a": 1}),
+    "an item not an object": lambda d: d["discussions"].append(5),
+    "no discussions": lambda d: d.pop("discussions"),
+}
+
+
+def _bad_date(doc: dict) -> dict:
+    entry = copy.deepcopy(doc["discussions"][0])
+    entry["date"] = "2025-02-30"
+    return entry
+
+
+@pytest.mark.parametrize("export_schema", [True, False])
+@pytest.mark.parametrize("spoil", SPOILERS.values(), ids=SPOILERS.keys())
+def test_a_file_is_refused_with_the_problems_its_parsed_data_gets(
+    tmp_path, admin_user, export_doc, spoil, export_schema
+):
+    spoil(export_doc)
+    options = {"by": admin_user, "export_schema": export_schema}
+    parsed = _problems(lambda: discussions_import(data=copy.deepcopy(export_doc), **options))
+    assert _from_file(export_doc, tmp_path, **options) == parsed
+    assert Discussion.objects.count() == 0
+
+
+def test_many_schema_problems_show_the_first_fifty_in_path_order(tmp_path, admin_user, export_doc):
+    problems = _from_file(_many_bad(export_doc), tmp_path, by=admin_user, export_schema=True)
+    assert len(problems) == 50
+    assert "'surprise' was unexpected" in problems[0]  # the top level's come first
+    assert problems[1].startswith("discussions[0].")
+    assert any(p.startswith("discussions[10].") for p in problems)
+    assert not any(p.startswith("discussions[9].") for p in problems)
+
+
+def test_a_file_is_imported_from_tiny_chunks(tmp_path, admin_user):
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps({"discussions": [discussion_file(f"d{i}") for i in range(4)]}))
+    summary = transfer.discussions_import_file(
+        open_file=lambda: path.open("rb"), by=admin_user, chunk_size=3
+    )
+    assert (summary.discussions_created, summary.approved_created) == (4, 4)
+    assert Feedback.objects.approved().count() == 4
+
+
+def test_a_file_that_changes_between_its_two_readings_imports_nothing(admin_user):
+    versions = iter(
+        [
+            json.dumps({"discussions": [discussion_file("checked")]}).encode(),
+            json.dumps({"discussions": [discussion_file("swapped")]}).encode(),
+        ]
+    )
+    with pytest.raises(PayloadError, match="the file changed while it was imported"):
+        transfer.discussions_import_file(
+            open_file=lambda: io.BytesIO(next(versions)), by=admin_user
+        )
+    assert Discussion.objects.count() == 0
+
+
+def test_the_import_command_reads_many_discussions_and_prints_its_peak_memory(tmp_path, admin_user):
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps({"discussions": [discussion_file(f"d{i}") for i in range(3)]}))
+    out, err = io.StringIO(), io.StringIO()
+    call_command(
+        "import_discussions", str(path), "--by", admin_user.username, stdout=out, stderr=err
+    )
+    assert "3 discussions created" in out.getvalue()
+    assert re.search(r"peak memory \d+ MB", err.getvalue())
