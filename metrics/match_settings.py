@@ -8,6 +8,9 @@ any wing (the own-data families score extraction F1 too) reads them without impo
 
 from __future__ import annotations
 
+import copy
+from typing import Any
+
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
@@ -15,7 +18,17 @@ from metrics.families.extraction import MatchSettings
 
 
 def match_settings() -> MatchSettings:
-    return MatchSettings.from_dict(getattr(settings, "EXTRACTION_MATCH_SETTINGS", None))
+    """The settings in force. Parsed once per value of the setting: a recompute asks for them
+    several times per statement (its figures, its input hash, the row's record), and parsing
+    cost more than a tenth of a statement's time."""
+    global _parsed
+    overrides = getattr(settings, "EXTRACTION_MATCH_SETTINGS", None)
+    if _parsed is None or _parsed[0] != overrides:
+        _parsed = (copy.deepcopy(overrides), MatchSettings.from_dict(overrides))
+    return _parsed[1]
+
+
+_parsed: tuple[Any, MatchSettings] | None = None  # (the setting's value, its MatchSettings)
 
 
 def check_match_settings() -> None:

@@ -186,3 +186,12 @@ def test_api_run_result_carries_both_sarf_readings(approved, client, auditor):
     for variable in ("symptom", "anxiety", "relationship", "functioning"):
         assert system[f"mean_statement_{variable}_macro_f1"] is not None
     assert response.json()["results"][0]["match_settings"] == match_settings().to_dict()
+
+
+def test_the_settings_in_force_follow_a_change_of_the_setting(settings):
+    settings.EXTRACTION_MATCH_SETTINGS = {}
+    assert match_settings() == MatchSettings()
+    settings.EXTRACTION_MATCH_SETTINGS = dict(STRICT)
+    assert match_settings() == MatchSettings(**STRICT)
+    settings.EXTRACTION_MATCH_SETTINGS["date_tolerance_days"] = 3  # changed in place too
+    assert match_settings().date_tolerance_days == 3

@@ -12,10 +12,13 @@ the slow queue of that broker meanwhile, or it takes a share of the chunks.
 from __future__ import annotations
 
 import os
+import resource
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -66,18 +69,23 @@ class Command(BaseCommand):
         self._report(rates)
 
     def _timed(self, seeded: SeededWorkload, n_workers: int, timeout: float) -> float:
-        with _workers(n_workers):
+        cpu_before = _children_cpu_seconds()
+        with _workers(n_workers) as workers:
             started = time.perf_counter()
             with transaction.atomic():  # queued on commit, like the API's start
                 job = metrics_recompute_all(run_id=seeded.run.pk)
-            job = _wait_for_end(job, timeout)
+            job = _wait_for_end(job, timeout, workers.log)
             seconds = time.perf_counter() - started
+        # The workers' own CPU time (start-up included): steadier than the wall clock on a
+        # shared machine; the database server's share is not in it.
+        cpu = _children_cpu_seconds() - cpu_before
         row = MetricResult.objects.get(key=run_key(EXTRACTION, seeded.run.pk))
         statements = row.values["n_statements"]
         rate = statements / seconds
         self.stdout.write(
             f"{n_workers} worker{'s' if n_workers > 1 else ''}: {job.total} results "
-            f"({statements} statements) in {seconds:.1f} s: {rate:.0f} statements/s "
+            f"({statements} statements) in {seconds:.1f} s: {rate:.0f} statements/s; the "
+            f"workers used {cpu:.1f} CPU s ({statements / cpu:.0f} statements per CPU second) "
             f"(job {job.status}, {len(job.params['chunks'])} chunks)"
         )
         return rate
@@ -101,13 +109,18 @@ class _workers:
     def __init__(self, count: int):
         self.names = [f"bench{i}-{uuid.uuid4().hex[:6]}@localhost" for i in range(count)]
         self.processes: list[subprocess.Popen] = []
+        self.log = Path()
 
     def __enter__(self) -> _workers:
         env = {**os.environ, "CELERY_EAGER": "0"}
-        for name in self.names:
-            command = [sys.executable, "-m", "celery", "-A", "evalsite", "worker", "-Q", "slow"]
-            command += ["--pool=solo", "-n", name, "--loglevel=warning", "--without-mingle"]
-            self.processes.append(subprocess.Popen(command, env=env))
+        self.log = Path(tempfile.mkstemp(prefix="benchmark-workers-", suffix=".log")[1])
+        with self.log.open("w") as output:
+            for name in self.names:
+                command = [sys.executable, "-m", "celery", "-A", "evalsite", "worker"]
+                command += ["-Q", "slow", "--pool=solo", "-n", name, "--loglevel=warning"]
+                command += ["--without-mingle"]
+                process = subprocess.Popen(command, env=env, stdout=output, stderr=output)
+                self.processes.append(process)
         self._wait_until_ready()
         return self
 
@@ -117,7 +130,7 @@ class _workers:
             replies = app.control.ping(destination=self.names, timeout=1.0) or []
             if len(replies) == len(self.names):
                 return
-        raise CommandError(f"the workers did not answer within {timeout:.0f} s")
+        raise CommandError(f"the workers did not answer within {timeout:.0f} s; see {self.log}")
 
     def __exit__(self, *exc: Any) -> None:
         for process in self.processes:
@@ -126,11 +139,17 @@ class _workers:
             process.wait(timeout=30)
 
 
-def _wait_for_end(job: ComputeJob, timeout: float) -> ComputeJob:
+def _wait_for_end(job: ComputeJob, timeout: float, log: Path) -> ComputeJob:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         job.refresh_from_db()
         if not job.is_active:
             return job
         time.sleep(0.2)
-    raise CommandError(f"recompute job {job.pk} did not end within {timeout:.0f} s")
+    raise CommandError(f"recompute job {job.pk} did not end within {timeout:.0f} s; see {log}")
+
+
+def _children_cpu_seconds() -> float:
+    """CPU time of this process's ended (and waited-for) children."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
