@@ -36,6 +36,7 @@ urlpatterns = [
     path("statements/<int:pk>/skip/", team.skip, name="statement_skip"),
     path("assignments/", team.assignments, name="assignments"),
     path("assignments/unassign/", team.unassign, name="unassign"),
+    path("assignments/reassign/", team.reassign_open, name="reassign_open"),
     path("assignments/<int:pk>/reassign/", team.reassign, name="reassign"),
     path("skipped/", team.skipped, name="skipped"),
     path("team/", team.team, name="team"),

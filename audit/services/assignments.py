@@ -252,6 +252,17 @@ def assignment_reassign(*, assignment: Assignment, auditor: User, admin: User) -
 
 
 @transaction.atomic
+def assignments_reassign(*, assignments: QuerySet[Assignment], auditor: User, admin: User) -> int:
+    """Give several open or skipped assignments to another auditor, all or nothing."""
+    rows = list(assignments.order_by("statement_id"))
+    if not rows:
+        raise UnknownItems("No such assignment.")
+    for row in rows:
+        assignment_reassign(assignment=row, auditor=auditor, admin=admin)
+    return len(rows)
+
+
+@transaction.atomic
 def assignments_unassign(*, assignments: QuerySet[Assignment], admin: User) -> int:
     """Take assignments back (their auditors' coding stays); returns how many."""
     if not is_admin(admin):

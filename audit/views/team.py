@@ -26,6 +26,7 @@ from audit.services.assignments import (
     assignment_next,
     assignment_reassign,
     assignments_create,
+    assignments_reassign,
     assignments_unassign,
     statement_skip,
 )
@@ -135,6 +136,25 @@ def unassign(request: HtmxHttpRequest) -> HttpResponse:
     except WorkflowError as exc:
         return error_fragment(request, [str(exc)], status=exc.status_code, target="#assign-msg")
     messages.success(request, f"Unassigned {n} open statement(s).")
+    return redirect(reverse("audit:assignments"))
+
+
+@require_POST
+@admin_required
+def reassign_open(request: HtmxHttpRequest) -> HttpResponse:
+    """Give one auditor's open assignments in one discussion to another auditor."""
+    discussion = parse_id(request.POST.get("discussion"), name="discussion", required=True)
+    auditor = parse_id(request.POST.get("auditor"), name="auditor", required=True)
+    to_id = parse_id(request.POST.get("to"), name="to", required=True)
+    to = get_object_or_404(get_user_model(), pk=to_id)
+    chosen = Assignment.objects.open().filter(
+        statement__discussion_id=discussion, auditor_id=auditor
+    )
+    try:
+        n = assignments_reassign(assignments=chosen, auditor=to, admin=request.user)
+    except WorkflowError as exc:
+        return error_fragment(request, [str(exc)], status=exc.status_code, target="#assign-msg")
+    messages.success(request, f"Reassigned {n} open statement(s) to {to.get_username()}.")
     return redirect(reverse("audit:assignments"))
 
 

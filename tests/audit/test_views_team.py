@@ -86,7 +86,7 @@ def test_my_queue_lists_my_assignments_first_with_a_progress_bar(
     client.force_login(auditor)
     html = client.get(reverse("home")).content.decode()
     assert 'data-testid="my-assignments"' in html and "2 to code" in html
-    assert 'role="progressbar"' in html and "of 2 assigned" in html
+    assert 'role="progressbar"' in html and "2 assigned, 0% done" in html
     assert html.index("my-assignments") < html.index('id="queue"')
 
 
@@ -241,3 +241,16 @@ def test_progress_reads_coding_time_from_the_history(scene, auditor):
     assert row.active_seconds == pytest.approx(180)
     assert row.median_seconds == pytest.approx(180)
     assert (row.coded, row.submitted, row.per_day) == (1, 1, 1.0)
+
+
+def test_reassign_one_auditors_open_statements(
+    admin_client, scene, auditor, second_auditor, admin_user
+):
+    assign_all(scene, admin_user, [auditor])
+    response = admin_client.post(
+        reverse("audit:reassign_open"),
+        {"discussion": scene.discussion.pk, "auditor": auditor.pk, "to": second_auditor.pk},
+    )
+    assert response.status_code == 302
+    assert set(Assignment.objects.values_list("auditor__username", flat=True)) == {"bob"}
+    assert AuditLogEntry.objects.filter(action="reassign").count() == 2
