@@ -66,7 +66,7 @@ def test_review_shows_the_ai_and_each_auditors_coding_with_differences(
     assert "Johnny Smith" in html
     assert "Aunt May" in html and "is-added" in html  # bob added a person
     assert "is-removed" in html  # and dropped the pair bond
-    assert html.count(">Approve<") == 2
+    assert html.count(">Approve and next<") == 2
     assert 'data-key="approve"' not in html  # two submissions: "a" would be ambiguous
 
 
