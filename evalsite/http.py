@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django_htmx.middleware import HtmxDetails
 
@@ -21,6 +21,16 @@ def safe_referer(request: HtmxHttpRequest) -> str:
     referer = request.headers.get("Referer", "")
     allowed = url_has_allowed_host_and_scheme(referer, {request.get_host()}, request.is_secure())
     return referer if allowed else "/"
+
+
+def page_redirect(request: HtmxHttpRequest, target: str) -> HttpResponse:
+    """Open ``target`` as a whole new page: htmx follows an HX-Redirect (the 204 has no body to
+    swap), a plain form post a redirect."""
+    if request.htmx:
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = target
+        return response
+    return redirect(target)
 
 
 def error_fragment(

@@ -31,7 +31,7 @@ from audit.views.rows import (
     discussion_rows,
 )
 from evalsite.access import admin_required, admins
-from evalsite.http import HtmxHttpRequest
+from evalsite.http import HtmxHttpRequest, page_redirect
 from evalsite.params import parse_id
 
 S = Feedback.Status
@@ -177,11 +177,7 @@ def _open_review(request: HtmxHttpRequest, statement_id: int, message: str) -> H
     """Approve-and-next: the next statement of the review stream, as a whole new page."""
     messages.success(request, message)
     target = reverse("audit:statement_review", args=[statement_id])
-    if request.htmx:
-        response = HttpResponse(status=204)
-        response["HX-Redirect"] = target
-        return response
-    return redirect(target)
+    return page_redirect(request, target)
 
 
 @require_POST

@@ -40,7 +40,7 @@ from audit.stream import (
 )
 from audit.views.access import error_fragment, visible_feedback
 from evalsite.access import admin_required, auditor_required
-from evalsite.http import HtmxHttpRequest
+from evalsite.http import HtmxHttpRequest, page_redirect
 from evalsite.params import parse_id
 
 # --- assigning (admins) -------------------------------------------------------------------------
@@ -299,11 +299,7 @@ def open_next(request: HtmxHttpRequest, after: Statement | None) -> HttpResponse
     else:
         feedback = feedback_start(statement=statement, auditor=request.user)
         target = reverse("audit:feedback_edit", args=[feedback.pk])
-    if request.htmx:
-        response = HttpResponse(status=204)
-        response["HX-Redirect"] = target
-        return response
-    return redirect(target)
+    return page_redirect(request, target)
 
 
 @require_POST
