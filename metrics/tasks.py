@@ -18,18 +18,11 @@ from celery.signals import worker_ready
 from django.conf import settings
 
 from evalsite.queue import RETRYING
-from metrics import derived, recompute
+from metrics import derived, recompute, services
 from metrics.evaluations import services as evaluation_services
 from metrics.models import MetricResult
 from metrics.own_data import common as own_data
 from metrics.recompute import compute_job_run, results_mark_outdated, results_recompute_stale
-from metrics.services import (
-    discussion_result_compute,
-    failure_recorded,
-    run_result_compute,
-    statement_result_compute,
-    system_result_compute,
-)
 
 log = logging.getLogger(__name__)
 Scope = MetricResult.Scope
@@ -37,20 +30,22 @@ Scope = MetricResult.Scope
 
 @shared_task(name="metrics.tasks.compute_statement", **RETRYING)
 def compute_statement(statement_id: int, run_id: int) -> None:
-    with failure_recorded(scope=Scope.STATEMENT, run_id=run_id, statement_id=statement_id):
-        statement_result_compute(statement_id=statement_id, run_id=run_id)
+    with services.failure_recorded(scope=Scope.STATEMENT, run_id=run_id, statement_id=statement_id):
+        services.statement_result_compute(statement_id=statement_id, run_id=run_id)
 
 
 @shared_task(name="metrics.tasks.compute_discussion", **RETRYING)
 def compute_discussion(discussion_id: int, run_id: int) -> None:
-    with failure_recorded(scope=Scope.DISCUSSION, run_id=run_id, discussion_id=discussion_id):
-        discussion_result_compute(discussion_id=discussion_id, run_id=run_id)
+    with services.failure_recorded(
+        scope=Scope.DISCUSSION, run_id=run_id, discussion_id=discussion_id
+    ):
+        services.discussion_result_compute(discussion_id=discussion_id, run_id=run_id)
 
 
 @shared_task(name="metrics.tasks.compute_run", **RETRYING)
 def compute_run(run_id: int) -> None:
-    with failure_recorded(scope=Scope.RUN, run_id=run_id):
-        run_result_compute(run_id=run_id)
+    with services.failure_recorded(scope=Scope.RUN, run_id=run_id):
+        services.run_result_compute(run_id=run_id)
     # The run's figures moved: its error analysis and comparisons follow in the background.
     derived.derived_results_refresh(run_id=run_id)
 
@@ -69,8 +64,8 @@ def compute_error_analysis(run_id: int) -> None:
 
 @shared_task(name="metrics.tasks.compute_system", **RETRYING)
 def compute_system() -> None:
-    with failure_recorded(scope=Scope.SYSTEM):
-        system_result_compute()
+    with services.failure_recorded(scope=Scope.SYSTEM):
+        services.system_result_compute()
 
 
 @shared_task(name="metrics.tasks.recompute_stale", **RETRYING)

@@ -92,7 +92,7 @@ def test_transient_database_errors_are_retried(f1_world, admin_user, run_committ
             raise OperationalError("database is locked")
         return real(**kwargs)
 
-    with mock.patch("metrics.tasks.statement_result_compute", side_effect=flaky):
+    with mock.patch("metrics.services.statement_result_compute", side_effect=flaky):
         tasks.compute_statement.apply(
             kwargs={"statement_id": statement.pk, "run_id": f1_world.run.pk}, throw=False
         )
