@@ -77,7 +77,9 @@ class AssignForm(forms.Form):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["auditors"].queryset = _auditors()  # type: ignore[attr-defined]
+        auditors = self.fields["auditors"]
+        assert isinstance(auditors, forms.ModelMultipleChoiceField)
+        auditors.queryset = _auditors()
 
     def plan(self) -> AssignmentPlan:
         data = self.cleaned_data
