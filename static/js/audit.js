@@ -2,7 +2,8 @@
 //   j / k  next / previous statement      e  edit (or start coding)
 //   s      submit                         a  approve (admins)      ?  help
 //   n      submit and next (queue: code my next; review: next in queue)   x  skip (asks why)
-//   1 2 3 0 on an event's S / A / F select: up / down / same / none; on R: the 1st..9th code
+//   1 2 3 0 on an event's S / A / F select: up / down / same / none; on R: the 1st..9th code;
+//           on its R targets: tick the n-th person
 (function () {
   "use strict";
 
@@ -59,7 +60,20 @@
   // so "1 1 2" codes symptom up, anxiety up, then relationship conflict without a dropdown.
   const SARF = /-(symptom|anxiety|relationship|functioning)$/;
 
+  // On an event's "R targets" (its summary focused), digit n ticks or unticks the n-th person.
+  function targetKey(event) {
+    const summary = event.target;
+    const multi = summary.matches && summary.matches("details.multi > summary") ? summary.parentElement : null;
+    if (!multi || !multi.closest(".ed-event") || !/^[1-9]$/.test(event.key)) return false;
+    const box = multi.querySelectorAll("label.opt input[type=checkbox]")[Number(event.key) - 1];
+    if (!box) return false;
+    box.checked = !box.checked;
+    box.dispatchEvent(new Event("change", { bubbles: true }));
+    return true;
+  }
+
   function sarfKey(event) {
+    if (targetKey(event)) return true;
     const select = event.target;
     if (!select.matches || !select.matches("select") || !SARF.test(select.name || "")) return false;
     if (!/^[0-9]$/.test(event.key)) return false;
@@ -71,7 +85,9 @@
     select.dispatchEvent(new Event("change", { bubbles: true }));
     const row = select.closest(".ed-event");
     const all = row ? Array.from(row.querySelectorAll("select")).filter((s) => SARF.test(s.name)) : [];
-    const next = all[all.indexOf(select) + 1];
+    // After F the cursor goes on to the relationship targets (digits tick people there).
+    const next = all[all.indexOf(select) + 1] ||
+      (row ? row.querySelector("details.multi > summary") : null);
     if (next) next.focus();
     return true;
   }

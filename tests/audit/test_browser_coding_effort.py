@@ -127,8 +127,8 @@ def code_with_the_mouse(page, tally: Tally, statement) -> None:
 
 def code_with_the_keys(page, tally: Tally) -> None:
     """The flow after: n opens the next statement in the editor; after "+ Event" the cursor is
-    in the date; Tab between fields; digits set S, A, R, F in turn; Escape, then n submits and
-    opens the next statement."""
+    in the date; Tab between fields; digits set S, A, R, F in turn, then tick the relationship
+    target; n submits and opens the next statement."""
     tally.press("n")
     page.wait_for_url("**/audit/feedback/*/edit/")
     started = page.url
@@ -141,11 +141,9 @@ def code_with_the_keys(page, tally: Tally) -> None:
     tally.press("Tab")
     tally.type(DESCRIPTION)
     tally.press("Tab", "Tab")  # location, then symptom
-    tally.press("1", "1", "2", "2")  # S up, A up, R conflict, F down
-    row = new_event_row(page)
-    tally.click(row.locator("details.multi summary").first)
-    tally.click(row.locator('details.multi input[type=checkbox][value="-2"]').first)
-    tally.press("Escape", "n")
+    tally.press("1", "1", "2", "2")  # S up, A up, R conflict, F down; on to R targets
+    tally.press("2")  # Mary, the second person
+    tally.press("n")
     page.wait_for_url(lambda url: url != started)
 
 
