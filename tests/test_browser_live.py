@@ -93,16 +93,11 @@ def test_open_dashboard_follows_results_going_stale_and_fresh(
     results behind them change: stale after an edit elsewhere, fresh once recomputed; no reload."""
     from django.utils import timezone
 
-    from metrics.recompute import results_recompute_stale
     from metrics.results import run_key
     from metrics.services import EXTRACTION, run_result_compute
 
     scene = make_scene()
     approve_with_metric(scene, auditor, admin_user, status=None)  # computed on approval
-    # The sweep settles whatever the approval's tasks left stale (in a full run, an earlier
-    # test's leftovers have been seen to leave the run row stale here): this test is about
-    # the page following the rows, so it starts from fresh ones.
-    results_recompute_stale()
     run_row = MetricResult.objects.filter(key=run_key(EXTRACTION, scene.run.pk))
     stale = MetricResult.objects.exclude(status=MetricResult.Status.FRESH)
     assert run_row.get().status == MetricResult.Status.FRESH, list(stale.values("key", "status"))

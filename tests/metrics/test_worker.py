@@ -45,6 +45,12 @@ def worker_app():
     yield app
     app.close()
     _forget_queue(app.conf.task_default_queue)
+    # start_worker made the test app the current and default one; tasks queued by name
+    # (evalsite.queue.named_task reads current_app) would go on reaching its broker, eager off.
+    from evalsite.celery import app as evalsite_app
+
+    evalsite_app.set_current()
+    evalsite_app.set_default()
 
 
 def _forget_queue(name: str) -> None:
