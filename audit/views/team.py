@@ -10,6 +10,7 @@ from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
+from django.db.models import QuerySet
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -124,15 +125,18 @@ def assignments(request: HtmxHttpRequest) -> HttpResponse:
     return redirect(reverse("audit:assignments"))
 
 
+def _open_in_discussion(request: HtmxHttpRequest) -> QuerySet[Assignment]:
+    """The open assignments of the posted auditor in the posted discussion."""
+    discussion = parse_id(request.POST.get("discussion"), name="discussion", required=True)
+    auditor = parse_id(request.POST.get("auditor"), name="auditor", required=True)
+    return Assignment.objects.open().filter(statement__discussion_id=discussion, auditor_id=auditor)
+
+
 @require_POST
 @admin_required
 def unassign(request: HtmxHttpRequest) -> HttpResponse:
     """Take back one auditor's open assignments in one discussion (or one assignment)."""
-    discussion = parse_id(request.POST.get("discussion"), name="discussion", required=True)
-    auditor = parse_id(request.POST.get("auditor"), name="auditor", required=True)
-    chosen = Assignment.objects.open().filter(
-        statement__discussion_id=discussion, auditor_id=auditor
-    )
+    chosen = _open_in_discussion(request)
     try:
         n = assignments_unassign(assignments=chosen, admin=request.user)
     except WorkflowError as exc:
@@ -145,13 +149,9 @@ def unassign(request: HtmxHttpRequest) -> HttpResponse:
 @admin_required
 def reassign_open(request: HtmxHttpRequest) -> HttpResponse:
     """Give one auditor's open assignments in one discussion to another auditor."""
-    discussion = parse_id(request.POST.get("discussion"), name="discussion", required=True)
-    auditor = parse_id(request.POST.get("auditor"), name="auditor", required=True)
     to_id = parse_id(request.POST.get("to"), name="to", required=True)
     to = get_object_or_404(get_user_model(), pk=to_id)
-    chosen = Assignment.objects.open().filter(
-        statement__discussion_id=discussion, auditor_id=auditor
-    )
+    chosen = _open_in_discussion(request)
     try:
         n = assignments_reassign(assignments=chosen, auditor=to, admin=request.user)
     except WorkflowError as exc:
