@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from audit import api
+from audit import api, threads_api
 
 urlpatterns = [
     path("discussions/", api.DiscussionListApi.as_view(), name="api-discussions"),
@@ -59,4 +59,26 @@ urlpatterns = [
     path("statements/<int:pk>/skip/", api.StatementSkipApi.as_view(), name="api-statement-skip"),
     path("review-stream/next/", api.ReviewNextApi.as_view(), name="api-review-next"),
     path("progress/", api.ProgressApi.as_view(), name="api-progress"),
+    path("guidelines/", threads_api.GuidelineListApi.as_view(), name="api-guidelines"),
+    path(
+        "guidelines/current/",
+        threads_api.GuidelineCurrentApi.as_view(),
+        name="api-guidelines-current",
+    ),
+    path(
+        "guidelines/<int:number>/",
+        threads_api.GuidelineDetailApi.as_view(),
+        name="api-guideline",
+    ),
+    path(
+        "statements/<int:pk>/comments/",
+        threads_api.StatementCommentsApi.as_view(),
+        name="api-statement-comments",
+    ),
+    path(
+        "statements/<int:pk>/comments/read/",
+        threads_api.StatementThreadReadApi.as_view(),
+        name="api-statement-comments-read",
+    ),
+    path("inbox/", threads_api.InboxApi.as_view(), name="api-inbox"),
 ]

@@ -51,6 +51,8 @@ class AuditorAgreement:
 
 # {username: AuditorAgreement}
 AgreementReader = Callable[[], "dict[str, AuditorAgreement]"]
+# {discussion id: AuditorAgreement}: the same two figures over the discussion's codings
+DiscussionAgreementReader = Callable[[], "dict[int, AuditorAgreement]"]
 
 
 @dataclass
@@ -59,6 +61,7 @@ class _Readers:
     disagreement: DisagreementReader | None = None
     alignment: AlignmentReader | None = None
     agreement: AgreementReader | None = None
+    discussion_agreement: DiscussionAgreementReader | None = None
 
 
 _readers = _Readers()
@@ -70,12 +73,14 @@ def readers_register(
     disagreement: DisagreementReader,
     alignment: AlignmentReader | None = None,
     agreement: AgreementReader | None = None,
+    discussion_agreement: DiscussionAgreementReader | None = None,
 ) -> None:
     """Called once by the app that computes the figures (a second call replaces the first)."""
     _readers.statement_f1 = statement_f1
     _readers.disagreement = disagreement
     _readers.alignment = alignment
     _readers.agreement = agreement
+    _readers.discussion_agreement = discussion_agreement
 
 
 def statement_f1_results(*, run_id: int, discussion_id: int) -> dict[int, StoredResult]:
@@ -99,4 +104,11 @@ def auditor_agreement() -> dict[str, AuditorAgreement]:
     """Each auditor's agreement with approved ground truth and with other coders, by username
     (the team page); empty when nothing is stored or no reader is registered."""
     reader = _readers.agreement
+    return reader() if reader else {}
+
+
+def discussion_agreement() -> dict[int, AuditorAgreement]:
+    """Per discussion: its codings' agreement with the approved ground truth and between
+    coders (the team page); empty when nothing is stored or no reader is registered."""
+    reader = _readers.discussion_agreement
     return reader() if reader else {}

@@ -17,6 +17,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.http import QueryDict
 
+from audit.definitions import code_definition
 from audit.jsonin import JsonInputError, parse_json
 from audit.models import AuditLogEntry
 from audit.pdp import ENTITY_KINDS
@@ -65,6 +66,11 @@ CHOICES = {
     "anxiety": DIRECTIONS,
     "relationship": RELATIONSHIPS,
     "functioning": DIRECTIONS,
+}
+# The editor's selects: (value, its short definition or "") per field, for the options' tooltips.
+CHOICE_TITLES = {
+    name: [(value, code_definition(name, value)) for value in values]
+    for name, values in CHOICES.items()
 }
 
 

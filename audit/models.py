@@ -205,6 +205,15 @@ class Feedback(models.Model):
         related_name="+",
     )
     rejection_reason = models.TextField(blank=True)
+    # The coding guidelines in force when the auditor last submitted (none before a submit,
+    # or for imported ground truth).
+    guideline_version = models.ForeignKey(
+        "GuidelineVersion",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="feedback",
+    )
     version = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -322,6 +331,52 @@ class BlindReview(models.Model):
         return f"Blind review of statement {self.statement_id}"
 
 
+class Adjudication(models.Model):
+    """A reviewer's merge of two or more auditors' codings of one statement into one.
+
+    audit stores what the merge decided, not how the codings were aligned (that is the metric
+    library's matcher): the reviewer's choices per disputed item, how many aligned items the
+    coders agreed on and how many the reviewer decided, and the coding it produced, which is
+    credited as adjudicated and follows the usual approval rules.
+    """
+
+    statement = models.OneToOneField(
+        Statement, on_delete=models.CASCADE, related_name="adjudication"
+    )
+    adjudicator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    coders = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="+")
+    feedback = models.OneToOneField(
+        Feedback, null=True, blank=True, on_delete=models.SET_NULL, related_name="adjudication"
+    )
+    choices = models.JSONField(
+        default=dict, blank=True, help_text="Per disputed item key: {coder: n} or {edit: item}."
+    )
+    basis = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The codings the choices were made on: feedback id -> its version.",
+    )
+    reset_choices = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Choices reset since the codings changed under them (key, choice, reason, "
+        "when), shown to the reviewer until the merge is re-merged or produced.",
+    )
+    unanimous_items = models.PositiveIntegerField(default=0)
+    adjudicated_items = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"Adjudication of statement {self.statement_id}"
+
+    @property
+    def aligned_items(self) -> int:
+        return self.unanimous_items + self.adjudicated_items
+
+
 class AuditLogEntry(models.Model):
     """One named act on ground truth or its inputs, for admins to look back on."""
 
@@ -342,6 +397,11 @@ class AuditLogEntry(models.Model):
         TRIAGE_SETTINGS = "triage_settings", "Review triage settings changed"
         TRIAGE_ACCEPT = "triage_accept", "Review triage accepted statements provisionally"
         TRIAGE_SUSPEND = "triage_suspend", "Review triage suspended"
+        GUIDELINES = "guidelines", "Coding guidelines saved"
+        COMMENT = "comment", "Commented"
+        ADJUDICATE = "adjudicate", "Codings adjudicated"
+        ADJUDICATION_REMERGE = "adjud_remerge", "Adjudication re-merged"
+        ADJUDICATION_RESET = "adjud_reset", "Adjudication choices reset (a coding changed)"
 
     actor = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
@@ -612,3 +672,102 @@ class TriageStatement(models.Model):
 
     def __str__(self) -> str:
         return f"triage {self.run_id}/{self.statement_id} ({self.confidence:.3f})"
+
+
+class GuidelineVersion(models.Model):
+    """One saved version of the coding guidelines (Markdown). Never changed once saved: an edit
+    saves the next number, so a feedback can name the version its auditor coded under."""
+
+    # Set by guideline_save (not stored): whether that call saved this version.
+    created: bool = False
+
+    number = models.PositiveIntegerField(unique=True)
+    text = models.TextField()
+    note = models.CharField(max_length=300, blank=True, help_text="What changed, in a line.")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-number"]
+
+    def __str__(self) -> str:
+        return f"Guidelines v{self.number}"
+
+    def save(self, *args, **kwargs) -> None:
+        if self.pk is not None and not self._state.adding:
+            raise ValueError("A saved guideline version is immutable: save a new version.")
+        super().save(*args, **kwargs)
+
+    @property
+    def label(self) -> str:
+        return f"v{self.number}"
+
+
+class CommentQuerySet(models.QuerySet):
+    def in_thread_order(self) -> CommentQuerySet:
+        return self.order_by("created_at", "id")
+
+
+class Comment(models.Model):
+    """A message in a statement's thread. ``feedback`` set: about that coding only (a rejection
+    reason, the auditor's reply), seen by its auditor and admins; unset: the whole statement.
+    Who sees which comment is decided in ``audit.services.comments`` (blind rules)."""
+
+    class Kind(models.TextChoices):
+        COMMENT = "comment", "Comment"
+        REJECTION = "rejection", "Rejection reason"
+
+    statement = models.ForeignKey(Statement, on_delete=models.CASCADE, related_name="comments")
+    feedback = models.ForeignKey(
+        Feedback, null=True, blank=True, on_delete=models.CASCADE, related_name="comments"
+    )
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.COMMENT)
+    body = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = CommentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["statement", "id"])]
+
+    def __str__(self) -> str:
+        return f"Comment {self.pk} on statement {self.statement_id}"
+
+
+class ThreadRead(models.Model):
+    """How far one user has read one statement's thread (the newest comment id they saw)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    statement = models.ForeignKey(Statement, on_delete=models.CASCADE, related_name="+")
+    last_read = models.PositiveBigIntegerField(default=0)
+    read_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "statement"], name="one_read_marker_per_thread")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} read statement {self.statement_id} up to comment {self.last_read}"
+
+
+class Notification(models.Model):
+    """An in-app notice for one user: someone @mentioned them in a comment."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications"
+    )
+    comment = models.ForeignKey(Comment, on_delete=models.CASCADE, related_name="notifications")
+    read_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "comment"], name="one_notice_per_mention")
+        ]
+
+    def __str__(self) -> str:
+        return f"Mention of {self.user} in comment {self.comment_id}"

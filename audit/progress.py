@@ -21,10 +21,10 @@ from itertools import pairwise
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import User
-from django.db.models import Count, F, Q
+from django.contrib.auth.models import Group, User
+from django.db.models import Count, Exists, F, OuterRef, Q
 
-from audit.figures import auditor_agreement
+from audit.figures import auditor_agreement, discussion_agreement
 from audit.models import Assignment, Discussion, Feedback, FeedbackRevision
 from evalsite.access import AUDITOR, is_admin
 
@@ -192,8 +192,10 @@ def _add_time(rows: dict[int, ProgressRow], spent: list[Spent], key: str, submit
         row.per_day = round(row.submitted / len(days[row_id]), 2) if days[row_id] else None
 
 
-def _submitted_pairs() -> set[tuple[int, int]]:
+def _submitted_pairs(auditor_ids: list[int] | None = None) -> set[tuple[int, int]]:
     sent = Feedback.objects.exclude(status=S.DRAFT)
+    if auditor_ids is not None:
+        sent = sent.filter(auditor_id__in=auditor_ids)
     return set(sent.values_list("auditor_id", "statement_id"))
 
 
@@ -211,7 +213,7 @@ def auditor_progress(*, auditors: Iterable[User]) -> list[ProgressRow]:
     _count_into(rows, _feedback_counts("auditor_id", feedback), "auditor_id")
     _count_into(rows, _assignment_counts("auditor_id", assignments), "auditor_id")
     spent = active_time(coding_moments(auditor_ids=ids))
-    _add_time(rows, spent, "auditor_id", _submitted_pairs())
+    _add_time(rows, spent, "auditor_id", _submitted_pairs(ids))
     agreement = auditor_agreement()
     for row in rows.values():
         found = agreement.get(row.label)
@@ -223,13 +225,19 @@ def auditor_progress(*, auditors: Iterable[User]) -> list[ProgressRow]:
 def discussion_progress() -> list[ProgressRow]:
     """One row per discussion with any assignment or coding, in discussion order."""
     active = Discussion.objects.filter(
-        Q(statements__assignments__isnull=False) | Q(statements__feedback__isnull=False)
-    ).distinct()
+        Exists(Assignment.objects.filter(statement__discussion=OuterRef("pk")))
+        | Exists(Feedback.objects.filter(statement__discussion=OuterRef("pk")))
+    )
     rows = {d.pk: ProgressRow(id=d.pk, label=d.summary[:80]) for d in active.order_by("pk")}
     key = "statement__discussion_id"
     _count_into(rows, _feedback_counts(key, Feedback.objects.all()), key)
     _count_into(rows, _assignment_counts(key, Assignment.objects.all()), key)
     _add_time(rows, active_time(coding_moments()), "discussion_id", _submitted_pairs())
+    agreement = discussion_agreement()
+    for row in rows.values():
+        found = agreement.get(row.id)
+        if found is not None:
+            row.agreement_gt, row.agreement_coders = found.with_ground_truth, found.with_coders
     return list(rows.values())
 
 
@@ -257,7 +265,10 @@ def team_progress(*, user: User) -> dict[str, list[ProgressRow]]:
 
 def auditors_with_work() -> list[User]:
     """Everyone in the auditor role, and anyone else with assignments or coding."""
+    # EXISTS, not joins: joining both assignments and feedback multiplies their rows per user.
     users = get_user_model().objects.filter(
-        Q(groups__name=AUDITOR) | Q(assignments__isnull=False) | Q(feedback__isnull=False)
+        Exists(Group.objects.filter(user=OuterRef("pk"), name=AUDITOR))
+        | Exists(Assignment.objects.filter(auditor=OuterRef("pk")))
+        | Exists(Feedback.objects.filter(auditor=OuterRef("pk")))
     )
-    return list(users.distinct().order_by("username"))
+    return list(users.order_by("username"))

@@ -305,6 +305,11 @@ APPROVED_FEEDBACK_SCHEMA = {
             "with approval_reason) or imported (approved_by is the importing admin)",
         },
         "approval_reason": {"type": "string"},
+        "guideline_version": {
+            "type": ["integer", "null"],
+            "description": "the coding guidelines version in force when the auditor submitted "
+            "(see the top-level guidelines); null for imported or earlier ground truth",
+        },
     },
 }
 
@@ -360,6 +365,23 @@ GROUND_TRUTH_EXPORT_SCHEMA: dict[str, Any] = {
     "properties": {
         "schema_version": {"const": "1"},
         "exported_at": {"type": "string"},
+        "guidelines": {
+            "type": "array",
+            "description": "every version of the coding guidelines, oldest first (an import "
+            "ignores them)",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["version", "text"],
+                "properties": {
+                    "version": {"type": "integer"},
+                    "text": {"type": "string"},
+                    "note": {"type": "string"},
+                    "author": {"type": "string"},
+                    "created_at": {"type": "string"},
+                },
+            },
+        },
         "discussions": {
             "type": "array",
             "items": {

@@ -7,21 +7,29 @@ import json
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.contrib.auth.models import User
-from django.db.models import Count, F, Min, OuterRef, Q, QuerySet, Subquery, Value
+from django.core.paginator import Page, Paginator
+from django.db.models import Count, Exists, F, Min, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Coalesce
 
 from audit.models import (
+    Adjudication,
+    Comment,
     ComputeJob,
     Discussion,
     Extraction,
     ExtractionRun,
     Feedback,
     FeedbackRevision,
+    GuidelineVersion,
+    Notification,
     Statement,
+    ThreadRead,
     TriageSettings,
     TriageStatement,
 )
+from audit.services.blind import submitted_statement_ids
 from audit.views.display import diff_summary, field_changes
+from evalsite.access import admins, is_admin
 
 
 def filtered_by(
@@ -101,7 +109,11 @@ def extractions_list(*, filters: dict[str, Any] | None = None) -> QuerySet[Extra
 
 def feedback_list(*, user: User, filters: dict[str, Any] | None = None) -> QuerySet[Feedback]:
     """The feedback the user may see (auditors: their own; admins: all), filtered."""
-    qs = Feedback.objects.visible_to(user).select_related("statement", "auditor", "approved_by")
+    qs = (
+        Feedback.objects.visible_to(user)
+        .select_related("statement", "auditor", "approved_by", "guideline_version", "adjudication")
+        .prefetch_related("adjudication__coders")
+    )
     lookups = {
         "discussion": "statement__discussion_id",
         "statement": "statement_id",
@@ -246,7 +258,118 @@ def discussion_queue_filter(
     return queryset
 
 
-def submitted_feedback_groups(*, auditor_id: int | None) -> tuple[list[dict], list[Feedback]]:
+def discussion_queue_page(
+    *,
+    user: User,
+    visible: Q | None,
+    status: str,
+    q: str,
+    page: str | int | None,
+    per_page: int,
+) -> tuple[Page, list[QueueDiscussion]]:
+    """One page of the queue and its discussions with their counts.
+
+    In discussion order (the default) the page is cut from the discussion ids first and only
+    its discussions are counted, so the page costs the same however many discussions there
+    are. A progress filter or the weakest-first order of review triage needs every
+    discussion's counts to filter or sort on, and takes the whole annotated query."""
+    discussions = Discussion.objects.all()
+    if visible is not None:  # joins: one row per match, so as a subquery
+        discussions = discussions.filter(pk__in=Discussion.objects.filter(visible).values("pk"))
+    if status or triage_lowest_first():
+        queue = discussion_queue_filter(
+            discussion_queue(user=user).filter(pk__in=discussions.values("pk")), status=status, q=q
+        )
+        order = (F("weakest").asc(nulls_last=True), "id") if triage_lowest_first() else ("id",)
+        whole = Paginator(queue.order_by(*order), per_page).get_page(page)
+        return whole, list(whole)
+    if q:
+        discussions = discussions.filter(summary__icontains=q)
+    ids = discussions.order_by("id").values_list("pk", flat=True)
+    found = Paginator(ids, per_page).get_page(page)
+    return found, discussion_queue_counted(user=user, ids=[int(pk) for pk in found])
+
+
+def discussion_queue_counted(*, user: User, ids: list[int]) -> list[QueueDiscussion]:
+    """These discussions (in id order) with the counts of ``discussion_queue``, read with four
+    grouped queries over their own statements and feedback only."""
+    discussions = list(Discussion.objects.filter(pk__in=ids).order_by("id"))
+    queued = _in_queue().filter(discussion_id__in=ids)
+    n_queued = dict(
+        queued.order_by()
+        .values("discussion_id")
+        .annotate(n=Count("pk"))
+        .values_list("discussion_id", "n")
+    )
+    mine = Q(auditor=user)
+    counts = {
+        row.pop("statement__discussion_id"): row
+        for row in Feedback.objects.filter(statement__discussion_id__in=ids)
+        .order_by()
+        .values("statement__discussion_id")
+        .annotate(
+            mine_coded=Count("pk", filter=mine),
+            mine_sent=Count("pk", filter=mine & Q(status__in=SENT)),
+            mine_approved=Count("pk", filter=mine & Q(status=S.APPROVED)),
+            mine_rejected=Count("pk", filter=mine & Q(status=S.REJECTED)),
+            all_coded=Count("statement", distinct=True),
+            all_sent=Count("statement", filter=Q(status__in=SENT), distinct=True),
+            all_approved=Count("statement", filter=Q(status=S.APPROVED), distinct=True),
+        )
+    }
+    uncoded = {
+        row["discussion_id"]: row
+        for row in queued.exclude(feedback__auditor=user)
+        .order_by()
+        .values("discussion_id")
+        .annotate(first=Min("order"), weakest=Min("triage__confidence"))
+    }
+    firsts = {(row["discussion_id"], row["first"]) for row in uncoded.values()}
+    next_ids = {
+        discussion_id: pk
+        for discussion_id, order, pk in Statement.objects.filter(
+            discussion_id__in=ids, order__in={order for _, order in firsts}
+        ).values_list("discussion_id", "order", "pk")
+        if (discussion_id, order) in firsts
+    }
+    empty = dict.fromkeys(QueueCounts.__annotations__, 0)
+    for discussion in discussions:
+        figures = {**empty, **counts.get(discussion.pk, {})}
+        figures["n_subject"] = n_queued.get(discussion.pk, 0)
+        figures["next_uncoded"] = next_ids.get(discussion.pk)
+        figures["weakest"] = (uncoded.get(discussion.pk) or {}).get("weakest")
+        for name, value in figures.items():
+            setattr(discussion, name, value)
+    return discussions
+
+
+def submitted_feedback_page(
+    *, auditor_id: int | None, page: str | int | None, per_page: int
+) -> tuple[Page, list[dict], int]:
+    """One page of the review queue's groups (discussion x auditor, in that order), the
+    groups' items, and how many submissions wait in all. The page is cut from the group keys,
+    so only its own submissions are read."""
+    submitted = Feedback.objects.filter(status=S.SUBMITTED)
+    if auditor_id:
+        submitted = submitted.filter(auditor_id=auditor_id)
+    keys = (
+        submitted.order_by("statement__discussion_id", "auditor_id")
+        .values_list("statement__discussion_id", "auditor_id")
+        .distinct()
+    )
+    found = Paginator(keys, per_page).get_page(page)
+    groups: list[dict] = []
+    if found.object_list:
+        where = Q()
+        for discussion_id, auditor in found.object_list:
+            where |= Q(statement__discussion_id=discussion_id, auditor_id=auditor)
+        groups, _ = submitted_feedback_groups(auditor_id=auditor_id, where=where)
+    return found, groups, submitted.count()
+
+
+def submitted_feedback_groups(
+    *, auditor_id: int | None, where: Q | None = None
+) -> tuple[list[dict], list[Feedback]]:
     """Submitted feedback grouped per discussion and auditor (bulk approval works on groups).
 
     Each item knows whether its statement already has approved ground truth (``replaces``),
@@ -260,6 +383,8 @@ def submitted_feedback_groups(*, auditor_id: int | None) -> tuple[list[dict], li
     )
     if auditor_id:
         submitted = submitted.filter(auditor_id=auditor_id)
+    if where is not None:
+        submitted = submitted.filter(where)
     items = list(
         submitted.select_related("statement__discussion", "auditor").order_by(
             "statement__discussion_id", "auditor_id", "statement__order"
@@ -291,6 +416,37 @@ def feedback_proposals() -> QuerySet[Feedback]:
     )
 
 
+def discussion_progress(*, discussion: Discussion, user: User) -> dict[str, int]:
+    """The page head's figures (one query): subject statements, how many of them I coded, and
+    how many of those I sent (submitted or approved)."""
+    mine = Q(feedback__auditor=user)
+    return (
+        Statement.objects.subjects()
+        .filter(discussion=discussion)
+        .aggregate(
+            n_subject=Count("pk", distinct=True),
+            coded=Count("pk", filter=mine, distinct=True),
+            sent=Count("pk", filter=mine & Q(feedback__status__in=SENT), distinct=True),
+        )
+    )
+
+
+def discussion_window_bounds(
+    *, discussion: Discussion, start: int, size: int
+) -> tuple[int | None, int | None, int | None]:
+    """(last order shown, order the next window starts at, order the previous one starts at)
+    of the window of `size` statements from order `start` (two small queries on the index)."""
+    orders = discussion.statements.order_by("order").values_list("order", flat=True)
+    ahead = list(orders.filter(order__gte=start)[: size + 1])
+    behind = list(orders.filter(order__lt=start).order_by("-order")[:size])
+    last = ahead[min(size, len(ahead)) - 1] if ahead else None
+    return (
+        last,
+        ahead[size] if len(ahead) > size else None,
+        behind[-1] if behind else None,
+    )
+
+
 def discussion_runs(*, discussion: Discussion) -> list[ExtractionRun]:
     """Runs that extracted something in this discussion, newest first."""
     return list(
@@ -298,3 +454,161 @@ def discussion_runs(*, discussion: Discussion) -> list[ExtractionRun]:
         .distinct()
         .latest_first()
     )
+
+
+# --- comment threads -------------------------------------------------------------------------
+
+
+def comments_visible_to(*, user: User, statement: Statement | None = None) -> QuerySet[Comment]:
+    """The comments ``user`` may read (of one statement's thread, or all), in thread order.
+
+    The blind rule (docs/coding-together.md): admins read every comment. An auditor reads
+    their own comments, every comment about their own coding (a rejection reason and the
+    replies), and the statement-wide comments of admins (guidance addressed to every coder).
+    Other auditors' statement-wide comments could hint at the answer, so an auditor reads them
+    only once they have submitted a coding of the statement themselves. Comments about another
+    auditor's coding stay between that auditor and the admins.
+    """
+    comments = Comment.objects.select_related("author", "feedback__auditor")
+    if statement is not None:
+        comments = comments.filter(statement=statement)
+    if not is_admin(user):
+        statement_wide = Q(feedback__isnull=True) & (
+            Q(author__in=admins()) | Q(statement_id__in=submitted_statement_ids(user))
+        )
+        comments = comments.filter(Q(author=user) | Q(feedback__auditor=user) | statement_wide)
+    return comments.in_thread_order()
+
+
+def comments_unread(*, user: User) -> QuerySet[Comment]:
+    """Visible comments by others that the user's read marker of their thread does not cover.
+
+    The marker covers the comments up to its id. Another auditor's statement-wide comment was
+    hidden from an auditor until their first submission of the statement (the blind rule), so
+    for those the marker counts only if it was set after that submission: a comment revealed
+    by submitting is unread even when it is older than the newest one read before."""
+    covered = ThreadRead.objects.filter(
+        user=user, statement_id=OuterRef("statement_id"), last_read__gte=OuterRef("pk")
+    )
+    unread = comments_visible_to(user=user).exclude(author=user)
+    if is_admin(user):
+        return unread.exclude(Exists(covered))
+    # Threads whose marker was set before the user's first submission (few: reading the
+    # thread again clears it): there the marker does not cover the comments it revealed.
+    first_submit = (
+        FeedbackRevision.objects.filter(
+            feedback__auditor=user, feedback__statement_id=OuterRef("statement_id"),
+            action="submit",
+        )
+        .order_by("created_at")
+        .values("created_at")[:1]
+    )  # fmt: skip
+    stale = list(
+        ThreadRead.objects.filter(user=user)
+        .annotate(first_submit=Subquery(first_submit))
+        .filter(read_at__lt=F("first_submit"))
+        .values_list("statement_id", flat=True)
+    )
+    revealed = Q(feedback__isnull=True) & ~Q(author__in=admins()) & Q(statement_id__in=stale)
+    return unread.exclude(Exists(covered) & ~revealed)
+
+
+def comments_unread_count(*, user: User) -> int:
+    return comments_unread(user=user).count()
+
+
+def comments_unread_by_statement(
+    *, user: User, statements: QuerySet | list[int] | None = None
+) -> dict[int, int]:
+    """{statement id: unread comments} for the statements with any (of ``statements``)."""
+    unread = comments_unread(user=user)
+    if statements is not None:
+        unread = unread.filter(statement__in=statements)
+    rows = unread.order_by().values("statement_id").annotate(n=Count("id"))
+    return {row["statement_id"]: row["n"] for row in rows}
+
+
+def comments_unread_by_discussion(*, user: User, discussions: list[int]) -> dict[int, int]:
+    """{discussion id: unread comments} for the given discussions with any."""
+    unread = comments_unread(user=user).filter(statement__discussion_id__in=discussions)
+    rows = unread.order_by().values("statement__discussion_id").annotate(n=Count("id"))
+    return {row["statement__discussion_id"]: row["n"] for row in rows}
+
+
+class UnreadThread(TypedDict):
+    statement: Statement
+    unread: int
+
+
+def threads_unread(*, user: User, limit: int = 50) -> list[UnreadThread]:
+    """The threads with unread comments, oldest statement first (the inbox and home pages)."""
+    counts = comments_unread_by_statement(user=user)
+    ids = sorted(counts)[:limit]
+    statements = Statement.objects.select_related("discussion", "speaker").in_bulk(ids)
+    return [{"statement": statements[pk], "unread": counts[pk]} for pk in ids if pk in statements]
+
+
+def notifications_list(*, user: User) -> QuerySet[Notification]:
+    """The user's notices (mentions), newest first."""
+    return Notification.objects.filter(user=user).select_related(
+        "comment__author", "comment__statement"
+    )
+
+
+def guideline_versions() -> QuerySet[GuidelineVersion]:
+    """Every saved version of the guidelines, newest first."""
+    return GuidelineVersion.objects.select_related("author").order_by("-number")
+
+
+def adjudication_codings(*, statement_id: int) -> QuerySet[Feedback]:
+    """The codings an adjudication merges: submitted or approved, not an adjudication's own
+    result, in auditor id order (the first is the alignment's pivot): the same codings always
+    align the same way, whoever started or resubmitted first."""
+    return (
+        Feedback.objects.filter(
+            statement_id=statement_id,
+            status__in=(Feedback.Status.SUBMITTED, Feedback.Status.APPROVED),
+            adjudication__isnull=True,
+        )
+        .select_related("auditor")
+        .order_by("auditor_id", "pk")
+    )
+
+
+def adjudicable_statement_ids(*, statement_ids: list[int]) -> set[int]:
+    """Of these statements, those with two or more codings to adjudicate."""
+    rows = (
+        Feedback.objects.filter(
+            statement_id__in=statement_ids,
+            status__in=(Feedback.Status.SUBMITTED, Feedback.Status.APPROVED),
+            adjudication__isnull=True,
+        )
+        .values("statement_id")
+        .annotate(n=Count("id"))
+        .filter(n__gte=2)
+    )
+    return {row["statement_id"] for row in rows}
+
+
+def statements_to_adjudicate(*, limit: int = 50) -> QuerySet[Statement]:
+    """Statements with two or more codings and no adjudicated coding yet, in discussion order
+    (the review queue lists them)."""
+    codings = Count(
+        "feedback",
+        filter=Q(
+            feedback__status__in=(Feedback.Status.SUBMITTED, Feedback.Status.APPROVED),
+            feedback__adjudication__isnull=True,
+        ),
+    )
+    return (
+        Statement.objects.annotate(n_codings=codings)
+        .filter(n_codings__gte=2, adjudication__feedback__isnull=True)
+        .select_related("discussion")
+        .order_by("discussion_id", "order")[:limit]
+    )
+
+
+def adjudication_counts() -> list[tuple[int, int]]:
+    """(unanimous, adjudicated) item counts of every statement whose merge was produced."""
+    rows = Adjudication.objects.filter(feedback__isnull=False).order_by("statement_id")
+    return [tuple(r) for r in rows.values_list("unanimous_items", "adjudicated_items")]  # type: ignore[misc]

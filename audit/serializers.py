@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any
+from typing import Any, TypedDict
 
 from django.contrib.auth import get_user_model
 from drf_spectacular.extensions import OpenApiSerializerExtension
@@ -12,6 +12,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from audit.models import (
+    Adjudication,
     Assignment,
     AuditLogEntry,
     Discussion,
@@ -266,11 +267,25 @@ class FeedbackFilterSerializer(serializers.Serializer):
     run = IdField(help_text="run of the extraction the feedback started from")
 
 
+class AdjudicatedCredit(TypedDict):
+    coders: list[str]
+    unanimous_items: int
+    adjudicated_items: int
+
+
 class FeedbackOutputSerializer(serializers.ModelSerializer):
     discussion = serializers.IntegerField(source="statement.discussion_id", read_only=True)
     auditor_username = serializers.CharField(source="auditor.get_username", read_only=True)
     approved_by_username = serializers.SerializerMethodField()
     edited_extraction = PdpField()
+    guideline_version = serializers.SerializerMethodField(
+        help_text="the coding guidelines version in force when it was last submitted (null: "
+        "never submitted, or imported)"
+    )
+    adjudicated = serializers.SerializerMethodField(
+        help_text="For a coding produced by adjudication: {coders (usernames), unanimous_items, "
+        "adjudicated_items}; null otherwise."
+    )
 
     class Meta:
         model = Feedback
@@ -287,6 +302,7 @@ class FeedbackOutputSerializer(serializers.ModelSerializer):
             "blind",
             "source_extraction",
             "rejection_reason",
+            "guideline_version",
             "approved_by",
             "approved_by_username",
             "approved_at",
@@ -294,12 +310,27 @@ class FeedbackOutputSerializer(serializers.ModelSerializer):
             "approval_reason",
             "proposed_extraction",
             "proposed_by",
+            "adjudicated",
             "created_at",
             "updated_at",
         ]
 
+    def get_adjudicated(self, feedback: Feedback) -> AdjudicatedCredit | None:
+        try:
+            adjudication = feedback.adjudication
+        except Adjudication.DoesNotExist:
+            return None
+        return {
+            "coders": sorted(user.get_username() for user in adjudication.coders.all()),
+            "unanimous_items": adjudication.unanimous_items,
+            "adjudicated_items": adjudication.adjudicated_items,
+        }
+
     def get_approved_by_username(self, feedback: Feedback) -> str | None:
         return feedback.approved_by.get_username() if feedback.approved_by else None
+
+    def get_guideline_version(self, feedback: Feedback) -> int | None:
+        return feedback.guideline_version.number if feedback.guideline_version else None
 
 
 class FeedbackStartInputSerializer(StrictInputSerializer):

@@ -61,14 +61,16 @@ class Waiting:
     first_statement: int
 
 
-def review_waiting_by_discussion() -> list[Waiting]:
+def review_waiting_by_discussion(*, limit: int | None = None) -> list[Waiting]:
+    """Discussions with work waiting, in order; the first `limit` of them when given."""
     rows = (
         _waiting()
         .values("statement__discussion_id", "statement__discussion__summary")
         .annotate(n=Count("id"), first=Min("statement__order"))
         .order_by("statement__discussion_id")
     )
-    firsts = _first_statements()
+    listed = list(rows if limit is None else rows[:limit])
+    firsts = _first_statements([r["statement__discussion_id"] for r in listed])
     return [
         Waiting(
             r["statement__discussion_id"],
@@ -76,32 +78,47 @@ def review_waiting_by_discussion() -> list[Waiting]:
             r["n"],
             firsts[(r["statement__discussion_id"], r["first"])],
         )
-        for r in rows
+        for r in listed
     ]
 
 
-def _first_statements() -> dict[tuple[int, int], int]:
-    """(discussion id, order) -> statement id of every statement waiting."""
-    pairs = _waiting().values_list("statement__discussion_id", "statement__order", "statement_id")
+def review_waiting_discussions() -> int:
+    """How many discussions have work waiting for review."""
+    return _waiting().values("statement__discussion_id").distinct().count()
+
+
+def _first_statements(discussion_ids: list[int]) -> dict[tuple[int, int], int]:
+    """(discussion id, order) -> statement id of every statement waiting in these discussions."""
+    pairs = (
+        _waiting()
+        .filter(statement__discussion_id__in=discussion_ids)
+        .values_list("statement__discussion_id", "statement__order", "statement_id")
+    )
     return {(d, o): pk for d, o, pk in pairs}
 
 
 def review_waiting_by_auditor() -> list[Waiting]:
+    """Per auditor with work waiting: how much, and the first of it in stream order (one
+    small query per auditor: as a subquery of the grouped query it ran once per row)."""
     rows = (
         _waiting()
         .values("auditor_id", "auditor__username")
         .annotate(n=Count("id"))
         .order_by("auditor__username")
     )
-    firsts: dict[int, int] = {}
-    for auditor_id, pk in (
-        _waiting()
-        .order_by("statement__discussion_id", "statement__order")
-        .values_list("auditor_id", "statement_id")
-    ):
-        firsts.setdefault(auditor_id, pk)
+    ordered = ("statement__discussion_id", "statement__order")
     return [
-        Waiting(r["auditor_id"], r["auditor__username"], r["n"], firsts[r["auditor_id"]])
+        Waiting(
+            r["auditor_id"],
+            r["auditor__username"],
+            r["n"],
+            _waiting()
+            .filter(auditor_id=r["auditor_id"])
+            .order_by(*ordered)
+            .values_list("statement_id", flat=True)
+            .first()
+            or 0,
+        )
         for r in rows
     ]
 
@@ -130,6 +147,7 @@ def my_needs_changes(*, user: User) -> QuerySet[Feedback]:
     return (
         Feedback.objects.filter(auditor=user, status=S.REJECTED)
         .select_related("statement__discussion", "statement__speaker")
+        .defer("edited_extraction")  # the list shows where and why, not the coding
         .order_by("statement__discussion_id", "statement__order")
     )
 

@@ -1,6 +1,16 @@
 from django.urls import path
 
-from audit.views import audit_log, blind, discussion, editing, queue, review, team
+from audit.views import (
+    audit_log,
+    blind,
+    comments,
+    discussion,
+    editing,
+    guidelines,
+    queue,
+    review,
+    team,
+)
 
 app_name = "audit"
 
@@ -40,4 +50,9 @@ urlpatterns = [
     path("assignments/<int:pk>/reassign/", team.reassign, name="reassign"),
     path("skipped/", team.skipped, name="skipped"),
     path("team/", team.team, name="team"),
+    path("guidelines/", guidelines.guidelines, name="guidelines"),
+    path("guidelines/preview/", guidelines.guidelines_preview, name="guidelines_preview"),
+    path("guidelines/v<int:number>/", guidelines.guideline_version, name="guideline_version"),
+    path("statements/<int:pk>/comments/", comments.thread, name="thread"),
+    path("inbox/", comments.inbox, name="inbox"),
 ]

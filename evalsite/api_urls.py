@@ -12,8 +12,8 @@ from rest_framework.permissions import AllowAny
 from audit.api import api_tokens
 from audit.schemas import GROUND_TRUTH_EXPORT_SCHEMA
 from evalsite.api import api_not_found
+from metrics import adjudication_api, triage_api
 from metrics import api as metrics_api
-from metrics import triage_api
 
 
 def ground_truth_schema(request):
@@ -39,6 +39,26 @@ v1: list[URLPattern | URLResolver] = [
         "extraction-runs/<int:run_id>/triage/statements/",
         triage_api.TriageStatementListApi.as_view(),
         name="api-triage-statements",
+    ),
+    path(
+        "statements/<int:pk>/adjudication/",
+        adjudication_api.AdjudicationApi.as_view(),
+        name="api-adjudication",
+    ),
+    path(
+        "statements/<int:pk>/adjudication/choices/",
+        adjudication_api.AdjudicationChoiceApi.as_view(),
+        name="api-adjudication-choice",
+    ),
+    path(
+        "statements/<int:pk>/adjudication/remerge/",
+        adjudication_api.AdjudicationRemergeApi.as_view(),
+        name="api-adjudication-remerge",
+    ),
+    path(
+        "statements/<int:pk>/adjudication/submit/",
+        adjudication_api.AdjudicationSubmitApi.as_view(),
+        name="api-adjudication-submit",
     ),
 ]
 

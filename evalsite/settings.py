@@ -82,6 +82,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "audit.context_processors.roles",
                 "audit.context_processors.shortcuts",
+                "audit.context_processors.inbox",
                 "evalsite.middleware.csp_nonce",
             ],
             "builtins": ["template_partials.templatetags.partials"],
@@ -295,6 +296,7 @@ SPECTACULAR_SETTINGS = {
         "EvaluationStatusEnum": "metrics.models.Evaluation.Status",
         "AssignmentStatusEnum": "audit.models.Assignment.Status",
         "SkipReasonEnum": "audit.models.Assignment.SkipReason",
+        "CommentKindEnum": "audit.models.Comment.Kind",
     },
     # Every operation documents the error responses the exception handler produces.
     "POSTPROCESSING_HOOKS": [

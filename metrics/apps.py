@@ -19,5 +19,6 @@ class MetricsConfig(AppConfig):
             disagreement=selectors.statement_disagreement_read,
             alignment=selectors.item_alignment_read,
             agreement=selectors.auditor_agreement_read,
+            discussion_agreement=selectors.discussion_agreement_read,
         )
         check_match_settings()

@@ -17,13 +17,14 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Q
 from django.db.models.signals import post_delete, post_save, pre_delete
 
 from audit import signals as audit_signals
 from audit.models import BlindReview, Extraction, ExtractionRun, Feedback, Statement
-from metrics import services
+from metrics import recompute, services
 from metrics.models import MetricResult
 from metrics.own_data import common as own_data
 
@@ -44,14 +45,27 @@ def suspended() -> Iterator[None]:
 
 
 def ground_truth_changed(*, statement_ids: list[int], reason: str, **_: Any) -> None:
-    # Looked up on the module at call time: the F1 benchmark times this call by wrapping it.
-    services.results_mark_stale(statement_ids=statement_ids, reason=reason)
+    _results_mark_stale(statement_ids=statement_ids, run_ids=None, reason=reason)
 
 
 def extractions_changed(
     *, statement_ids: list[int], run_ids: list[int] | None, reason: str, **_: Any
 ) -> None:
-    services.results_mark_stale(statement_ids=statement_ids, run_ids=run_ids, reason=reason)
+    _results_mark_stale(statement_ids=statement_ids, run_ids=run_ids, reason=reason)
+
+
+def _results_mark_stale(
+    *, statement_ids: list[int], run_ids: list[int] | None, reason: str
+) -> None:
+    """A task per result for what an approval or a small import changes; a chunked recompute
+    job for more (thousands of statements at once)."""
+    if len(statement_ids) > settings.RECOMPUTE_CHUNK_ITEMS:
+        recompute.results_mark_stale_many(
+            statement_ids=statement_ids, run_ids=run_ids, reason=reason
+        )
+    else:
+        # Looked up on the module at call time: the F1 benchmark times this call by wrapping it.
+        services.results_mark_stale(statement_ids=statement_ids, run_ids=run_ids, reason=reason)
 
 
 def coding_changed(*, reason: str, **_: Any) -> None:

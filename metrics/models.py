@@ -148,3 +148,33 @@ class EvaluationFile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role}: {self.original_name}"
+
+
+class StatementPiece(models.Model):
+    """What one statement contributes to a family computed whole from our data (review
+    savings, calibration, inter-auditor agreement): a few numbers per statement from which
+    the run's (or the system's) figures are derived without re-running the matcher.
+
+    ``input_hash`` is the hash of the statement's inputs (ground truth and extraction stamps,
+    or its codings) with the family's code version and the match settings: a piece whose
+    hash differs from the current inputs' is computed again (``metrics.own_data.pieces``).
+    """
+
+    key = models.CharField(max_length=200, unique=True)
+    family = models.CharField(max_length=40)
+    run = models.ForeignKey(
+        "audit.ExtractionRun", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    statement = models.ForeignKey("audit.Statement", on_delete=models.CASCADE, related_name="+")
+    input_hash = models.CharField(max_length=64)
+    piece = RowJSONField()
+
+    class Meta:
+        indexes = [models.Index(fields=["family", "run"])]
+
+    def __str__(self) -> str:
+        return self.key
+
+    @staticmethod
+    def make_key(family: str, *, run_id: int | None, statement_id: int) -> str:
+        return f"{family}:r{run_id or '-'}:s{statement_id}"

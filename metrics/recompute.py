@@ -47,21 +47,22 @@ from metrics.services import (
     FIGURES,
     STORED_FIELDS,
     Progress,
+    ResultInputs,
     Scope,
     Status,
-    _discussions_inputs,
-    _Inputs,
-    _is_current,
-    _mark,
-    _placeholders_create,
-    _results,
-    _row_fill,
-    _row_mark_fresh,
-    _statements_inputs,
     discussion_result_compute,
+    discussions_inputs,
+    extraction_results,
     failure_recorded,
+    placeholders_create,
+    results_mark_stale,
+    row_fill,
+    row_is_current,
+    row_mark_fresh,
+    rows_mark_stale,
     run_result_compute,
     statement_result_compute,
+    statements_inputs,
     system_result_compute,
 )
 
@@ -74,7 +75,7 @@ def results_outdated() -> Any:
     """Extraction rows (not already stale) computed with other match settings or code than
     those in force now."""
     return (
-        _results()
+        extraction_results()
         .exclude(status=Status.STALE)
         .exclude(match_settings=match_settings().to_dict(), code_version=CODE_VERSION)
     )
@@ -90,9 +91,9 @@ def results_mark_outdated() -> int:
     """
     with transaction.atomic():
         pks = list(results_outdated().values_list("pk", flat=True))
-        marked = _mark(Q(pk__in=pks))[1] if pks else 0
+        marked = rows_mark_stale(Q(pk__in=pks))[1] if pks else 0
         if marked:
-            _mark(Q(scope=Scope.SYSTEM))
+            rows_mark_stale(Q(scope=Scope.SYSTEM))
             metrics_recompute_all(stale_only=True)
     if own_results_outdated().exists():
         own_results_mark_stale(reason="match settings or code changed")
@@ -102,6 +103,21 @@ def results_mark_outdated() -> int:
             "marked stale, recompute queued",
             marked,
         )
+    return marked
+
+
+def results_mark_stale_many(
+    *, statement_ids: Iterable[int], reason: str = "", run_ids: Iterable[int] | None = None
+) -> int:
+    """What ``results_mark_stale`` does, for changes too large for a task per result (an
+    import of thousands of statements): the same rows are marked stale, and one stale-only
+    recompute job computes them in chunks that every slow worker shares, so the broker gets
+    one message instead of one per result. Returns how many rows changed."""
+    with transaction.atomic():
+        marked = results_mark_stale(
+            statement_ids=statement_ids, reason=reason, run_ids=run_ids, queue_tasks=False
+        )
+        metrics_recompute_all(stale_only=True)  # placeholders are new stale rows, uncounted
     return marked
 
 
@@ -119,7 +135,7 @@ def _expected_items(run_id: int | None) -> list[Item]:
             "statement_id", "statement__discussion_id", "run_id"
         )
     )
-    rows = _results().filter(scope__in=CHILD_SCOPES)
+    rows = extraction_results().filter(scope__in=CHILD_SCOPES)
     rows = rows if run_id is None else rows.filter(run_id=run_id)
     statements = {(s, r) for s, _, r in pairs}
     discussions = {(d, r) for _, d, r in pairs}
@@ -143,7 +159,9 @@ def _items(statements: set, discussions: set, run_ids: Iterable[int]) -> list[It
 
 def _stale_items(run_id: int | None, older_than: timedelta | None = None) -> list[Item]:
     """Stale rows (and runs whose totals are unknown), oldest first."""
-    rows = _results().filter(Q(status=Status.STALE) | Q(scope=Scope.RUN, contribution__isnull=True))
+    rows = extraction_results().filter(
+        Q(status=Status.STALE) | Q(scope=Scope.RUN, contribution__isnull=True)
+    )
     if run_id is not None:
         rows = rows.filter(run_id=run_id)
     if older_than is not None:
@@ -259,10 +277,10 @@ def _scope_mark_stale(run_id: int | None) -> None:
     """
     runs = None if run_id is None else [run_id]
     with transaction.atomic():
-        _placeholders_create(Feedback.objects.approved(), runs)
+        placeholders_create(Feedback.objects.approved(), runs)
         for scope in (Scope.STATEMENT, Scope.DISCUSSION, Scope.RUN):
-            _mark(Q(scope=scope), runs)
-        _mark(Q(scope=Scope.SYSTEM))
+            rows_mark_stale(Q(scope=scope), runs)
+        rows_mark_stale(Q(scope=Scope.SYSTEM))
 
 
 def _job_items(job: ComputeJob) -> list[Item]:
@@ -431,7 +449,7 @@ def _job_end(job_id: int, attempt: int, status: str, *, error: str = "") -> None
 
 def _batch_compute(items: list[Item], *, force: bool) -> None:
     """Statement and discussion items in one transaction: their rows locked in pk order (as
-    ``_mark`` locks them, so the two cannot deadlock), inputs read in bulk, figures stored by
+    ``rows_mark_stale`` locks them, so the two cannot deadlock), inputs read in bulk, figures stored by
     bulk writes. An item whose row is no longer stale was done meanwhile (a per-item task, or
     this batch before a retry) and is skipped; so is an item whose row is gone."""
     with transaction.atomic():
@@ -456,12 +474,12 @@ class _BatchWrites:
     gone: list[int] = field(default_factory=list)
     runs_changed: set[int | None] = field(default_factory=set)
 
-    def add(self, row: MetricResult, inputs: _Inputs | None, force: bool) -> None:
+    def add(self, row: MetricResult, inputs: ResultInputs | None, force: bool) -> None:
         old = row.contribution
         if inputs is None:
             self.gone.append(row.pk)
             row.contribution = None
-        elif _is_current(row, inputs.hash, force):
+        elif row_is_current(row, inputs.hash, force):
             self.confirmed.append(row.pk)
         else:
             (self.stored if _row_figured(row, inputs) else self.failed).append(row)
@@ -478,7 +496,7 @@ class _BatchWrites:
             update_fields=STORED_FIELDS,
         )
         fresh = MetricResult(status=Status.FRESH)
-        _row_mark_fresh(fresh)
+        row_mark_fresh(fresh)
         MetricResult.objects.filter(pk__in=self.confirmed).update(
             **{name: getattr(fresh, name) for name in CONFIRMED_FIELDS}
         )
@@ -486,7 +504,7 @@ class _BatchWrites:
             row.save(update_fields=["status", "error", "match_settings", "code_version"])
         MetricResult.objects.filter(pk__in=self.gone).delete()
         # The runs' totals are rebuilt once, when the job settles them (see _run_totals_swap).
-        _results().filter(
+        extraction_results().filter(
             scope=Scope.RUN, run_id__in=self.runs_changed, contribution__isnull=False
         ).update(contribution=None)
 
@@ -513,15 +531,23 @@ def _stale_rows_locked(items: list[Item]) -> list[MetricResult]:
             query |= Q(scope=scope, run_id__in=runs, **{f"{column}__in": targets})
     if not query:
         return []
-    rows = _results().filter(query, status=Status.STALE).select_for_update().order_by("pk")
+    # The old figures are never read here (they are replaced or confirmed as they stand), so
+    # they are not fetched: the largest JSON of the row, decoded for nothing otherwise.
+    rows = (
+        extraction_results()
+        .filter(query, status=Status.STALE)
+        .defer("values")
+        .select_for_update()
+        .order_by("pk")
+    )
     return [row for row in rows if (row.scope, _target(row), row.run_id) in wanted]
 
 
-def _batch_inputs(rows: list[MetricResult]) -> dict[tuple, _Inputs]:
-    statements = _statements_inputs(
+def _batch_inputs(rows: list[MetricResult]) -> dict[tuple, ResultInputs]:
+    statements = statements_inputs(
         (row.statement_id, row.run_id) for row in rows if row.scope == Scope.STATEMENT
     )
-    discussions = _discussions_inputs(
+    discussions = discussions_inputs(
         (row.discussion_id, row.run_id) for row in rows if row.scope == Scope.DISCUSSION
     )
     return {
@@ -530,7 +556,7 @@ def _batch_inputs(rows: list[MetricResult]) -> dict[tuple, _Inputs]:
     }
 
 
-def _row_figured(row: MetricResult, inputs: _Inputs) -> bool:
+def _row_figured(row: MetricResult, inputs: ResultInputs) -> bool:
     """Fill the row with its new figures; False when computing them failed: the row is then
     failed with the traceback, as ``failure_recorded`` leaves it (a bug in one statement must
     not stop the batch; the run settles as failed and says so)."""
@@ -541,7 +567,7 @@ def _row_figured(row: MetricResult, inputs: _Inputs) -> bool:
         row.status, row.error = Status.FAILED, traceback.format_exc()[-MAX_ERROR_CHARS:]
         row.match_settings, row.code_version = match_settings().to_dict(), CODE_VERSION
         return False
-    _row_fill(row, values=values, contribution=contribution, input_hash=inputs.hash)
+    row_fill(row, values=values, contribution=contribution, input_hash=inputs.hash)
     return True
 
 

@@ -7,10 +7,11 @@ Selectors only read: computing and storing stay in the services and tasks.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter
+from collections import Counter, defaultdict
+from statistics import fmean
 from typing import Any
 
-from django.db.models import Count, F, FloatField, IntegerField, Q, QuerySet
+from django.db.models import Count, F, FloatField, IntegerField, Q, QuerySet, Sum
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
@@ -21,11 +22,12 @@ from audit.selectors import filtered_by
 from audit.services.blind import coding_sealed_statement_ids
 from evalsite.access import is_admin
 from metrics.families.extraction import compare_payloads
+from metrics.families.interauditor.measures import symmetric_mean
 from metrics.match_settings import match_settings
-from metrics.models import MetricResult
+from metrics.models import MetricResult, StatementPiece
 from metrics.own_data.agreement import statement_disagreement
 from metrics.own_data.common import INTERAUDITOR_KEY
-from metrics.registry import ADMIN_ONLY
+from metrics.registry import ADMIN_ONLY, INTERAUDITOR
 from metrics.results import run_key
 from metrics.services import EXTRACTION, SYSTEM_KEY
 
@@ -93,6 +95,34 @@ def auditor_agreement_read() -> dict[str, AuditorAgreement]:
             status=result.status,
         )
         for name in sorted(set(truth) | set(pooled))
+    }
+
+
+def discussion_agreement_read() -> dict[int, AuditorAgreement]:
+    """Per discussion, from the inter-auditor family's stored per-statement pieces: the mean F1
+    of its codings against the approved ground truth, and the mean symmetric F1 of its auditor
+    pairs (each statement's pair counted once). As fresh as the stored result (its status)."""
+    result = MetricResult.objects.filter(key=INTERAUDITOR_KEY).only("status").first()
+    if result is None:
+        return {}
+    truth: dict[int, list[float]] = defaultdict(list)
+    coders: dict[int, list[float]] = defaultdict(list)
+    pieces = StatementPiece.objects.filter(family=INTERAUDITOR, run=None)
+    for discussion_id, piece in pieces.values_list("statement__discussion_id", "piece").iterator(
+        chunk_size=2000
+    ):
+        for _a, _b, f1_ab, f1_ba, *_rest in piece["pairs"]:
+            mean = symmetric_mean(f1_ab, f1_ba)
+            if mean is not None:
+                coders[discussion_id].append(mean)
+        truth[discussion_id].extend(f1 for _feedback, f1, *_rest in piece["truth"])
+    return {
+        discussion_id: AuditorAgreement(
+            with_ground_truth=fmean(truth[discussion_id]) if truth[discussion_id] else None,
+            with_coders=fmean(coders[discussion_id]) if coders[discussion_id] else None,
+            status=result.status,
+        )
+        for discussion_id in sorted(set(truth) | set(coders))
     }
 
 
@@ -250,6 +280,23 @@ def discussion_rows(run: ExtractionRun, sort: str) -> QuerySet:
 # --- the statements behind an error count --------------------------------------------------
 
 ERROR_COUNT_KINDS = tuple(f"{e}_{c}" for e in ENTITY_KINDS for c in ("fn", "fp"))
+
+
+def error_count_statements(run: ExtractionRun, *, kind: str) -> tuple[QuerySet, int]:
+    """The statement results of a run with a missed/spurious count of ``kind`` (people_fn, …),
+    filtered, ordered and summed by the database (a page of them is read, never all), and
+    the sum of those counts."""
+    count = Cast(KT(f"values__{kind}"), IntegerField())
+    rows = (
+        MetricResult.objects.filter(family=EXTRACTION, scope=MetricResult.Scope.STATEMENT, run=run)
+        .annotate(count=count)
+        .filter(count__gt=0)
+    )
+    total = rows.aggregate(total=Sum("count"))["total"] or 0
+    listed = rows.order_by("discussion_id", "statement__order").values(
+        "statement_id", "discussion_id", "count", order=F("statement__order")
+    )
+    return listed, total
 
 
 def error_statements(

@@ -12,6 +12,11 @@ in O(1) instead of recomputing every statement. ``contribution = None`` on a run
 
 Locks are always taken in one order — statement/discussion row, then run row, then the
 system row — so two workers never wait on each other in a cycle.
+
+The batch path (``metrics.recompute``: recompute jobs, large changes) stores the same rows with
+the same figures; it uses the public pieces here (``extraction_results``, ``statements_inputs``
+/ ``discussions_inputs``, ``row_is_current``, ``row_fill``, ``row_mark_fresh``,
+``placeholders_create``, ``rows_mark_stale``), so there is one implementation of each step.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings as django_settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -33,10 +39,10 @@ from metrics.families.extraction import (
     add_contributions,
     calculate_cumulative_f1,
     calculate_statement_f1,
-    empty_totals,
     statement_contribution,
     system_cumulative_f1_from_totals,
     system_f1_from_totals,
+    total_contributions,
 )
 from metrics.match_settings import match_settings
 from metrics.models import MetricResult
@@ -81,7 +87,7 @@ def _hash(inputs: Any) -> str:
     return input_hash(inputs, code_version=CODE_VERSION, settings=match_settings().to_dict())
 
 
-def _results() -> Any:
+def extraction_results() -> Any:
     return MetricResult.objects.filter(family=EXTRACTION)
 
 
@@ -105,15 +111,15 @@ def _run_row_locked(run_id: int | None) -> MetricResult:
 
 def _run_totals_rebuild(run_id: int | None) -> dict[str, Any]:
     """Sum the committed child contributions; only needed for a new or invalidated run row."""
-    totals = {"statements": empty_totals(), "discussions": empty_totals()}
     children = (
-        _results()
+        extraction_results()
         .filter(run_id=run_id, scope__in=CHILD_SCOPES, contribution__isnull=False)
         .values_list("scope", "contribution")
     )
+    contributions: dict[str, list[Any]] = {"statements": [], "discussions": []}
     for scope, contribution in children.iterator():
-        totals[PART[scope]] = add_contributions(totals[PART[scope]], contribution)
-    return totals
+        contributions[PART[scope]].append(contribution)
+    return {part: total_contributions(found) for part, found in contributions.items()}
 
 
 # --- run and system summaries ----------------------------------------------------------------
@@ -147,7 +153,7 @@ def _children_status(run_id: int | None) -> tuple[str, str]:
     ``exists()`` rather than counting: during a recompute-all most rows are stale, and this
     runs after every row.
     """
-    children = _results().filter(run_id=run_id, scope__in=CHILD_SCOPES)
+    children = extraction_results().filter(run_id=run_id, scope__in=CHILD_SCOPES)
     if children.filter(status=Status.STALE).exists():
         return Status.STALE, ""
     failed = children.filter(status=Status.FAILED).count()
@@ -200,7 +206,10 @@ def system_result_compute() -> MetricResult:
         row = _locked_or_created(SYSTEM_KEY, scope=Scope.SYSTEM)
         # Read after taking the lock, so the last writer has seen every committed run row.
         runs = list(
-            _results().filter(scope=Scope.RUN).select_related("run").order_by("run__created_at")
+            extraction_results()
+            .filter(scope=Scope.RUN)
+            .select_related("run")
+            .order_by("run__created_at")
         )
         statuses = {run.status for run in runs}
         row.values = {"runs": [_run_summary(run) for run in runs]}
@@ -221,7 +230,7 @@ def run_result_compute(*, run_id: int, rebuild: bool = False) -> MetricResult | 
         return None
     with transaction.atomic():
         if rebuild:
-            _results().filter(key=run_key(EXTRACTION, run_id)).update(contribution=None)
+            extraction_results().filter(key=run_key(EXTRACTION, run_id)).update(contribution=None)
         row = _run_row_locked(run_id)
         follow = _run_row_settle(row)
     if follow or rebuild:
@@ -233,18 +242,18 @@ def run_result_compute(*, run_id: int, rebuild: bool = False) -> MetricResult | 
 
 
 @dataclass(frozen=True)
-class _Inputs:
+class ResultInputs:
     ai: Any
     gt: Any
     hash: str
     discussion_id: int | None = None
 
 
-def _statement_inputs(statement_id: int, run_id: int) -> _Inputs | None:
-    return _statements_inputs([(statement_id, run_id)]).get((statement_id, run_id))
+def _statement_inputs(statement_id: int, run_id: int) -> ResultInputs | None:
+    return statements_inputs([(statement_id, run_id)]).get((statement_id, run_id))
 
 
-def _statements_inputs(pairs: Iterable[tuple[Any, Any]]) -> dict[tuple[int, int], _Inputs]:
+def statements_inputs(pairs: Iterable[tuple[Any, Any]]) -> dict[tuple[int, int], ResultInputs]:
     """GT = the approved feedback; AI = the run's extraction; for (statement, run) pairs read
     in two queries. A pair missing from the answer has no result to store."""
     pairs = list(pairs)
@@ -276,13 +285,13 @@ def _statements_inputs(pairs: Iterable[tuple[Any, Any]]) -> dict[tuple[int, int]
         if gt is None or ai is None:
             continue
         inputs = [[gt["id"], gt["version"], gt["updated_at"]], [ai["id"], ai["updated_at"]]]
-        found[statement_id, run_id] = _Inputs(
+        found[statement_id, run_id] = ResultInputs(
             ai["pdp_deltas"], gt["edited_extraction"], _hash(inputs), gt["statement__discussion_id"]
         )
     return found
 
 
-def _is_current(row: MetricResult, input_hash: str, force: bool) -> bool:
+def row_is_current(row: MetricResult, input_hash: str, force: bool) -> bool:
     return (
         not force
         and row.input_hash == input_hash
@@ -300,7 +309,7 @@ def _run_totals_swap(row: MetricResult, new: dict | None, batch: bool) -> Metric
     """
     if batch:
         if row.contribution != new:
-            _results().filter(
+            extraction_results().filter(
                 key=run_key(EXTRACTION, row.run_id), contribution__isnull=False
             ).update(contribution=None)
         return None
@@ -315,18 +324,18 @@ def _row_store(
 ) -> bool:
     """Store a child's new figures and swap its contribution in the run totals."""
     run_row = _run_totals_swap(row, contribution, batch)
-    _row_fill(row, values=values, contribution=contribution, input_hash=input_hash)
+    row_fill(row, values=values, contribution=contribution, input_hash=input_hash)
     row.save()
     return _run_row_settle(run_row) if run_row else False
 
 
-def _row_fill(row: MetricResult, *, values: dict, contribution: dict, input_hash: str) -> None:
+def row_fill(row: MetricResult, *, values: dict, contribution: dict, input_hash: str) -> None:
     row.values, row.contribution, row.input_hash = values, contribution, input_hash
-    _row_mark_fresh(row)
+    row_mark_fresh(row)
     row.error, row.computed_at = "", timezone.now()
 
 
-def _row_mark_fresh(row: MetricResult) -> None:
+def row_mark_fresh(row: MetricResult) -> None:
     # Same hash means same settings and code; recording them again keeps equal-but-differently
     # written settings from being found outdated again (results_mark_outdated).
     row.status, row.stale_since = Status.FRESH, None
@@ -341,7 +350,7 @@ def _row_confirm(row: MetricResult, batch: bool) -> bool:
     """Unchanged inputs: the stored figures stand; only the status needs to become fresh."""
     if row.status == Status.FRESH:
         return False
-    _row_mark_fresh(row)
+    row_mark_fresh(row)
     row.save(update_fields=CONFIRMED_FIELDS)
     return False if batch else _run_row_settle(_run_row_locked(row.run_id))
 
@@ -366,7 +375,7 @@ def statement_result_compute(
     with transaction.atomic():
         # Lock before reading the inputs, so a concurrent mark-stale waits for this write.
         row = (
-            _results()
+            extraction_results()
             .select_for_update()
             .defer("values")
             .filter(scope=Scope.STATEMENT, run_id=run_id, statement_id=statement_id)
@@ -391,7 +400,7 @@ def statement_result_compute(
     return row
 
 
-def _statement_figures(row: MetricResult, inputs: _Inputs) -> tuple[dict, dict]:
+def _statement_figures(row: MetricResult, inputs: ResultInputs) -> tuple[dict, dict]:
     """The statement's F1 figures and its contribution to the run totals."""
     metrics = calculate_statement_f1(
         inputs.ai,
@@ -403,9 +412,9 @@ def _statement_figures(row: MetricResult, inputs: _Inputs) -> tuple[dict, dict]:
     return metrics.to_dict(), statement_contribution(metrics)
 
 
-def _child_store(row: MetricResult, inputs: _Inputs, force: bool, batch: bool) -> bool:
+def _child_store(row: MetricResult, inputs: ResultInputs, force: bool, batch: bool) -> bool:
     """A statement or discussion row from its inputs: confirmed when they did not change."""
-    if _is_current(row, inputs.hash, force):
+    if row_is_current(row, inputs.hash, force):
         return _row_confirm(row, batch)
     values, contribution = FIGURES[row.scope](row, inputs)
     return _row_store(
@@ -416,11 +425,11 @@ def _child_store(row: MetricResult, inputs: _Inputs, force: bool, batch: bool) -
 # --- discussion (cumulative) results ----------------------------------------------------------
 
 
-def _discussion_inputs(discussion_id: int, run_id: int) -> _Inputs | None:
-    return _discussions_inputs([(discussion_id, run_id)]).get((discussion_id, run_id))
+def _discussion_inputs(discussion_id: int, run_id: int) -> ResultInputs | None:
+    return discussions_inputs([(discussion_id, run_id)]).get((discussion_id, run_id))
 
 
-def _discussions_inputs(pairs: Iterable[tuple[Any, Any]]) -> dict[tuple[int, int], _Inputs]:
+def discussions_inputs(pairs: Iterable[tuple[Any, Any]]) -> dict[tuple[int, int], ResultInputs]:
     """Per (discussion, run) pair: the subject statements with approved GT, in order, and the
     run's AI deltas of the same statements; read in two queries.
 
@@ -464,7 +473,7 @@ def _discussions_inputs(pairs: Iterable[tuple[Any, Any]]) -> dict[tuple[int, int
             [*gt[:4], *(e[1:3] if e else (None, None))]
             for gt, e in zip(rows, extracted, strict=True)
         ]
-        found[discussion_id, run_id] = _Inputs(ai, [gt[4] for gt in rows], _hash(inputs))
+        found[discussion_id, run_id] = ResultInputs(ai, [gt[4] for gt in rows], _hash(inputs))
     return found
 
 
@@ -488,7 +497,7 @@ def discussion_result_compute(
     return row
 
 
-def _discussion_figures(row: MetricResult, inputs: _Inputs) -> tuple[dict, dict]:
+def _discussion_figures(row: MetricResult, inputs: ResultInputs) -> tuple[dict, dict]:
     """The discussion's cumulative F1 figures and its contribution to the run totals."""
     metrics = calculate_cumulative_f1(
         inputs.ai, inputs.gt, settings=match_settings(), discussion_id=row.discussion_id
@@ -496,7 +505,7 @@ def _discussion_figures(row: MetricResult, inputs: _Inputs) -> tuple[dict, dict]
     return metrics.to_dict(), statement_contribution(metrics)
 
 
-FIGURES: dict[str, Callable[[MetricResult, _Inputs], tuple[dict, dict]]] = {
+FIGURES: dict[str, Callable[[MetricResult, ResultInputs], tuple[dict, dict]]] = {
     Scope.STATEMENT: _statement_figures,
     Scope.DISCUSSION: _discussion_figures,
 }
@@ -529,26 +538,34 @@ def failure_recorded(
 # --- invalidation ----------------------------------------------------------------------------
 
 
-def _placeholders_create(approved: Any, run_ids: Iterable[int] | None) -> None:
+def placeholders_create(approved: Any, run_ids: Iterable[int] | None) -> None:
     """Stale rows for results that must now exist: a statement that just got approved GT
     needs a row in every run that extracted it (and so do its discussion and the run).
 
     ``approved`` is a queryset of approved feedback (the statements concerned).
     """
     discussion_of = dict(approved.values_list("statement_id", "statement__discussion_id"))
-    pairs = Extraction.objects.filter(statement_id__in=approved.values("statement_id"))
-    if run_ids is not None:
-        pairs = pairs.filter(run_id__in=run_ids)
-    rows = {}
-    for run_id, statement_id in pairs.values_list("run_id", "statement_id").iterator():
-        discussion_id = discussion_of[statement_id]
-        ids = {"run_id": run_id, "discussion_id": discussion_id, "statement_id": statement_id}
-        rows[statement_key(**ids)] = (Scope.STATEMENT, ids)
-        ids = {"run_id": run_id, "discussion_id": discussion_id}
-        rows[discussion_key(**ids)] = (Scope.DISCUSSION, ids)
-        rows[run_key(EXTRACTION, run_id)] = (Scope.RUN, {"run_id": run_id})
-    placeholders = [_placeholder(key, scope, **ids) for key, (scope, ids) in rows.items()]
-    MetricResult.objects.bulk_create(placeholders, ignore_conflicts=True, batch_size=500)
+    for batch in _batches(sorted(discussion_of)):  # rows held at once: a recompute-all's memory
+        pairs = Extraction.objects.filter(statement_id__in=batch)
+        if run_ids is not None:
+            pairs = pairs.filter(run_id__in=run_ids)
+        rows = {}
+        for run_id, statement_id in pairs.values_list("run_id", "statement_id"):
+            discussion_id = discussion_of[statement_id]
+            ids = {"run_id": run_id, "discussion_id": discussion_id, "statement_id": statement_id}
+            rows[statement_key(**ids)] = (Scope.STATEMENT, ids)
+            ids = {"run_id": run_id, "discussion_id": discussion_id}
+            rows[discussion_key(**ids)] = (Scope.DISCUSSION, ids)
+            rows[run_key(EXTRACTION, run_id)] = (Scope.RUN, {"run_id": run_id})
+        # Only the keys still missing are inserted: after the first recompute nearly all exist,
+        # and an insert that conflicts on every row costs as much as one that writes them.
+        present = set(MetricResult.objects.filter(key__in=list(rows)).values_list("key", flat=True))
+        placeholders = [
+            _placeholder(key, scope, **ids)
+            for key, (scope, ids) in rows.items()
+            if key not in present
+        ]
+        MetricResult.objects.bulk_create(placeholders, ignore_conflicts=True, batch_size=500)
 
 
 def _placeholder(key: str, scope: str, **fields: Any) -> MetricResult:
@@ -562,12 +579,12 @@ def _placeholder(key: str, scope: str, **fields: Any) -> MetricResult:
     )
 
 
-def _mark(query: Q, run_ids: Iterable[int] | None = None) -> tuple[list[tuple], int]:
+def rows_mark_stale(query: Q, run_ids: Iterable[int] | None = None) -> tuple[list[tuple], int]:
     """Lock (in pk order, so concurrent callers cannot deadlock) and mark rows stale.
 
     Returns (run, discussion, statement) of every matching row, and how many changed.
     """
-    rows = _results().filter(query)
+    rows = extraction_results().filter(query)
     if run_ids is not None:
         rows = rows.filter(run_id__in=run_ids)
     locked = list(
@@ -588,34 +605,51 @@ def results_mark_stale(
     reason: str = "",
     discussion_ids: Iterable[int] = (),
     run_ids: Iterable[int] | None = None,
+    queue_tasks: bool = True,
 ) -> int:
     """Mark every result that depends on these statements stale and queue its recomputation.
 
     Statement rows of the statements, rows of their discussions, the affected runs and the
     system result (``run_ids`` narrows to some runs). Returns how many rows changed.
+    ``queue_tasks=False``: the caller recomputes them otherwise (a chunked recompute job).
     """
     ids = sorted(set(statement_ids))
     discussions = set(discussion_ids)
     if not ids and not discussions:
         return 0
     run_ids = None if run_ids is None else set(run_ids)
+    statements: list[tuple] = []
+    discussion_rows: list[tuple] = []
+    touched: set[int] = set()
+    marked = 0
     with transaction.atomic():
-        discussions |= set(
-            Statement.objects.filter(pk__in=ids).values_list("discussion_id", flat=True)
-        )
-        _placeholders_create(Feedback.objects.approved().filter(statement_id__in=ids), run_ids)
-        statements, n1 = _mark(Q(scope=Scope.STATEMENT, statement_id__in=ids), run_ids)
-        discussion_rows, n2 = _mark(
-            Q(scope=Scope.DISCUSSION, discussion_id__in=discussions), run_ids
-        )
-        runs = sorted({row[0] for row in statements + discussion_rows})
-        _, n3 = _mark(Q(scope=Scope.RUN, run_id__in=runs))
-        n4 = _mark(Q(scope=Scope.SYSTEM))[1] if runs else 0
-        transaction.on_commit(lambda: _queue_recompute(statements, discussion_rows, runs))
-    log.info("marked %s results stale (%s) for statements %s", n1 + n2 + n3 + n4, reason, ids[:10])
+        # A batch of statements at a time: an import of thousands holds one batch's rows.
+        for batch in _batches(ids):
+            discussions |= set(
+                Statement.objects.filter(pk__in=batch).values_list("discussion_id", flat=True)
+            )
+            placeholders_create(Feedback.objects.approved().filter(statement_id__in=batch), run_ids)
+            rows, n = rows_mark_stale(Q(scope=Scope.STATEMENT, statement_id__in=batch), run_ids)
+            marked, touched = marked + n, touched | {row[0] for row in rows}
+            statements += rows if queue_tasks else []
+        for batch in _batches(sorted(discussions)):
+            rows, n = rows_mark_stale(Q(scope=Scope.DISCUSSION, discussion_id__in=batch), run_ids)
+            marked, touched = marked + n, touched | {row[0] for row in rows}
+            discussion_rows += rows if queue_tasks else []
+        runs = sorted(touched)
+        marked += rows_mark_stale(Q(scope=Scope.RUN, run_id__in=runs))[1]
+        marked += rows_mark_stale(Q(scope=Scope.SYSTEM))[1] if runs else 0
+        if queue_tasks:
+            transaction.on_commit(lambda: _queue_recompute(statements, discussion_rows, runs))
+    log.info("marked %s results stale (%s) for statements %s", marked, reason, ids[:10])
     # The own-data families (review savings, calibration, inter-auditor) follow the same inputs.
     own_results_mark_stale(reason=reason)
-    return n1 + n2 + n3 + n4
+    return marked
+
+
+def _batches(ids: list[int]) -> Iterable[list[int]]:
+    size = django_settings.RECOMPUTE_CHUNK_ITEMS
+    return (ids[start : start + size] for start in range(0, len(ids), size))
 
 
 def results_forget_deleted(*, discussion_ids: Iterable[int], run_ids: Iterable[int]) -> None:
@@ -626,10 +660,10 @@ def results_forget_deleted(*, discussion_ids: Iterable[int], run_ids: Iterable[i
     """
     runs = sorted(set(run_ids))
     with transaction.atomic():
-        _results().filter(scope=Scope.RUN, run_id__in=runs).update(
+        extraction_results().filter(scope=Scope.RUN, run_id__in=runs).update(
             contribution=None, status=Status.STALE, stale_since=timezone.now()
         )
-        _mark(Q(scope=Scope.SYSTEM))
+        rows_mark_stale(Q(scope=Scope.SYSTEM))
     results_mark_stale(statement_ids=[], discussion_ids=discussion_ids, reason="deleted")
     for run_id in runs:
         task_enqueue_on_commit("metrics.tasks.compute_run", run_id=run_id)

@@ -1,6 +1,6 @@
 from django.urls import URLPattern, include, path
 
-from metrics import views, views_jobs, views_own_data, views_triage
+from metrics import views, views_adjudication, views_jobs, views_own_data, views_triage
 from metrics.models import MetricResult
 from metrics.registry import FAMILIES, WHOLE
 
@@ -25,6 +25,22 @@ urlpatterns = [
         name="extraction_card",
     ),
     path("runs/<int:run_id>/triage/", views_triage.triage_settings, name="triage_settings"),
+    path("statements/<int:pk>/adjudicate/", views_adjudication.adjudicate, name="adjudicate"),
+    path(
+        "statements/<int:pk>/adjudicate/choose/",
+        views_adjudication.choose,
+        name="adjudication_choose",
+    ),
+    path(
+        "statements/<int:pk>/adjudicate/remerge/",
+        views_adjudication.remerge,
+        name="adjudication_remerge",
+    ),
+    path(
+        "statements/<int:pk>/adjudicate/submit/",
+        views_adjudication.produce,
+        name="adjudication_submit",
+    ),
 ]
 
 

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from django.core.paginator import Paginator
+from django.db.models import QuerySet
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.safestring import SafeString, mark_safe
@@ -242,13 +243,18 @@ def error_statements(request: HtmxHttpRequest) -> HttpResponse:
         name: request.GET.get(name, "")[:64]
         for name in ("kind", "event_kind", "variable", "gt", "ai")
     }
-    rows = selectors.error_statements(run, missed=request.GET.get("missed") != "0", **query)
+    rows: QuerySet | list[dict[str, Any]]
+    if query["kind"] in selectors.ERROR_COUNT_KINDS:  # the counts the tables link to
+        rows, total = selectors.error_count_statements(run, kind=query["kind"])
+    else:  # a SARF or event-kind cell: read from each statement's stored details
+        found = selectors.error_statements(run, missed=request.GET.get("missed") != "0", **query)
+        rows, total = found, sum(row["count"] for row in found)
     page = Paginator(rows, ERROR_STATEMENTS_PER_PAGE).get_page(request.GET.get("page"))
     context = {
         "run": run,
         "page": page,
         "what": _error_label(query, missed=request.GET.get("missed") != "0"),
-        "total": sum(row["count"] for row in rows),
+        "total": total,
     }
     return render(request, "metrics/error_statements.html", context)
 

@@ -37,6 +37,10 @@ def site_pages(*, admin: bool) -> list[tuple[str, str]]:
         ("dashboard", reverse("metrics:dashboard")),
         ("evaluations", reverse("metrics:evaluations")),
         ("evaluation_compare", reverse("metrics:evaluation_compare")),
+        ("guidelines", reverse("audit:guidelines")),
+        ("guideline_version", reverse("audit:guideline_version", args=[1])),
+        ("thread", reverse("audit:thread", args=[draft.statement_id])),
+        ("inbox", reverse("audit:inbox")),
     ]
     for evaluation in Evaluation.objects.order_by("pk"):
         pages.append(
@@ -53,6 +57,7 @@ def site_pages(*, admin: bool) -> list[tuple[str, str]]:
         ("evaluation_upload", reverse("metrics:evaluation_upload")),
         ("review", reverse("audit:statement_review", args=[submitted.statement_id])),
         ("review_queue", reverse("audit:review_queue")),
+        ("adjudication", reverse("metrics:adjudicate", args=[_to_adjudicate(submitted)])),
         ("my_queue", reverse("audit:my_queue")),
         ("assignments", reverse("audit:assignments")),
         ("skipped", reverse("audit:skipped")),
@@ -73,6 +78,14 @@ def site_pages(*, admin: bool) -> list[tuple[str, str]]:
         ("triage_settings", reverse("metrics:triage_settings", args=[runs[-1]])),
         ("dashboard_triage", f"{reverse('metrics:dashboard')}?run={runs[-1]}"),
     ]
+
+
+def _to_adjudicate(submitted) -> int:
+    """A statement with two or more codings to adjudicate if there is one, else a submitted one."""
+    from audit.selectors import statements_to_adjudicate
+
+    first = statements_to_adjudicate(limit=1).first()
+    return first.pk if first is not None else submitted.statement_id
 
 
 def axe_serious(page) -> list[dict]:

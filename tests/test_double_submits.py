@@ -21,6 +21,7 @@ from tests.conftest import require_service
 from tests.factories import SIMPLE_PDP, ExtractionFactory, ExtractionRunFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
+pytest_plugins = ["tests.metrics.adjudication_fixtures"]
 N = 10
 
 
@@ -116,3 +117,54 @@ def test_simultaneous_imports_of_one_file_import_it_once(admin_user, import_run)
     created = sorted(r.json()["discussions_created"] for r in responses)
     assert created == [0, 0, 0, 0, 1]
     assert Discussion.objects.count() == 1 and Statement.objects.count() == 2
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_simultaneous_guideline_saves_of_one_text_make_one_version(admin_user, existing):
+    from audit.models import GuidelineVersion
+    from audit.services.guidelines import guideline_save
+
+    if existing:
+        guideline_save(text="# Before", admin=admin_user)
+    body = {"text": "# Rules", "note": "race"}
+    responses = simultaneously(
+        admin_user, lambda c: c.post("/api/v1/guidelines/", body, format="json")
+    )
+    codes = sorted(r.status_code for r in responses)
+    assert codes == [200] * (N - 1) + [201], [r.content for r in responses]
+    assert GuidelineVersion.objects.filter(text="# Rules").count() == 1
+    assert {r.json()["version"] for r in responses} == {1 + existing}
+
+
+def test_simultaneous_identical_comments_store_one_and_notify_once(admin_user, auditor):
+    from audit.models import Comment, Notification
+
+    _, (_, subject, _) = make_discussion("Thread race")
+    url = f"/api/v1/statements/{subject.pk}/comments/"
+    responses = simultaneously(
+        admin_user, lambda c: c.post(url, {"body": "look @alice"}, format="json")
+    )
+    codes = sorted(r.status_code for r in responses)
+    assert codes == [200] * (N - 1) + [201], [r.content for r in responses]
+    assert Comment.objects.filter(statement=subject).count() == 1
+    assert {r.json()["id"] for r in responses} == {Comment.objects.get().pk}
+    assert Notification.objects.filter(user=auditor).count() == 1
+
+
+def test_simultaneous_reads_reset_a_moot_choice_once(admin_user, second_admin, two_codings):
+    from audit.models import Adjudication, AuditLogEntry
+    from metrics.adjudication import adjudication_choice_set
+    from tests.metrics.adjudication_fixtures import alice_resubmits_the_move_as_a_new_event
+
+    statement = two_codings.statement
+    adjudication_choice_set(
+        statement=statement, admin=admin_user, key="events:0:-5", choice={"coder": 1}
+    )
+    alice_resubmits_the_move_as_a_new_event(two_codings, second_admin)
+    url = f"/api/v1/statements/{statement.pk}/adjudication/"
+    responses = simultaneously(admin_user, lambda c: c.get(url))
+    assert [r.status_code for r in responses] == [200] * N, [r.content for r in responses]
+    assert {len(r.json()["reset_choices"]) for r in responses} == {1}
+    logged = AuditLogEntry.objects.filter(action=AuditLogEntry.Action.ADJUDICATION_RESET)
+    assert logged.count() == 1
+    assert Adjudication.objects.get().reset_choices == responses[0].json()["reset_choices"]

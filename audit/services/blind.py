@@ -12,7 +12,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from audit.models import BlindReview, Discussion, Feedback, Statement
 from audit.services.audit_log import Action, audit_log_record
-from audit.services.feedback import NotAllowed, WorkflowError
+from audit.services.errors import NotAllowed, WorkflowError
 from audit.signals import coding_changed_send
 from evalsite.access import is_admin
 
@@ -86,9 +86,12 @@ def _agreement_changed() -> None:
 SENT = (Feedback.Status.SUBMITTED, Feedback.Status.APPROVED, Feedback.Status.REJECTED)
 
 
-def _submitted_statement_ids(user: User) -> QuerySet:
-    """Statements the user has submitted a coding of (at any time: a later edit keeps it so)."""
+def submitted_statement_ids(user: User, statements: QuerySet | None = None) -> QuerySet:
+    """Statements the user has submitted a coding of (at any time: a later edit keeps it so),
+    among ``statements`` if given (a page's window: not every coding the user ever made)."""
     mine = Feedback.objects.filter(auditor=user)
+    if statements is not None:
+        mine = mine.filter(statement__in=statements)
     return mine.filter(Q(status__in=SENT) | Q(revisions__action="submit")).values("statement_id")
 
 
@@ -102,7 +105,7 @@ def blind_sealed_statement_ids(*, user: User, statements: QuerySet | None = None
     - statements they are coding (a draft never submitted) that someone else has already coded
       (submitted or approved).
     """
-    submitted = _submitted_statement_ids(user)
+    submitted = submitted_statement_ids(user, statements)
     marked = BlindReview.objects.exclude(statement_id__in=submitted)
     drafts = Feedback.objects.filter(auditor=user, status=Feedback.Status.DRAFT).exclude(
         statement_id__in=submitted
@@ -129,7 +132,7 @@ def coding_sealed_statement_ids(*, user: User) -> set[int]:
     if is_admin(user):
         return set()
     drafts = Feedback.objects.filter(auditor=user, status=Feedback.Status.DRAFT).exclude(
-        statement_id__in=_submitted_statement_ids(user)
+        statement_id__in=submitted_statement_ids(user)
     )
     return blind_sealed_statement_ids(user=user) | set(
         drafts.values_list("statement_id", flat=True)

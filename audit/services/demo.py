@@ -13,17 +13,21 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from audit.definitions import definitions_markdown
 from audit.models import (
+    Comment,
     Discussion,
     Extraction,
     ExtractionRun,
     Feedback,
+    GuidelineVersion,
     Speaker,
     Statement,
     TriageSettings,
 )
 from audit.pdp import payload_items
 from audit.schemas import validate_pdp
+from audit.services.assignments import AssignmentPlan, assignments_create
 from audit.services.feedback import feedback_problems
 from audit.signals import ground_truth_changed_send, triage_changed_send
 from audit.synthetic import SyntheticDiscussion, extraction_run, generate_discussion, noisy_delta
@@ -35,6 +39,7 @@ DEMO_USERS = (
     ("auditor2", "auditor-demo-pass", "auditor"),
 )
 N_DISCUSSIONS = 12
+DEMO_UNTOUCHED = ("demo-10", "demo-11", "demo-12")  # no coding; assigned to the auditors
 RUNS = (("gpt-4o-mini", "v1-baseline", 0.45, 1), ("gpt-4o", "v2-examples", 0.2, 2))
 
 
@@ -67,10 +72,61 @@ def _statement_count(index: int) -> int:
     return 10 + (index * 7) % 11
 
 
+GUIDELINES_INTRO = """# Coding guidelines
+
+Code what **this statement** adds to the family picture: the people, events and pair bonds it
+mentions for the first time, and changes to ones already coded. Code what is said, not what
+you guess.
+
+## When to create a person
+
+- Create a person when the statement names them or refers to exactly one person
+  ("my mother", "her second husband"), even without a name.
+- Do not create a person for groups ("the cousins"), hypothetical people or people only
+  mentioned as a comparison.
+- Someone already coded in an earlier statement is the *same* person: refer to them, do not
+  create them again. Correct a wrong name there with a delete and a new item only if the
+  earlier coding is wrong.
+
+## Events
+
+Every event has a kind (definitions below). Code a **shift** when the statement describes a
+change in a person's symptom, anxiety, relationship pattern or functioning, and code the
+variables that changed; leave the others empty. Date it as precisely as the statement allows
+and set the date certainty.
+
+### Examples
+
+- "After Dad lost his job he started drinking again" → a `shift` for Dad: symptom `up`,
+  anxiety `up`.
+- "I stopped calling my sister after the funeral" → a `shift` for the speaker: relationship
+  `cutoff`, R target the sister.
+- "Mom does everything for my brother" → a `shift` for Mom: relationship `overfunctioning`,
+  R target the brother.
+
+"""
+
+
+def demo_guidelines_text() -> str:
+    """The demo's first guidelines: how to code, then the definitions of every code."""
+    return GUIDELINES_INTRO + definitions_markdown()
+
+
+def demo_guidelines_ensure(admin: User) -> GuidelineVersion:
+    """The guidelines in force, or the demo's as v1 when there are none yet."""
+    current = GuidelineVersion.objects.order_by("-number").first()
+    if current is not None:
+        return current
+    return GuidelineVersion.objects.create(
+        number=1, text=demo_guidelines_text(), note="Demo guidelines", author=admin
+    )
+
+
 @transaction.atomic
 def demo_seed() -> DemoSummary:
     """Idempotent: discussions already present (by external id) are left as they are."""
     users = demo_users_ensure()
+    guidelines = demo_guidelines_ensure(users["admin"])
     runs = [
         ExtractionRun.objects.get_or_create(
             model_name=m, prompt_version=p, defaults={"notes": f"demo run, noise {n}"}
@@ -85,7 +141,7 @@ def demo_seed() -> DemoSummary:
         synthetic = generate_discussion(
             f"demo-{index}", _statement_count(index), noise=RUNS[0][2], ai_run=RUNS[0][3]
         )
-        statements += _store_discussion(index, external_id, synthetic, runs, users)
+        statements += _store_discussion(index, external_id, synthetic, runs, users, guidelines)
         created += 1
     touched = list(
         Statement.objects.filter(discussion__external_id__startswith="demo-").values_list(
@@ -94,11 +150,26 @@ def demo_seed() -> DemoSummary:
     )
     if created:
         ground_truth_changed_send(statement_ids=touched, reason="demo data")
+        _assign_untouched(users)
     return DemoSummary(discussions_created=created, statements_created=statements)
 
 
+def _assign_untouched(users: dict[str, User]) -> None:
+    """The discussions nobody coded yet (10–12) go to the two auditors in turn, a fifth of
+    their statements to both, so "My assignments" and the team page have something to show."""
+    plan = AssignmentPlan(
+        discussions=list(
+            Discussion.objects.filter(external_id__in=DEMO_UNTOUCHED).order_by("external_id")
+        ),
+        auditors=[users["auditor1"], users["auditor2"]],
+        overlap_share=0.2,
+        due=timezone.localdate() + dt.timedelta(days=7),
+    )
+    assignments_create(plan=plan, admin=users["admin"])
+
+
 def _store_discussion(
-    index: int, external_id: str, synthetic: SyntheticDiscussion, runs, users
+    index: int, external_id: str, synthetic: SyntheticDiscussion, runs, users, guidelines
 ) -> int:
     discussion = Discussion.objects.create(
         summary=synthetic.summary,
@@ -130,13 +201,21 @@ def _store_discussion(
             )
             for run, deltas in zip(runs, run_deltas, strict=True)
         ]
-        _store_feedback(index, subject_index, statement, item.gt_delta, extractions[-1], users)
+        _store_feedback(
+            index, subject_index, statement, item.gt_delta, extractions[-1], users, guidelines
+        )
         subject_index += 1
     return len(synthetic.statements)
 
 
 def _store_feedback(
-    index: int, position: int, statement, gt_delta: dict[str, Any] | None, source, users
+    index: int,
+    position: int,
+    statement,
+    gt_delta: dict[str, Any] | None,
+    source,
+    users,
+    guidelines: GuidelineVersion,
 ) -> None:
     """Discussions 1–6 approved, 7–8 submitted, 9 drafted with one rejection, 10–12 untouched;
     auditor2 double-codes discussions 1–3 so inter-auditor agreement has data.
@@ -150,7 +229,8 @@ def _store_feedback(
         status = Feedback.Status.REJECTED if position == 0 else Feedback.Status.DRAFT
     now = timezone.now()
     coding = _codable(statement, validate_pdp(gt_delta))
-    Feedback.objects.create(
+    reason = "Missing the father's remarriage."
+    feedback = Feedback.objects.create(
         statement=statement,
         auditor=users["auditor1"],
         edited_extraction=coding,
@@ -158,10 +238,17 @@ def _store_feedback(
         status=status,
         approved_by=users["admin"] if status == Feedback.Status.APPROVED else None,
         approved_at=now if status == Feedback.Status.APPROVED else None,
-        rejection_reason="Missing the father's remarriage."
-        if status == Feedback.Status.REJECTED
-        else "",
+        rejection_reason=reason if status == Feedback.Status.REJECTED else "",
+        guideline_version=None if status == Feedback.Status.DRAFT else guidelines,
     )
+    if status == Feedback.Status.REJECTED:  # the reason is also a comment in the thread
+        Comment.objects.create(
+            statement=statement,
+            feedback=feedback,
+            author=users["admin"],
+            kind=Comment.Kind.REJECTION,
+            body=reason,
+        )
     if index < 3:
         Feedback.objects.create(
             statement=statement,
@@ -169,6 +256,7 @@ def _store_feedback(
             edited_extraction=_second_coding(statement, position, coding, source.pdp_deltas),
             source_extraction=source,
             status=Feedback.Status.SUBMITTED,
+            guideline_version=guidelines,
         )
 
 

@@ -16,6 +16,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from audit.models import (
+    Comment,
     Discussion,
     Extraction,
     ExtractionRun,
@@ -28,6 +29,7 @@ from audit.pdp import payload_ids, pdp_problems
 from audit.schemas import PayloadIssue, validate_pdp
 from audit.services.assignments import assignment_release_on_submit, check_may_code
 from audit.services.audit_log import Action, audit_log_record
+from audit.services.comments import comment_add
 from audit.services.errors import (
     NotAllowed,
     NotReady,
@@ -36,6 +38,7 @@ from audit.services.errors import (
     WorkflowError,
     WrongState,
 )
+from audit.services.guidelines import guideline_current
 from audit.signals import ground_truth_changed_send
 from evalsite.access import admins, is_admin
 
@@ -305,6 +308,7 @@ def feedback_submit(*, feedback: Feedback, user: User, base_version: int | None 
     _check_ready(locked, action="submit")
     locked.status = Feedback.Status.SUBMITTED
     locked.rejection_reason = ""
+    locked.guideline_version = guideline_current()
     locked.version += 1
     locked.save()
     revision_record(locked, author=user, action="submit", before=None)
@@ -523,6 +527,7 @@ def feedback_reject(
     locked.save()
     revision_record(locked, author=admin, action="reject", before=None)
     _log_rejection(locked, admin=admin, reason=reason, what="coding")
+    _reason_in_thread(locked, admin=admin, reason=reason)
     if was_approved:
         _ground_truth_changed(locked.statement_id)
     return locked
@@ -537,7 +542,20 @@ def _reject_proposal(locked: Feedback, *, admin, reason: str) -> Feedback:
     locked.save()
     revision_record(locked, author=admin, action="reject", before=before)
     _log_rejection(locked, admin=admin, reason=reason, what="proposed change to")
+    _reason_in_thread(locked, admin=admin, reason=reason)
     return locked
+
+
+def _reason_in_thread(feedback: Feedback, *, admin, reason: str) -> None:
+    """The reason is also a comment about this coding in the statement's thread, where its
+    auditor can reply (``rejection_reason`` keeps it for older clients)."""
+    comment_add(
+        statement=feedback.statement,
+        author=admin,
+        body=reason,
+        feedback=feedback,
+        kind=Comment.Kind.REJECTION,
+    )
 
 
 def _log_rejection(feedback: Feedback, *, admin, reason: str, what: str) -> None:

@@ -37,6 +37,7 @@ from audit.models import (
     Extraction,
     ExtractionRun,
     Feedback,
+    GuidelineVersion,
     Speaker,
     Statement,
     TriageStatement,
@@ -794,7 +795,26 @@ def _export_pieces(header: str, discussions: Iterator[dict]) -> Iterator[str]:
 
 
 def _export_header() -> dict:
-    return {"schema_version": SCHEMA_VERSION, "exported_at": timezone.now().isoformat()}
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "exported_at": timezone.now().isoformat(),
+        "guidelines": _export_guidelines(),
+    }
+
+
+def _export_guidelines() -> list[dict]:
+    """Every version of the coding guidelines, oldest first: each approved feedback names the
+    one its auditor submitted under (``guideline_version``)."""
+    return [
+        {
+            "version": g.number,
+            "text": g.text,
+            "note": g.note,
+            "author": g.author.get_username(),
+            "created_at": g.created_at.isoformat(),
+        }
+        for g in GuidelineVersion.objects.select_related("author").order_by("number")
+    ]
 
 
 def _export_ids(
@@ -836,7 +856,7 @@ def _exported_discussions(
             f.statement_id: f
             for f in Feedback.objects.approved()
             .filter(statement__discussion_id__in=chunk)
-            .select_related("auditor", "approved_by")
+            .select_related("auditor", "approved_by", "guideline_version")
         }
         for done, discussion in enumerate(
             Discussion.objects.filter(pk__in=chunk).order_by("pk"), start=start + 1
@@ -938,4 +958,7 @@ def _export_feedback(feedback: Feedback) -> dict:
         "approved_at": feedback.approved_at.isoformat() if feedback.approved_at else None,
         "approval": feedback.approval or "reviewed",
         "approval_reason": feedback.approval_reason,
+        "guideline_version": (
+            feedback.guideline_version.number if feedback.guideline_version else None
+        ),
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -11,15 +12,21 @@ from django.views.decorators.http import require_GET, require_POST
 
 from audit.models import Discussion, Statement
 from audit.pdp import ENTITY_KINDS, cumulative
-from audit.selectors import discussion_runs
+from audit.selectors import discussion_progress, discussion_runs, discussion_window_bounds
 from audit.services.transfer import NothingToExport, ground_truth_export
+from audit.views.comments import thread_context
 from audit.views.display import Labels, present
 from audit.views.presence import presence_touch
-from audit.views.rows import choose_run, coded_payloads, discussion_rows
+from audit.views.rows import choose_run, coded_payloads, discussion_rows, discussion_window
 from evalsite.access import admin_required, auditor_required
 from evalsite.http import HtmxHttpRequest
+from evalsite.params import BadParameter, parse_id
 
-FULL_CARDS = 20  # subject statements rendered in full on the first load of a discussion
+FULL_CARDS = 10  # subject statements of a window rendered in full (a screen or two), the rest
+# load on scroll
+WINDOW = 30  # statements per window: the page renders one, scrolling loads the next
+AT_CONTEXT = 2  # statements shown above the one a link points at (?at=)
+ORDER = re.compile(r"[0-9]{1,9}", re.ASCII)
 
 
 def _statement(pk: int) -> Statement:
@@ -27,31 +34,76 @@ def _statement(pk: int) -> Statement:
 
 
 def statement_url(statement: Statement, run=None) -> str:
-    """The statement's place on its discussion page (the working screen)."""
+    """The statement's place on its discussion page (the working screen): the window that
+    holds it (?at=), scrolled to it (#stmt-)."""
     url = reverse("audit:discussion", args=[statement.discussion_id])
-    return f"{url}{f'?run={run.pk}' if run else ''}#stmt-{statement.pk}"
+    query = f"?{f'run={run.pk}&' if run else ''}at={statement.pk}"
+    return f"{url}{query}#stmt-{statement.pk}"
+
+
+def _order_param(request: HtmxHttpRequest, name: str) -> int | None:
+    raw = request.GET.get(name)
+    if raw is None or raw == "":
+        return None
+    if not ORDER.fullmatch(raw):
+        raise BadParameter(name, raw, "a statement number (0 or more)")
+    return int(raw)
+
+
+def window_start(request: HtmxHttpRequest, discussion: Discussion) -> int:
+    """Where the page's window starts: ?from= (a statement number), or a little above the
+    statement ?at= names (its id), else the top. With ?before= (htmx), the window that ends
+    just above that statement number."""
+    at = parse_id(request.GET.get("at"), name="at")
+    if at is not None:
+        order = discussion.statements.filter(pk=at).values_list("order", flat=True).first()
+        if order is None:
+            raise Http404(f"Statement {at} is not in discussion {discussion.pk}.")
+        return 0 if order < WINDOW else order - AT_CONTEXT
+    before = _order_param(request, "before")
+    if before is not None:
+        _, _, previous = discussion_window_bounds(discussion=discussion, start=before, size=WINDOW)
+        return 0 if previous is None else previous
+    return _order_param(request, "from") or 0
 
 
 @require_GET
 @auditor_required
 def discussion(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """The audit page renders one window of statements; a sentinel at its foot loads the next
+    when scrolled into view (a plain ?from= link without JavaScript), one at its head the
+    earlier ones (?before=)."""
     discussion = get_object_or_404(Discussion, pk=pk)
     runs = discussion_runs(discussion=discussion)
     run = choose_run(request, runs)
-    # Full cards cost a few ms each to render: long discussions load the rest on scroll.
-    rows = discussion_rows(discussion, request.user, run, full_cards=FULL_CARDS)
-    subject_rows = [row for row in rows if row.statement.is_subject]
+    start = window_start(request, discussion)
+    last, next_from, previous_from = discussion_window_bounds(
+        discussion=discussion, start=start, size=WINDOW
+    )
+    before = _order_param(request, "before")
+    rows = []
+    if last is not None:
+        # Full cards cost a few ms each to render: the rest of a window loads on scroll.
+        rows = discussion_window(
+            discussion,
+            request.user,
+            run,
+            first_order=start,
+            last_order=last if before is None else before - 1,
+            full_cards=FULL_CARDS,
+        )
     context = {
         "discussion": discussion,
         "rows": rows,
         "runs": runs,
         "run": run,
-        "coded": sum(1 for row in subject_rows if row.mine),
-        "sent": sum(
-            1 for row in subject_rows if row.mine and row.mine.status in ("submitted", "approved")
-        ),
-        "n_subject": len(subject_rows),
+        "next_from": None if before is not None else next_from,
+        "previous_from": previous_from,
+        "start": start,
+        **discussion_progress(discussion=discussion, user=request.user),
     }
+    if request.htmx and request.htmx.target in ("load-more", "load-earlier"):
+        return render(request, "audit/discussion.html#window", context)
     template = "audit/discussion.html#statements" if request.htmx else "audit/discussion.html"
     return render(request, template, context)
 
@@ -81,6 +133,7 @@ def statement(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     if request.htmx:
         return render(request, "audit/components/card.html#card", context)
     context["state"] = state_context(request, statement, context["run"])
+    context["thread"] = thread_context(request, statement)
     return render(request, "audit/statement.html", context)
 
 

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from audit.figures import item_alignment
 from audit.forms import (
+    CHOICE_TITLES,
     CHOICES,
     COMMENT_MAX_LENGTH,
     apply_op,
@@ -69,6 +70,7 @@ class Editor:
     is_owner: bool
     can_submit: bool
     choices: dict = field(default_factory=lambda: CHOICES)
+    titled: dict = field(default_factory=lambda: CHOICE_TITLES)
     issues: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # drafts may keep them; submit refuses
     comment_max: int = COMMENT_MAX_LENGTH
@@ -315,7 +317,7 @@ def save(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     saved = feedback
     try:
         saved = _save_if_changed(request, feedback, payload)
-        if op in SUBMIT_OPS:
+        if op in SUBMIT_OPS and not _already_submitted(saved, payload):
             saved = feedback_submit(feedback=saved, user=request.user, base_version=saved.version)
     except NotReady as exc:
         # The edit was saved; only the submit is refused, with each problem at its field.
@@ -331,6 +333,12 @@ def save(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     return _saved_reply(request, saved, stored, op)
 
 
+def _already_submitted(feedback: Feedback, payload: dict) -> bool:
+    """A submit repeated with the same content (a double press, or autosaves queued behind the
+    submit, which htmx sends with the button last pressed) gets the first one's answer."""
+    return feedback.status == Feedback.Status.SUBMITTED and payload == feedback.edited_extraction
+
+
 def keep_losing_edit(request: HtmxHttpRequest, exc: StaleVersion, payload: dict) -> None:
     """The refused save rolled back; store the user's edit as a conflict revision instead."""
     if payload != exc.feedback.edited_extraction:
@@ -338,11 +346,13 @@ def keep_losing_edit(request: HtmxHttpRequest, exc: StaleVersion, payload: dict)
 
 
 def _save_if_changed(request: HtmxHttpRequest, feedback: Feedback, payload: dict) -> Feedback:
-    """Unchanged forms (a focus change, a repeated autosave) make no new revision."""
+    """Unchanged forms (a focus change, a repeated autosave) make no new revision. A form that
+    matches what is stored loses nothing, whatever version it was based on: an autosave that
+    leaves the page as the submit (which moved the version) goes through is not a conflict."""
     version = base_version(request.POST)
     comment = reviewer_note(request.POST)
     unchanged = payload == feedback.edited_extraction and comment in (None, feedback.comment)
-    if version == feedback.version and unchanged:
+    if unchanged:
         return feedback
     return feedback_save(
         feedback=feedback, user=request.user, edited_extraction=payload, base_version=version,

@@ -7,8 +7,6 @@ from dataclasses import dataclass
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
-from django.core.paginator import Paginator
-from django.db.models import F
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -20,11 +18,13 @@ from audit.models import Discussion, Feedback
 from audit.progress import auditor_progress
 from audit.selectors import (
     QueueDiscussion,
-    discussion_queue,
-    discussion_queue_filter,
+    adjudicable_statement_ids,
+    comments_unread_by_discussion,
+    discussion_queue_page,
     feedback_proposals,
-    submitted_feedback_groups,
-    triage_lowest_first,
+    statements_to_adjudicate,
+    submitted_feedback_page,
+    threads_unread,
 )
 from audit.services import WorkflowError, feedback_bulk_approve
 from audit.services.assignments import hidden_discussion_filter
@@ -38,6 +38,7 @@ from evalsite.params import parse_id
 S = Feedback.Status
 ITEM = re.compile(r"(\d{1,12}):(\d{1,9})", re.ASCII)
 PAGE_SIZE = 50
+REVIEW_GROUPS = 20  # discussion x auditor groups per page of the review queue
 
 
 @dataclass(frozen=True)
@@ -50,11 +51,13 @@ class QueueRow:
     tone: str
     bar_sent: int  # sent but not approved
     bar_coded: int  # coded but not sent
+    unread: int = 0  # comments in its statements' threads the viewer has not read
 
     @classmethod
-    def of(cls, d: QueueDiscussion) -> QueueRow:
+    def of(cls, d: QueueDiscussion, unread: int = 0) -> QueueRow:
         label, tone = queue_status(d)
-        return cls(d, label, tone, d.mine_sent - d.mine_approved, d.mine_coded - d.mine_sent)
+        sent, coded = d.mine_sent - d.mine_approved, d.mine_coded - d.mine_sent
+        return cls(d, label, tone, sent, coded, unread)
 
 
 def queue_status(d: QueueDiscussion) -> tuple[str, str]:
@@ -90,16 +93,16 @@ def _queue(request: HtmxHttpRequest) -> HttpResponse:
     status, q = "", ""
     if form.is_valid():
         status, q = form.cleaned_data["status"], form.cleaned_data["q"].strip()
-    discussions = discussion_queue(user=request.user)
-    hidden = hidden_discussion_filter(request.user)
-    if hidden is not None:
-        discussions = discussions.filter(pk__in=Discussion.objects.filter(hidden).values("pk"))
-    discussions = discussion_queue_filter(discussions, status=status, q=q)
-    # Review triage may ask for the discussions where the AI is weakest first.
-    order = (F("weakest").asc(nulls_last=True), "id") if triage_lowest_first() else ("id",)
-    discussions = discussions.order_by(*order)
-    page = Paginator(discussions, PAGE_SIZE).get_page(request.GET.get("page"))
-    rows = [QueueRow.of(d) for d in page]
+    page, queue = discussion_queue_page(
+        user=request.user,
+        visible=hidden_discussion_filter(request.user),
+        status=status,
+        q=q,
+        page=request.GET.get("page"),
+        per_page=PAGE_SIZE,
+    )
+    unread = comments_unread_by_discussion(user=request.user, discussions=[d.pk for d in queue])
+    rows = [QueueRow.of(d, unread.get(d.pk, 0)) for d in queue]
     context = {"form": form, "page": page, "rows": rows, "status": status, "q": q}
     if not request.htmx:
         context |= my_work_context(request.user)
@@ -111,12 +114,18 @@ def _queue(request: HtmxHttpRequest) -> HttpResponse:
 @admin_required
 def review_queue(request: HtmxHttpRequest) -> HttpResponse:
     auditor_id = parse_id(request.GET.get("auditor"), name="auditor")
-    groups, items = submitted_feedback_groups(auditor_id=auditor_id)
+    page, groups, submitted_count = submitted_feedback_page(
+        auditor_id=auditor_id, page=request.GET.get("page"), per_page=REVIEW_GROUPS
+    )
+    items = [f for g in groups for f in g["items"]]
     auditors = get_user_model().objects.filter(feedback__status=S.SUBMITTED).distinct()
     context = {
+        "page": page,
         "groups": groups,
-        "submitted_count": len(items),
+        "submitted_count": submitted_count,
         "proposals": feedback_proposals(),
+        "to_adjudicate": statements_to_adjudicate(),
+        "adjudicable": adjudicable_statement_ids(statement_ids=[f.statement_id for f in items]),
         "auditors": auditors.order_by("username"),
         "auditor_id": auditor_id,
     }
@@ -147,12 +156,15 @@ def bulk_approve(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         request, f"Approved {len(approved)} statements coded by {auditor.get_username()}."
     )
     if request.htmx:
-        groups, items = submitted_feedback_groups(
-            auditor_id=parse_id(request.POST.get("filter_auditor"), name="filter_auditor")
+        page, groups, submitted_count = submitted_feedback_page(
+            auditor_id=parse_id(request.POST.get("filter_auditor"), name="filter_auditor"),
+            page=request.POST.get("page"),
+            per_page=REVIEW_GROUPS,
         )
         context = {
+            "page": page,
             "groups": groups,
-            "submitted_count": len(items),
+            "submitted_count": submitted_count,
             "proposals": feedback_proposals(),
         }
         return render(request, "audit/review_queue.html#queue", context)
@@ -164,12 +176,14 @@ MY_LISTED = 20
 
 def my_work_context(user) -> dict:
     """The auditor's assignments (due order), their figures and what was sent back."""
-    assignments = my_open_assignments(user=user)
+    assignments, needs_changes = my_open_assignments(user=user), my_needs_changes(user=user)
     return {
         "my_assignments": assignments[:MY_LISTED],
         "my_open": assignments.count(),
         "me": auditor_progress(auditors=[user])[0],
-        "needs_changes": my_needs_changes(user=user),
+        "needs_changes": needs_changes[:MY_LISTED],
+        "needs_changes_total": needs_changes.count(),
+        "threads": threads_unread(user=user),
         "today": timezone.localdate(),
     }
 

@@ -12,8 +12,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from audit.figures import statement_disagreement
 from audit.forms import RejectForm
-from audit.models import Feedback, Statement
-from audit.selectors import discussion_runs
+from audit.models import Adjudication, Feedback, Statement
+from audit.selectors import adjudication_codings, discussion_runs
 from audit.services import NotReady, WorkflowError, feedback_approve, feedback_reject
 from audit.services.feedback import (
     feedback_authors,
@@ -22,6 +22,7 @@ from audit.services.feedback import (
 )
 from audit.stream import review_stream_next
 from audit.views.access import error_fragment, safe_next
+from audit.views.comments import thread_context
 from audit.views.discussion import card_context
 from audit.views.display import Labels, present
 from audit.views.rows import (
@@ -66,8 +67,10 @@ def review_context(request: HtmxHttpRequest, statement: Statement) -> dict:
     submitted = [c for c in columns if c["feedback"].status == S.SUBMITTED]
     approved = next((c["feedback"] for c in columns if c["feedback"].status == S.APPROVED), None)
     alone = not admins().filter(is_active=True).exclude(pk=request.user.pk).exists()
+    credits = _adjudication_credits([c["feedback"].pk for c in columns])
     for c in columns:
         f = c["feedback"]
+        c["adjudication"] = credits.get(f.pk)
         c["replaces"] = approved if approved and approved.pk != f.pk else None
         c["is_author"] = request.user.pk in feedback_authors(feedback=f)
         c["self_approval"] = c["is_author"] and alone
@@ -90,6 +93,22 @@ def review_context(request: HtmxHttpRequest, statement: Statement) -> dict:
         "approved": approved,
         "next_statement": _next_waiting(statement),
         "disagreement": statement_disagreement(statement_id=statement.pk),
+        "n_to_adjudicate": adjudication_codings(statement_id=statement.pk).count(),
+        **thread_context(request, statement),
+    }
+
+
+def _adjudication_credits(feedback_ids: list[int]) -> dict[int, dict]:
+    """Per adjudicated feedback: its coders and how many items were unanimous vs adjudicated."""
+    rows = Adjudication.objects.filter(feedback_id__in=feedback_ids).prefetch_related("coders")
+    return {
+        a.feedback_id: {
+            "coder_names": sorted(u.get_username() for u in a.coders.all()),
+            "unanimous_items": a.unanimous_items,
+            "adjudicated_items": a.adjudicated_items,
+        }
+        for a in rows
+        if a.feedback_id is not None
     }
 
 

@@ -18,6 +18,7 @@ from audit.models import (
     TriageStatement,
     empty_pdp,
 )
+from audit.selectors import comments_unread_by_statement
 from audit.services.blind import blind_sealed_statement_ids
 from audit.services.feedback import feedback_can_submit, feedback_opens_in_editor
 from audit.views.display import Labels, PayloadView, f1_rows, f1_tone, present, sarf_scores
@@ -70,6 +71,7 @@ class StatementRow:
     can_submit: bool = False
     can_skip: bool = False  # an auditor may skip what they have not submitted
     lazy: bool = False  # rendered as a placeholder that loads itself when scrolled into view
+    unread: int = 0  # comments in the statement's thread the viewer has not read
     presented: bool = False  # cards built (rows loaded only for names and payloads have none)
 
     @property
@@ -142,11 +144,13 @@ def build_rows(
     owner=None,
     full_cards: int | None = None,
     only_last: bool = False,
+    first_order: int = 0,
 ) -> list[StatementRow]:
     """One row per statement, cards labelled with the names known up to that statement.
 
     Subject statements after the first `full_cards` become lazy placeholders (no cards);
-    with `only_last`, earlier rows are loaded for their names and payloads only.
+    with `only_last`, earlier rows are loaded for their names and payloads only. Statements
+    before `first_order` (a window further down) only feed the names and are not returned.
     """
     owner = owner or user
     by_statement: dict[int, list[Feedback]] = {}
@@ -156,15 +160,17 @@ def build_rows(
     labels, ai_labels, rows, subjects = Labels(), Labels(), [], 0
     for statement in data.statements:
         row = _row(statement, data, by_statement.get(statement.pk, []), owner, user)
+        shown = statement.order >= first_order
         if statement.is_subject:
-            subjects += 1
+            subjects += shown
             row.lazy = full_cards is not None and subjects > full_cards
             labels.feed(row.mine.edited_extraction if row.mine else _visible_ai(row))
             ai_labels.feed(_visible_ai(row))
             last = statement is data.statements[-1]
-            if not row.lazy and (last or not only_last):
+            if shown and not row.lazy and (last or not only_last):
                 _present_row(row, labels, ai_labels)
-        rows.append(row)
+        if shown:
+            rows.append(row)
     return rows
 
 
@@ -210,10 +216,21 @@ def _present_row(row: StatementRow, labels: Labels, ai_labels: Labels) -> None:
         row.mine_view = present(row.mine.edited_extraction, labels, base=base)
 
 
-def attach_f1(rows: list[StatementRow], data: DiscussionData, user) -> None:
-    """Read the stored statement F1 (never computed here) for statements with ground truth."""
+def attach_f1(rows: list[StatementRow], data: DiscussionData, user, *, earlier: int = 0) -> None:
+    """Read the stored statement F1 (never computed here) for statements with ground truth;
+    statements before the order `earlier` (not among the rows) only name the items."""
     approved = {f.statement_id: f for f in data.feedback if f.status == Feedback.Status.APPROVED}
     labels = Labels()
+    if earlier:
+        mine = {f.statement_id: f for f in data.feedback if f.auditor_id == user.pk}
+        for statement in data.statements:
+            if statement.order < earlier and statement.is_subject:
+                own = mine.get(statement.pk)
+                ai = None
+                if statement.pk not in data.blind_ids or is_admin(user):
+                    extraction = data.extractions.get(statement.pk)
+                    ai = extraction.pdp_deltas if extraction else empty_pdp()
+                labels.feed(own.edited_extraction if own else ai)
     for row in rows:
         if row.statement.is_subject:
             labels.feed(row.mine.edited_extraction if row.mine else _visible_ai(row))
@@ -264,6 +281,34 @@ def discussion_rows(
     only_last = upto_order is not None
     rows = build_rows(data, user, owner=owner, full_cards=full_cards, only_last=only_last)
     attach_f1(rows, data, user)
+    attach_unread(rows, user)
+    return rows
+
+
+def attach_unread(rows: list[StatementRow], user) -> None:
+    """Each row's unread comments (one query for the discussion)."""
+    if not rows:
+        return
+    unread = comments_unread_by_statement(user=user, statements=[r.statement.pk for r in rows])
+    for row in rows:
+        row.unread = unread.get(row.statement.pk, 0)
+
+
+def discussion_window(
+    discussion: Discussion,
+    user,
+    run: ExtractionRun | None,
+    *,
+    first_order: int,
+    last_order: int,
+    full_cards: int | None = None,
+) -> list[StatementRow]:
+    """The rows of the statements from `first_order` to `last_order` (a window of the page).
+    Earlier statements are read for the names the cards use (their payloads), never shown."""
+    data = load_discussion(discussion, user, run, upto_order=last_order)
+    rows = build_rows(data, user, full_cards=full_cards, first_order=first_order)
+    attach_f1(rows, data, user, earlier=first_order)
+    attach_unread(rows, user)
     return rows
 
 

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 from audit.forms import base_version
 from audit.models import Assignment, Discussion, Statement
 from audit.progress import COLUMNS, ProgressRow, rows_sorted, team_progress
+from audit.selectors import statements_to_adjudicate, threads_unread
 from audit.services import WorkflowError, feedback_start, feedback_submit
 from audit.services.assignments import (
     MAX_OVERLAP_K,
@@ -37,6 +38,7 @@ from audit.stream import (
     review_waiting_by_auditor,
     review_waiting_by_discussion,
     review_waiting_count,
+    review_waiting_discussions,
     skipped_assignments,
 )
 from audit.views.access import error_fragment, visible_feedback
@@ -271,14 +273,20 @@ def team(request: HtmxHttpRequest) -> HttpResponse:
 # --- the review home (admins' landing page) ----------------------------------------------------
 
 
+REVIEW_HOME_DISCUSSIONS = 20  # the rest are on the review queue's pages
+
+
 def review_home(request: HtmxHttpRequest) -> HttpResponse:
     first = review_stream_next()
     context = {
         "waiting": review_waiting_count(),
-        "by_discussion": review_waiting_by_discussion(),
+        "by_discussion": review_waiting_by_discussion(limit=REVIEW_HOME_DISCUSSIONS),
+        "n_discussions": review_waiting_discussions(),
         "by_auditor": review_waiting_by_auditor(),
         "first": first,
         "skipped": skipped_assignments().count(),
+        "threads": threads_unread(user=request.user),
+        "to_adjudicate": statements_to_adjudicate(),
     }
     return render(request, "audit/review_home.html", context)
 

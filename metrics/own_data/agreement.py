@@ -29,17 +29,20 @@ from django.utils import timezone
 
 from audit.models import BlindReview, Extraction, Feedback, Speaker, Statement
 from audit.pdp import payload_items
+from audit.selectors import adjudication_counts
 from metrics.cards import FRESH, UPDATING, card_state, whole_family_card_base, whole_family_row
 from metrics.families.extraction import SARF_VARIABLES, StatementF1Metrics, calculate_statement_f1
 from metrics.families.interauditor import (
     cluster_bootstrap_mean_diff,
     cohens_kappa,
+    items_agreement,
     lins_ccc,
     symmetric_mean,
 )
 from metrics.match_settings import match_settings
 from metrics.models import MetricResult
 from metrics.own_data.common import INTERAUDITOR_KEY, SEED, Scope, n_resamples, result_compute
+from metrics.own_data.pieces import pieces_refresh
 from metrics.registry import INTERAUDITOR
 
 CODED = (Feedback.Status.SUBMITTED, Feedback.Status.APPROVED)
@@ -54,7 +57,7 @@ class Coding:
     order: int
     auditor_id: int
     auditor: str
-    payload: dict
+    payload: dict | None  # None when loaded without payloads
     approved: bool
     blind: bool
     source_extraction_id: int | None
@@ -65,9 +68,12 @@ class Coding:
         return not self.blind and self.source_extraction_id is not None
 
 
-def _codings(queryset: Any) -> list[Coding]:
+def _codings(queryset: Any, *, payloads: bool = True) -> list[Coding]:
+    """Submitted and approved coding of subject statements, in (statement, auditor) order;
+    without ``payloads`` the payload is None (what tells which statements' pieces changed)."""
     rows = (
         queryset.filter(status__in=CODED, statement__speaker__type=Speaker.Type.SUBJECT)
+        .filter(adjudication__isnull=True)  # a merge of codings is not another coder
         .order_by("statement_id", "auditor_id")
         .values_list(
             "id",
@@ -76,13 +82,14 @@ def _codings(queryset: Any) -> list[Coding]:
             "statement__order",
             "auditor_id",
             "auditor__username",
-            "edited_extraction",
+            "edited_extraction" if payloads else "statement_id",
             "status",
             "blind",
             "source_extraction_id",
             "version",
             "updated_at",
         )
+        .iterator(chunk_size=2000)
     )
     return [
         Coding(
@@ -92,18 +99,18 @@ def _codings(queryset: Any) -> list[Coding]:
             order,
             auditor_id,
             auditor,
-            payload,
+            payload if payloads else None,
             status == Feedback.Status.APPROVED,
             blind,
             source,
             (pk, version, updated, status, blind, source),
         )
-        for pk, statement, discussion, order, auditor_id, auditor, payload, status, blind, source, version, updated in rows.iterator()
+        for pk, statement, discussion, order, auditor_id, auditor, payload, status, blind, source, version, updated in rows
     ]
 
 
-def codings_load() -> list[Coding]:
-    return _codings(Feedback.objects.all())
+def codings_load(*, payloads: bool = True) -> list[Coding]:
+    return _codings(Feedback.objects.all(), payloads=payloads)
 
 
 def _f1(ai: dict | None, gt: dict | None) -> StatementF1Metrics:
@@ -133,6 +140,8 @@ class PairComparison:
     f1_ab: float  # a's coding scored with b's as the reference
     f1_ba: float
     sarf_pairs: dict[str, list[list[str]]]  # [a value, b value] per matched event
+    count_a: int  # entities in a's coding
+    count_b: int
 
     @property
     def symmetric_f1(self) -> float:
@@ -146,7 +155,15 @@ def codings_compare(a: Coding, b: Coding) -> PairComparison:
     if b.auditor_id < a.auditor_id:
         a, b = b, a
     ab, ba = _f1(a.payload, b.payload), _f1(b.payload, a.payload)
-    return PairComparison(a, b, ab.aggregate_micro_f1, ba.aggregate_micro_f1, ab.sarf_pairs)
+    return PairComparison(
+        a,
+        b,
+        ab.aggregate_micro_f1,
+        ba.aggregate_micro_f1,
+        ab.sarf_pairs,
+        entity_count(a.payload),
+        entity_count(b.payload),
+    )
 
 
 def statement_comparisons(codings: Sequence[Coding]) -> list[PairComparison]:
@@ -172,8 +189,8 @@ def agreement_summary(comparisons: Sequence[PairComparison], *, resamples: int) 
     for variable in SARF_VARIABLES:
         labels = [pair for c in comparisons for pair in c.sarf_pairs.get(variable, [])]
         kappa[variable] = cohens_kappa([a for a, _ in labels], [b for _, b in labels])
-    counts_a = [entity_count(c.a.payload) for c in comparisons]
-    counts_b = [entity_count(c.b.payload) for c in comparisons]
+    counts_a = [c.count_a for c in comparisons]
+    counts_b = [c.count_b for c in comparisons]
     return {
         "n_statements": len({c.a.statement_id for c in comparisons}),
         "n_comparisons": len(comparisons),
@@ -229,29 +246,51 @@ def disagreements(comparisons: Sequence[PairComparison]) -> list[dict[str, Any]]
 # --- auditors against the ground truth ---------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class TruthScore:
+    """One coding scored against the approved ground truth of its statement."""
+
+    coding: Coding
+    f1: float
+    tp: int
+    errors: int  # false positives + false negatives
+
+
+def statement_truth_scores(codings: Sequence[Coding]) -> list[TruthScore]:
+    """Each coding of one statement against its approved coding (none without one)."""
+    truth = next((c for c in codings if c.approved), None)
+    if truth is None:
+        return []
+    scores = []
+    for coding in codings:
+        if coding.feedback_id != truth.feedback_id:
+            m = _f1(coding.payload, truth.payload)
+            scores.append(
+                TruthScore(
+                    coding, m.aggregate_micro_f1, m.aggregate_tp, m.aggregate_fp + m.aggregate_fn
+                )
+            )
+    return scores
+
+
 def auditors_against_ground_truth(
-    grouped: dict[int, list[Coding]], *, resamples: int
+    truth_scores: Iterable[TruthScore], *, resamples: int
 ) -> list[dict[str, Any]]:
     """Per auditor: F1 of their coding against the approved GT of the same statement (the
     approved coding itself excluded), lowest mean first."""
-    scores: dict[int, list[tuple[Coding, StatementF1Metrics]]] = defaultdict(list)
-    for codings in grouped.values():
-        truth = next((c for c in codings if c.approved), None)
-        if truth is None:
-            continue
-        for coding in codings:
-            if coding.feedback_id != truth.feedback_id:
-                scores[coding.auditor_id].append((coding, _f1(coding.payload, truth.payload)))
+    scores: dict[int, list[TruthScore]] = defaultdict(list)
+    for score in truth_scores:
+        scores[score.coding.auditor_id].append(score)
     rows = []
     for scored in scores.values():
         by_discussion: dict[int, list[float]] = defaultdict(list)
-        for coding, metrics in scored:
-            by_discussion[coding.discussion_id].append(metrics.aggregate_micro_f1)
-        tp = sum(m.aggregate_tp for _, m in scored)
-        errors = sum(m.aggregate_fp + m.aggregate_fn for _, m in scored)
+        for score in scored:
+            by_discussion[score.coding.discussion_id].append(score.f1)
+        tp = sum(score.tp for score in scored)
+        errors = sum(score.errors for score in scored)
         rows.append(
             {
-                "auditor": scored[0][0].auditor,
+                "auditor": scored[0].coding.auditor,
                 "n_statements": len(scored),
                 "mean_f1": _mean_ci(dict(by_discussion), resamples),
                 "micro_f1": 1.0 if 2 * tp + errors == 0 else 2 * tp / (2 * tp + errors),
@@ -290,20 +329,23 @@ def ai_payloads_load(grouped: dict[int, list[Coding]]) -> dict[int, tuple[int, A
     return found
 
 
+def blind_pair(codings: Sequence[Coding], ai_payload: dict) -> tuple[float, float]:
+    """One statement coded both ways: mean F1 of the AI extraction against its pre-filled
+    codings and against its blind ones."""
+    prefilled = [_f1(ai_payload, c.payload).aggregate_micro_f1 for c in codings if c.prefilled]
+    blind = [_f1(ai_payload, c.payload).aggregate_micro_f1 for c in codings if c.blind]
+    return (math.fsum(prefilled) / len(prefilled), math.fsum(blind) / len(blind))
+
+
 def blind_vs_prefilled(
-    grouped: dict[int, list[Coding]], ai: dict[int, tuple[int, Any, dict]], *, resamples: int
+    pairs_by_statement: dict[int, tuple[int, tuple[float, float]]], *, resamples: int
 ) -> dict[str, Any]:
     """Agreement with the AI (F1 of the AI extraction against the coding), pre-filled vs blind,
-    on the statements coded both ways; difference = pre-filled − blind."""
+    on the statements coded both ways (statement id -> (discussion id, blind_pair));
+    difference = pre-filled − blind."""
     pairs_by_discussion: dict[int, list[tuple[float, float]]] = defaultdict(list)
-    for statement_id, codings in sorted(grouped.items()):
-        if statement_id not in ai:
-            continue
-        payload = ai[statement_id][2]
-        prefilled = [_f1(payload, c.payload).aggregate_micro_f1 for c in codings if c.prefilled]
-        blind = [_f1(payload, c.payload).aggregate_micro_f1 for c in codings if c.blind]
-        pair = (math.fsum(prefilled) / len(prefilled), math.fsum(blind) / len(blind))
-        pairs_by_discussion[codings[0].discussion_id].append(pair)
+    for _, (discussion_id, pair) in sorted(pairs_by_statement.items()):
+        pairs_by_discussion[discussion_id].append(tuple(pair))  # type: ignore[arg-type]
     pairs = [pair for rows in pairs_by_discussion.values() for pair in rows]
     clusters: dict[int, list[tuple[float, float]]] = dict(pairs_by_discussion)
     difference = cluster_bootstrap_mean_diff(clusters, n_resamples=resamples, seed=SEED)
@@ -319,46 +361,113 @@ def blind_vs_prefilled(
 # --- the system result -------------------------------------------------------------------------
 
 
+def _compared(codings: Sequence[Coding]) -> bool:
+    """A statement contributes a piece when two auditors coded it or one coding is to be
+    judged against an approved one."""
+    return len(codings) > 1
+
+
+def agreement_piece(codings: Sequence[Coding], ai: tuple[int, Any, dict] | None) -> dict[str, Any]:
+    """What one statement contributes (``metrics.own_data.pieces``): its auditor pairs'
+    F1 both ways, matched SARF labels and entity counts; each coding's F1 against the
+    approved one; and, coded blind and pre-filled, the pair of mean F1 against the AI."""
+    return {
+        "pairs": [
+            [c.a.feedback_id, c.b.feedback_id, c.f1_ab, c.f1_ba, c.sarf_pairs, c.count_a, c.count_b]
+            for c in statement_comparisons(codings)
+        ],
+        "truth": [
+            [s.coding.feedback_id, s.f1, s.tp, s.errors] for s in statement_truth_scores(codings)
+        ],
+        "blind": list(blind_pair(codings, ai[2])) if ai is not None else None,
+    }
+
+
+def agreement_pieces(
+    grouped: dict[int, list[Coding]], ai: dict[int, tuple[int, Any, dict]], *, force: bool = False
+) -> dict[int, dict]:
+    """The statements' pieces: stored ones whose codings are unchanged, the others computed."""
+    compared = {s: codings for s, codings in grouped.items() if _compared(codings)}
+    stamps = {
+        s: [[c.stamp for c in codings], list(ai[s][:2]) if s in ai else None]
+        for s, codings in compared.items()
+    }
+
+    def compute(statement_ids: list[int]) -> dict[int, dict]:
+        found = by_statement(_codings(Feedback.objects.filter(statement_id__in=statement_ids)))
+        return {
+            s: agreement_piece(codings, ai.get(s))
+            for s, codings in found.items()
+            if _compared(codings)
+        }
+
+    return pieces_refresh(
+        family=INTERAUDITOR, run_id=None, stamps=stamps, compute=compute, force=force
+    )
+
+
 def interauditor_values(
-    codings: Sequence[Coding], ai: dict[int, tuple[int, Any, dict]], *, resamples: int
+    codings: Sequence[Coding], pieces: dict[int, dict], *, resamples: int
 ) -> dict[str, Any]:
+    """The system figures from the codings (without payloads) and the statements' pieces."""
     grouped = by_statement(codings)
-    comparisons = [c for group in grouped.values() for c in statement_comparisons(group)]
+    by_id = {c.feedback_id: c for c in codings}
+    comparisons, truth_scores, blind = [], [], {}
+    for statement_id, piece in pieces.items():
+        for a, b, f1_ab, f1_ba, sarf_pairs, count_a, count_b in piece["pairs"]:
+            comparisons.append(
+                PairComparison(by_id[a], by_id[b], f1_ab, f1_ba, sarf_pairs, count_a, count_b)
+            )
+        for feedback_id, f1, tp, errors in piece["truth"]:
+            truth_scores.append(TruthScore(by_id[feedback_id], f1, tp, errors))
+        if piece["blind"] is not None:
+            blind[statement_id] = (grouped[statement_id][0].discussion_id, piece["blind"])
     return {
         "n_codings": len(codings),
         "n_statements": len(grouped),
         "n_auditors": len({c.auditor_id for c in codings}),
         "overall": agreement_summary(comparisons, resamples=resamples),
         "pairs": pairwise_agreement(comparisons, resamples=resamples),
-        "auditors": auditors_against_ground_truth(grouped, resamples=resamples),
+        "auditors": auditors_against_ground_truth(truth_scores, resamples=resamples),
         "blind": {
-            **blind_vs_prefilled(_blind_statements(grouped), ai, resamples=resamples),
+            **blind_vs_prefilled(blind, resamples=resamples),
             "n_marked": BlindReview.objects.count(),
             "n_blind_codings": sum(1 for c in codings if c.blind),
         },
         "disagreements": disagreements(comparisons),
+        "adjudication": items_agreement(adjudication_counts()),
         "n_resamples": resamples,
     }
 
 
 def interauditor_result_compute(*, force: bool = False) -> MetricResult:
-    """Inter-auditor agreement over all coding, stored as MetricResult(interauditor, system)."""
+    """Inter-auditor agreement over all coding, stored as MetricResult(interauditor, system).
+
+    Derived from per-statement pieces: only the statements whose codings changed are compared
+    again; ``force`` (the full recompute) compares every statement again."""
     read_at = timezone.now()
-    codings = codings_load()
-    ai = ai_payloads_load(_blind_statements(by_statement(codings)))
+    codings = codings_load(payloads=False)
+    grouped = by_statement(codings)
+    ai = ai_payloads_load(_blind_statements(grouped))
     inputs = {
         "codings": [c.stamp for c in codings],
         "ai": sorted([s, pk, updated] for s, (pk, updated, _) in ai.items()),
         "marked": BlindReview.objects.count(),
+        "adjudicated": adjudication_counts(),
     }
     resamples = n_resamples()
+
+    def compute() -> dict[str, Any]:
+        pieces = agreement_pieces(grouped, ai, force=force)
+        return interauditor_values(codings, pieces, resamples=resamples)
+
     return result_compute(
         family=INTERAUDITOR,
         key=INTERAUDITOR_KEY,
         scope=Scope.SYSTEM,
         run_id=None,
         inputs=inputs,
-        compute=lambda: interauditor_values(codings, ai, resamples=resamples),
+        compute=compute,
         read_at=read_at,
         force=force,
     )
@@ -387,6 +496,7 @@ def interauditor_card() -> dict[str, Any]:
         "auditors": values.get("auditors") or [],
         "blind": blind,
         "disagreements": values.get("disagreements") or [],
+        "adjudication": values.get("adjudication") or {},
     }
 
 

@@ -45,7 +45,9 @@ from metrics.own_data.common import (
     pair_score,
     result_compute,
     run_pairs_load,
+    run_pairs_with_payloads,
 )
+from metrics.own_data.pieces import pieces_refresh
 from metrics.own_data.selective import item_confidence
 from metrics.registry import CALIBRATION
 from metrics.results import run_key
@@ -70,7 +72,7 @@ class CalibrationItem:
 
 
 def statement_items(
-    ai: dict, metrics: StatementF1Metrics, *, discussion_id: int, statement_id: int
+    ai: dict | None, metrics: StatementF1Metrics, *, discussion_id: int, statement_id: int
 ) -> tuple[list[CalibrationItem], int]:
     """The AI items of one statement with their outcome, and how many were skipped."""
     items, skipped = [], 0
@@ -153,37 +155,50 @@ def calibration_figures(
     }
 
 
-def _py(items: Sequence[CalibrationItem]) -> tuple[np.ndarray, np.ndarray]:
-    p = np.array([i.probability for i in items], dtype=float)
-    y = np.array([1.0 if i.correct else 0.0 for i in items], dtype=float)
-    return p, y
+@dataclass(frozen=True)
+class ItemArrays:
+    """A run's calibration items as columns, in statement order: discussion id, entity kind
+    (its index in ENTITY_KINDS), probability and outcome (1.0 matched, 0.0 not)."""
+
+    discussion: np.ndarray
+    entity: np.ndarray
+    p: np.ndarray
+    y: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.p)
+
+    def where(self, mask: np.ndarray) -> ItemArrays:
+        return ItemArrays(self.discussion[mask], self.entity[mask], self.p[mask], self.y[mask])
 
 
-def _why_not_fitted(train: Sequence[CalibrationItem], test: Sequence[CalibrationItem]) -> str:
+def _why_not_fitted(train: ItemArrays, test: ItemArrays) -> str:
     if len(train) < MIN_FIT_ITEMS:
         return f"only {len(train)} training items (at least {MIN_FIT_ITEMS} needed)"
-    if len({i.correct for i in train}) < 2:
+    if np.unique(train.y).size < 2:
         return "the training items are all correct or all wrong"
-    if not test:
+    if not len(test):
         return "no held-out discussion has items"
     return ""
 
 
-def heldout_calibration(items: Sequence[CalibrationItem]) -> dict[str, Any]:
+def heldout_calibration(items: ItemArrays) -> dict[str, Any]:
     """Temperature scaling and isotonic regression fitted on the training discussions,
     judged on the held-out ones (raw figures of the same held-out items alongside)."""
-    train, test = heldout_split(items)
+    heldout = heldout_discussions(items.discussion.tolist())
+    in_test = np.isin(items.discussion, np.fromiter(heldout, dtype=np.int64, count=len(heldout)))
+    train, test = items.where(~in_test), items.where(in_test)
     summary: dict[str, Any] = {
         "heldout_percent": HELDOUT_PERCENT,
         "n_train_items": len(train),
         "n_test_items": len(test),
-        "n_train_discussions": len({i.discussion_id for i in train}),
-        "n_test_discussions": len({i.discussion_id for i in test}),
+        "n_train_discussions": int(np.unique(train.discussion).size),
+        "n_test_discussions": int(np.unique(test.discussion).size),
     }
     reason = _why_not_fitted(train, test)
     if reason:
         return {**summary, "fitted": False, "reason": reason}
-    (p_train, y_train), (p_test, y_test) = _py(train), _py(test)
+    (p_train, y_train), (p_test, y_test) = (train.p, train.y), (test.p, test.y)
     temperature = TemperatureScalingCalibrator.fit(p_train, y_train)
     isotonic = fit_isotonic_calibrator(p_train, y_train)
     return {
@@ -202,54 +217,101 @@ def heldout_calibration(items: Sequence[CalibrationItem]) -> dict[str, Any]:
     }
 
 
-def calibration_values(items: Sequence[CalibrationItem], *, skipped: int) -> dict[str, Any]:
-    p, y = _py(items)
+def calibration_values(items: ItemArrays, *, skipped: int) -> dict[str, Any]:
     by_type = {}
-    for entity in ENTITY_KINDS:
-        subset = [i for i in items if i.entity == entity]
-        figures = calibration_figures(*_py(subset))
+    for index, entity in enumerate(ENTITY_KINDS):
+        subset = items.where(items.entity == index)
+        figures = calibration_figures(subset.p, subset.y)
         figures.pop("reliability", None)
         by_type[entity] = figures
     return {
         "n_items": len(items),
         "n_skipped": skipped,
         "n_bins": N_BINS,
-        "all": calibration_figures(p, y),
+        "all": calibration_figures(items.p, items.y),
         "by_type": by_type,
-        "heldout": heldout_calibration(items) if items else {"fitted": False, "reason": "no items"},
+        "heldout": heldout_calibration(items)
+        if len(items)
+        else {"fitted": False, "reason": "no items"},
     }
+
+
+# --- per-statement pieces ------------------------------------------------------------------------
+
+
+def calibration_piece(pair: StatementPair) -> dict[str, Any]:
+    """What a statement contributes (``metrics.own_data.pieces``): its items as parallel
+    lists (entity kind index, probability, matched 0/1) and how many were skipped."""
+    found, skipped = statement_items(
+        pair.ai, pair_score(pair), discussion_id=pair.discussion_id, statement_id=pair.statement_id
+    )
+    return {
+        "discussion_id": pair.discussion_id,
+        "entity": [ENTITY_KINDS.index(i.entity) for i in found],
+        "probability": [i.probability for i in found],
+        "matched": [1 if i.correct else 0 for i in found],
+        "skipped": skipped,
+    }
+
+
+def calibration_pieces(
+    run_id: int, pairs: Sequence[StatementPair], *, force: bool = False
+) -> dict[int, dict]:
+    """The run's pieces: stored ones whose inputs are unchanged, the others computed."""
+
+    def compute(statement_ids: list[int]) -> dict[int, dict]:
+        found = run_pairs_with_payloads(run_id, statement_ids)
+        return {pair.statement_id: calibration_piece(pair) for pair in found}
+
+    return pieces_refresh(
+        family=CALIBRATION,
+        run_id=run_id,
+        stamps={p.statement_id: p.stamp for p in pairs},
+        compute=compute,
+        force=force,
+    )
+
+
+def pieces_arrays(pieces: dict[int, dict]) -> tuple[ItemArrays, int]:
+    """The run's items (statement order) and how many were skipped, from its pieces."""
+    discussion: list[int] = []
+    entity: list[int] = []
+    probability: list[float] = []
+    matched: list[int] = []
+    for piece in pieces.values():
+        discussion.extend([piece["discussion_id"]] * len(piece["entity"]))
+        entity.extend(piece["entity"])
+        probability.extend(piece["probability"])
+        matched.extend(piece["matched"])
+    items = ItemArrays(
+        np.array(discussion, dtype=np.int64),
+        np.array(entity, dtype=np.int64),
+        np.array(probability, dtype=float),
+        np.array(matched, dtype=float),
+    )
+    return items, sum(piece["skipped"] for piece in pieces.values())
 
 
 # --- the run result ----------------------------------------------------------------------------
 
 
-def run_items(pairs: Sequence[StatementPair]) -> tuple[list[CalibrationItem], int]:
-    items, skipped = [], 0
-    for pair in pairs:
-        found, missing = statement_items(
-            pair.ai,
-            pair_score(pair),
-            discussion_id=pair.discussion_id,
-            statement_id=pair.statement_id,
-        )
-        items += found
-        skipped += missing
-    return items, skipped
-
-
 def calibration_result_compute(*, run_id: int, force: bool = False) -> MetricResult | None:
-    """The run's calibration figures, stored as MetricResult(calibration, run)."""
+    """The run's calibration figures, stored as MetricResult(calibration, run).
+
+    Derived from per-statement pieces: only the statements whose inputs changed are matched
+    again; ``force`` (the full recompute) matches every statement of the run again."""
     if not ExtractionRun.objects.filter(pk=run_id).exists():
         return None
     read_at = timezone.now()
-    pairs = run_pairs_load(run_id, ground_truth_load())
+    pairs = run_pairs_load(run_id, ground_truth_load(payloads=False), payloads=False)
 
     def compute() -> dict[str, Any]:
-        items, skipped = run_items(pairs)
+        pieces = calibration_pieces(run_id, pairs, force=force)
+        items, skipped = pieces_arrays(pieces)
         return {
             **calibration_values(items, skipped=skipped),
-            "n_statements": len(pairs),
-            "n_discussions": len({p.discussion_id for p in pairs}),
+            "n_statements": len(pieces),
+            "n_discussions": len({piece["discussion_id"] for piece in pieces.values()}),
         }
 
     return result_compute(

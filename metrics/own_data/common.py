@@ -1,8 +1,9 @@
 """Shared plumbing of the own-data families: keys, inputs, storing rows, failures, staleness.
 
 Each family stores whole-run (``review_savings``, ``calibration``) or whole-system
-(``interauditor``) rows: one computation reads every input of its scope, so a row is either
-current (its ``input_hash`` matches the inputs) or recomputed from scratch.
+(``interauditor``) rows: a row is current when its ``input_hash`` matches the inputs, else
+computed again — from stored per-statement pieces (``metrics.own_data.pieces``), so only the
+statements whose inputs changed are scored again; ``force`` scores every one again.
 
 Staleness: marking sets ``stale_since`` to the time of the latest change and queues a
 computation only for rows that were not stale yet (one is queued or running for the others).
@@ -47,6 +48,9 @@ log = logging.getLogger(__name__)
 RUN_FAMILIES = tuple(name for name in WHOLE if FAMILIES[name].scope == MetricResult.Scope.RUN)
 CODE_VERSIONS = {name: FAMILIES[name].code_version for name in WHOLE}
 SEED = 0
+# Beyond this many statements a run's extractions are read whole and filtered here: an IN
+# list of 50,000 ids costs the database more than the rows it saves.
+PAIRS_BY_ID = 2000
 
 Scope = MetricResult.Scope
 Status = MetricResult.Status
@@ -68,7 +72,7 @@ class GroundTruth:
     statement_id: int
     discussion_id: int
     feedback_id: int
-    payload: dict
+    payload: dict | None  # None when loaded without payloads
     stamp: tuple  # (feedback id, version, updated_at): what the input hash sees
 
 
@@ -78,45 +82,58 @@ class StatementPair:
 
     statement_id: int
     discussion_id: int
-    ai: dict
-    gt: dict
+    ai: dict | None  # None when loaded without payloads
+    gt: dict | None
     stamp: tuple
 
 
-def ground_truth_load() -> dict[int, GroundTruth]:
-    """Approved feedback of subject statements, by statement id."""
-    rows = (
-        Feedback.objects.approved()
-        .filter(statement__speaker__type=Speaker.Type.SUBJECT)
-        .values_list(
-            "statement_id",
-            "statement__discussion_id",
-            "id",
-            "version",
-            "updated_at",
-            "edited_extraction",
-        )
-    )
+def ground_truth_load(
+    *, statement_ids: Iterable[int] | None = None, payloads: bool = True
+) -> dict[int, GroundTruth]:
+    """Approved feedback of subject statements (of ``statement_ids`` when given), by statement
+    id; without ``payloads`` only what identifies it (the payload is None): what a family
+    whose per-statement pieces are stored needs to tell which pieces changed."""
+    rows = Feedback.objects.approved().filter(statement__speaker__type=Speaker.Type.SUBJECT)
+    if statement_ids is not None:
+        rows = rows.filter(statement_id__in=list(statement_ids))
+    fields = ["statement_id", "statement__discussion_id", "id", "version", "updated_at"]
+    if payloads:
+        fields.append("edited_extraction")
     return {
-        statement_id: GroundTruth(statement_id, discussion_id, pk, payload, (pk, version, updated))
-        for statement_id, discussion_id, pk, version, updated, payload in rows.iterator()
+        row[0]: GroundTruth(
+            row[0], row[1], row[2], row[5] if payloads else None, (row[2], row[3], row[4])
+        )
+        for row in rows.values_list(*fields).iterator(chunk_size=2000)
     }
 
 
-def run_pairs_load(run_id: int, ground_truth: dict[int, GroundTruth]) -> list[StatementPair]:
-    """The run's extractions of statements with approved GT, in statement order.
+def run_pairs_load(
+    run_id: int, ground_truth: dict[int, GroundTruth], *, payloads: bool = True
+) -> list[StatementPair]:
+    """The run's extractions of statements with approved GT, in statement order (without
+    ``payloads``, ``ai`` is None).
 
     A statement the run did not extract is not covered by the run (left out, not scored empty).
     """
-    extractions = Extraction.objects.filter(
-        run_id=run_id, statement_id__in=list(ground_truth)
-    ).values_list("statement_id", "id", "updated_at", "pdp_deltas")
+    fields = ["statement_id", "id", "updated_at", *(["pdp_deltas"] if payloads else [])]
+    rows = Extraction.objects.filter(run_id=run_id)
+    if len(ground_truth) <= PAIRS_BY_ID:
+        rows = rows.filter(statement_id__in=list(ground_truth))
     pairs = []
-    for statement_id, pk, updated, payload in sorted(extractions, key=lambda row: row[0]):
-        gt = ground_truth[statement_id]
+    for row in sorted(rows.values_list(*fields).iterator(chunk_size=2000), key=lambda r: r[0]):
+        statement_id, pk, updated = row[:3]
+        gt = ground_truth.get(statement_id)
+        if gt is None:
+            continue
         stamp = (statement_id, *gt.stamp, pk, updated)
+        payload = row[3] if payloads else None
         pairs.append(StatementPair(statement_id, gt.discussion_id, payload, gt.payload, stamp))
     return pairs
+
+
+def run_pairs_with_payloads(run_id: int, statement_ids: Iterable[int]) -> list[StatementPair]:
+    """The pairs of some statements of the run, payloads included (a chunk at a time)."""
+    return run_pairs_load(run_id, ground_truth_load(statement_ids=statement_ids))
 
 
 def pair_score(pair: StatementPair) -> StatementF1Metrics:
@@ -251,6 +268,13 @@ def own_result_compute(*, family: str, run_id: int | None = None) -> None:
     becomes the row's failure (``failure_recorded``), transient database errors propagate."""
     with failure_recorded(family=family, run_id=run_id):
         FAMILIES[family].compute_service()(**_service_kwargs(family, run_id))
+
+
+def own_result_force(*, family: str, run_id: int | None = None) -> None:
+    """The full recompute of one row: every per-statement piece computed again, the figures
+    derived from them (what an incremental update must equal)."""
+    with failure_recorded(family=family, run_id=run_id):
+        FAMILIES[family].compute_service()(force=True, **_service_kwargs(family, run_id))
 
 
 def _service_kwargs(family: str, run_id: int | None) -> dict[str, Any]:

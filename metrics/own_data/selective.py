@@ -54,8 +54,10 @@ from metrics.own_data.common import (
     pair_score,
     result_compute,
     run_pairs_load,
+    run_pairs_with_payloads,
     runs_with_ground_truth,
 )
+from metrics.own_data.pieces import pieces_refresh
 from metrics.registry import REVIEW_SAVINGS
 from metrics.results import run_key
 
@@ -112,14 +114,26 @@ class ScoredStatement:
     f1: float
 
 
+def review_item(
+    *, statement_id: int, discussion_id: int, confidence: float, f1: float
+) -> ReviewItem:
+    """One statement as a review item: cluster = discussion, loss = 1 − F1 (within [0, 1])."""
+    return ReviewItem(
+        cluster_id=discussion_id,
+        item_id=statement_id,
+        confidence=confidence,
+        loss=min(1.0, max(0.0, 1.0 - f1)),
+    )
+
+
 def review_items(scored: Sequence[ScoredStatement], *, how: str) -> list[ReviewItem]:
-    """One ReviewItem per statement: cluster = discussion, loss = 1 − F1."""
+    """One ReviewItem per statement."""
     return [
-        ReviewItem(
-            cluster_id=s.discussion_id,
-            item_id=s.statement_id,
+        review_item(
+            statement_id=s.statement_id,
+            discussion_id=s.discussion_id,
             confidence=statement_confidence(s.ai, how=how),
-            loss=min(1.0, max(0.0, 1.0 - s.f1)),
+            f1=s.f1,
         )
         for s in scored
     ]
@@ -232,6 +246,53 @@ def paired_deltas(
     }
 
 
+# --- per-statement pieces ------------------------------------------------------------------------
+
+
+def review_piece(pair: StatementPair) -> dict[str, Any]:
+    """What a statement contributes (``metrics.own_data.pieces``): its discussion, its F1
+    against the ground truth, its confidence by each aggregator, and whether its extraction
+    is empty or unscored."""
+    return {
+        "discussion_id": pair.discussion_id,
+        "f1": pair_score(pair).aggregate_micro_f1,
+        "confidence": {how: statement_confidence(pair.ai, how=how) for how in AGGREGATORS},
+        "empty": not payload_items(pair.ai),
+        "unscored": is_unscored(pair.ai),
+    }
+
+
+def piece_items(pieces: dict[int, dict], *, how: str) -> list[ReviewItem]:
+    """The review items of pieces (in the pieces' statement order)."""
+    return [
+        review_item(
+            statement_id=statement_id,
+            discussion_id=piece["discussion_id"],
+            confidence=piece["confidence"][how],
+            f1=piece["f1"],
+        )
+        for statement_id, piece in pieces.items()
+    ]
+
+
+def review_pieces(
+    run_id: int, pairs: Sequence[StatementPair], *, force: bool = False
+) -> dict[int, dict]:
+    """The run's pieces: stored ones whose inputs are unchanged, the others computed."""
+
+    def compute(statement_ids: list[int]) -> dict[int, dict]:
+        found = run_pairs_with_payloads(run_id, statement_ids)
+        return {pair.statement_id: review_piece(pair) for pair in found}
+
+    return pieces_refresh(
+        family=REVIEW_SAVINGS,
+        run_id=run_id,
+        stamps={p.statement_id: p.stamp for p in pairs},
+        compute=compute,
+        force=force,
+    )
+
+
 # --- the run result ----------------------------------------------------------------------------
 
 
@@ -241,13 +302,6 @@ class _RunInputs:
     pairs: list[StatementPair]
 
 
-def _scored(pairs: Sequence[StatementPair]) -> list[ScoredStatement]:
-    return [
-        ScoredStatement(p.statement_id, p.discussion_id, p.ai, pair_score(p).aggregate_micro_f1)
-        for p in pairs
-    ]
-
-
 def _comparison_inputs(run: ExtractionRun, gt: dict[int, GroundTruth]) -> list[_RunInputs]:
     """Up to MAX_COMPARISONS other runs (newest first) sharing statements with this one."""
     others = (
@@ -255,37 +309,37 @@ def _comparison_inputs(run: ExtractionRun, gt: dict[int, GroundTruth]) -> list[_
         .exclude(pk=run.pk)
         .latest_first()[:MAX_COMPARISONS]
     )
-    return [_RunInputs(other, run_pairs_load(other.pk, gt)) for other in others]
+    return [_RunInputs(other, run_pairs_load(other.pk, gt, payloads=False)) for other in others]
 
 
 def review_savings_values(
-    pairs: Sequence[StatementPair], others: Sequence[_RunInputs], *, resamples: int
+    pieces: dict[int, dict],
+    others: Sequence[tuple[ExtractionRun, dict[int, dict]]],
+    *,
+    resamples: int,
 ) -> dict[str, Any]:
-    scored = _scored(pairs)
-    by_aggregator = {how: review_items(scored, how=how) for how in AGGREGATORS}
+    """The run's figures from its pieces and those of the runs it is compared with."""
+    by_aggregator = {how: piece_items(pieces, how=how) for how in AGGREGATORS}
     default = by_aggregator[DEFAULT_AGGREGATOR]
-    empty = sum(1 for s in scored if not payload_items(s.ai))
-    unscored = sum(1 for s in scored if is_unscored(s.ai))
-    ids = {p.statement_id for p in pairs}
     comparisons = []
-    for other in others:
-        shared = [p for p in other.pairs if p.statement_id in ids]
+    for other, other_pieces in others:
+        shared = {s: piece for s, piece in other_pieces.items() if s in pieces}
         if not shared:
             continue
-        left = review_items(_scored(shared), how=DEFAULT_AGGREGATOR)
+        left = piece_items(shared, how=DEFAULT_AGGREGATOR)
         comparisons.append(
             {
-                "run_id": other.run.pk,
-                "label": other.run.label,
+                "run_id": other.pk,
+                "label": other.label,
                 **paired_deltas(left, default, resamples=resamples),
             }
         )
     return {
-        "n_statements": len(scored),
-        "n_discussions": len({s.discussion_id for s in scored}),
+        "n_statements": len(pieces),
+        "n_discussions": len({piece["discussion_id"] for piece in pieces.values()}),
         "mean_loss": (math.fsum(i.loss for i in default) / len(default)) if default else None,
-        "n_empty_extractions": empty,
-        "n_unscored_extractions": unscored,
+        "n_empty_extractions": sum(1 for piece in pieces.values() if piece["empty"]),
+        "n_unscored_extractions": sum(1 for piece in pieces.values() if piece["unscored"]),
         "empty_confidence": EMPTY_CONFIDENCE,
         "unscored_confidence": UNSCORED_CONFIDENCE,
         "default_aggregator": DEFAULT_AGGREGATOR,
@@ -301,26 +355,38 @@ def review_savings_values(
 
 
 def review_savings_result_compute(*, run_id: int, force: bool = False) -> MetricResult | None:
-    """The run's review-savings figures, stored as MetricResult(review_savings, run)."""
+    """The run's review-savings figures, stored as MetricResult(review_savings, run).
+
+    Derived from per-statement pieces: only the statements whose inputs changed are scored
+    again; ``force`` (the full recompute) scores every statement of the run again."""
     run = ExtractionRun.objects.filter(pk=run_id).first()
     if run is None:
         return None
     read_at = timezone.now()
-    gt = ground_truth_load()
-    pairs = run_pairs_load(run_id, gt)
+    gt = ground_truth_load(payloads=False)
+    pairs = run_pairs_load(run_id, gt, payloads=False)
     others = _comparison_inputs(run, gt)
+    del gt
     inputs = {
         "run": [p.stamp for p in pairs],
         "others": [[o.run.pk, o.run.label, [p.stamp for p in o.pairs]] for o in others],
     }
     resamples = n_resamples()
+
+    def compute() -> dict[str, Any]:
+        return review_savings_values(
+            review_pieces(run_id, pairs, force=force),
+            [(o.run, review_pieces(o.run.pk, o.pairs)) for o in others],
+            resamples=resamples,
+        )
+
     return result_compute(
         family=REVIEW_SAVINGS,
         key=run_key(REVIEW_SAVINGS, run_id),
         scope=Scope.RUN,
         run_id=run_id,
         inputs=inputs,
-        compute=lambda: review_savings_values(pairs, others, resamples=resamples),
+        compute=compute,
         read_at=read_at,
         force=force,
     )

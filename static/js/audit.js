@@ -2,8 +2,11 @@
 //   j / k  next / previous statement      e  edit (or start coding)
 //   s      submit                         a  approve (admins)      ?  help
 //   n      submit and next (queue: code my next; review: next in queue)   x  skip (asks why)
+//   g      show or hide the coding guidelines beside the editor
 //   1 2 3 0 on an event's S / A / F select: up / down / same / none; on R: the 1st..9th code;
 //           on its R targets: tick the n-th person
+//   1 .. 9  in the editor, the cursor in no field: a new event for the n-th person (at its date)
+//   Enter   in an event's date, description or location: on to its S code
 (function () {
   "use strict";
 
@@ -31,8 +34,16 @@
     if (!cards.length) return;
     const index = cards.findIndex((card) => card.id === currentId);
     const next = index < 0 ? (step > 0 ? 0 : cards.length - 1) : index + step;
+    // Past the last card of the window: load the next window, then move on into it.
+    const more = document.getElementById("load-more");
+    if (next >= cards.length && more && window.htmx) {
+      pendingStep = true;
+      htmx.trigger(more, "load-more");
+      return;
+    }
     setCurrent(cards[Math.max(0, Math.min(cards.length - 1, next))], true);
   }
+  let pendingStep = false;
 
   // A shortcut clicks the matching [data-key] control of the current statement (or the page).
   function press(key) {
@@ -53,6 +64,15 @@
     if (!dialog) return;
     if (dialog.open) dialog.close();
     else dialog.showModal();
+  }
+
+  function toggleGuide() {
+    const panel = document.getElementById("guide-panel");
+    if (!panel) return false;
+    panel.hidden = !panel.hidden;
+    document.body.classList.toggle("guide-open", !panel.hidden);
+    document.querySelectorAll("[data-guide-toggle]").forEach((b) => b.setAttribute("aria-expanded", String(!panel.hidden)));
+    return true;
   }
 
   // --- SARF codes by number -------------------------------------------------------------------
@@ -92,13 +112,41 @@
     return true;
   }
 
+  // In an open editor, outside the fields, digit n adds an event for the n-th person: the
+  // picker beside "+ Event" is set and the button pressed (focusAfterSwap puts the cursor at
+  // the new event's date).
+  function newEventKey(event) {
+    if (!/^[1-9]$/.test(event.key) || isTyping(event.target)) return false;
+    const scope = current() || document;
+    const button = scope.querySelector('.editor-form button[value="add:events"]');
+    const picker = button && button.closest(".ed-add").querySelector('select[name="events-new-person"]');
+    const person = picker && Array.from(picker.options).filter((o) => o.value !== "")[Number(event.key) - 1];
+    if (!person) return false;
+    picker.value = person.value;
+    picker.dispatchEvent(new Event("change", { bubbles: true }));
+    button.click();
+    return true;
+  }
+
+  // Enter in an event's text fields goes on to its codes instead of submitting the form.
+  const EVENT_TEXT = /-(dateTime|description|location)$/;
+  function enterKey(event) {
+    const input = event.target;
+    if (event.key !== "Enter" || !input.matches || !input.matches("input[type=text]")) return false;
+    const row = input.closest(".ed-event");
+    if (!row || !EVENT_TEXT.test(input.name || "")) return false;
+    const symptom = row.querySelector('select[name$="-symptom"]');
+    if (symptom) symptom.focus();
+    return true;
+  }
+
   function pressFirst(keys) {
     return keys.some((key) => press(key));
   }
 
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
-    if (sarfKey(event)) {
+    if (sarfKey(event) || enterKey(event) || newEventKey(event)) {
       event.preventDefault();
       return;
     }
@@ -108,13 +156,15 @@
     }
     const actions = { j: () => move(1), k: () => move(-1), "?": toggleHelp,
       e: () => press("edit"), s: () => press("submit"), a: () => press("approve"),
-      n: () => pressFirst(["submit-next", "code-next", "next-review"]), x: () => press("skip") };
+      n: () => pressFirst(["submit-next", "code-next", "next-review"]), x: () => press("skip"),
+      g: toggleGuide };
     const action = actions[event.key];
     if (action && action() !== false) event.preventDefault();
   });
 
   document.addEventListener("click", function (event) {
     if (event.target.closest("[data-shortcuts]")) toggleHelp();
+    if (event.target.closest("[data-guide-toggle]")) toggleGuide();
     const card = event.target.closest(CARD);
     if (card) setCurrent(card, false);
   });
@@ -190,15 +240,59 @@
     }
   }
 
+  // Typing in the raw JSON editor survives a save of the form beside it: the save's reply
+  // refreshes that textarea (out of band), which would otherwise wipe what is being typed.
+  let typedJson = [];
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    const trigger = event.detail.requestConfig && event.detail.requestConfig.elt;
+    if (trigger && trigger.closest && trigger.closest(".json-editor")) return;
+    document.querySelectorAll(".json-editor textarea").forEach(function (area) {
+      if (area.id && area.value !== area.defaultValue) typedJson.push([area.id, area.value]);
+    });
+  });
+
+  function restoreTypedJson() {
+    typedJson.forEach(function ([id, value]) {
+      const area = document.getElementById(id);
+      if (!area) return;
+      area.value = value;
+      area.closest("details").open = true;
+    });
+    typedJson = [];
+  }
+
   document.addEventListener("htmx:afterSettle", function (event) {
+    restoreTypedJson();
+    if (pendingStep) {
+      pendingStep = false;
+      move(1);
+    }
     markInvalid();
     if (currentId && current()) current().classList.add("is-current");
     focusAfterSwap(event);
   });
 
+  // A link to a statement outside the window shown: open the window that holds it (?at=).
+  function openWindowOf(hash) {
+    const wanted = /^#stmt-(\d+)$/.exec(hash);
+    if (!wanted || !document.getElementById("statements")) return;
+    const url = new URL(location.href);
+    if (url.searchParams.get("at") === wanted[1]) return;
+    url.searchParams.delete("from");
+    url.searchParams.set("at", wanted[1]);
+    location.replace(url.toString());
+  }
+
+  window.addEventListener("hashchange", function () {
+    const target = document.querySelector(location.hash);
+    if (target && target.matches(CARD)) setCurrent(target, false);
+    else if (!target) openWindowOf(location.hash);
+  });
+
   document.addEventListener("DOMContentLoaded", function () {
     const target = location.hash && document.querySelector(location.hash);
     if (target && target.matches(CARD)) setCurrent(target, false);
+    if (!target) openWindowOf(location.hash);
     markInvalid();
   });
 })();

@@ -155,6 +155,34 @@ def test_failed_saves_say_what_went_wrong_and_keep_the_input(open_as, live_serve
     assert Feedback.objects.get().version == 1
 
 
+def test_typing_raw_json_survives_an_autosave_of_the_form(open_as, live_server, auditor):
+    from playwright.sync_api import expect
+
+    scene = make_scene()
+    page = open_as(auditor)
+    page.goto(live_server.url + reverse("audit:discussion", args=[scene.discussion.pk]))
+    page.click(f"#stmt-{scene.first.pk} >> text=Start coding")
+    expect(page.locator(".editor-form")).to_be_visible()
+    feedback = Feedback.objects.get()
+    page.click("summary:has-text('Raw JSON')")
+    textarea = page.locator(f"#json-{feedback.pk}")
+    typed = '{"events": [{"id": 1}]}'
+    textarea.fill(typed)
+    # The form's autosave lands while the JSON is being typed; its reply refreshes the
+    # textarea out of band, which must not wipe the typing.
+    field = page.locator("input[name=people-0-name]")
+    field.fill("Renamed")
+    with page.expect_response("**/save/"):
+        field.press("Tab")
+    expect(page.locator(".save-status.ok")).to_contain_text("v2")
+    expect(textarea).to_have_value(typed)
+    # The JSON's own save replies with the stored state: the textarea shows it again.
+    textarea.fill('{"people": [], "events": [], "pair_bonds": []}')
+    page.click("text=Validate and save JSON")
+    expect(textarea).not_to_have_value('{"people": [], "events": [], "pair_bonds": []}')
+    expect(textarea).to_contain_text('"people"')
+
+
 def test_question_mark_shows_the_shortcuts(open_as, live_server, auditor):
     from playwright.sync_api import expect
 

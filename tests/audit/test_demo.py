@@ -1,9 +1,11 @@
+from collections import Counter
+
 import pytest
 from django.core.management import call_command
 
-from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Statement
+from audit.models import Assignment, Discussion, Extraction, ExtractionRun, Feedback, Statement
 from audit.schemas import pdp_issues
-from audit.services.demo import demo_seed
+from audit.services.demo import DEMO_UNTOUCHED, demo_seed
 from evalsite.access import is_admin, is_auditor
 
 pytestmark = pytest.mark.django_db
@@ -74,3 +76,18 @@ def test_demo_codings_that_were_submitted_pass_the_ground_truth_checks():
     second = Feedback.objects.filter(auditor__username="auditor2")
     differing = [f for f in second if f.edited_extraction != first[f.statement_id]]
     assert differing, "auditor2 must disagree with auditor1 somewhere"
+
+
+def test_demo_assigns_the_uncoded_discussions_to_both_auditors_with_an_overlap_sample():
+    demo_seed()
+    subjects = Statement.objects.subjects()
+    untouched = subjects.filter(discussion__external_id__in=DEMO_UNTOUCHED)
+    rows = Assignment.objects.all()
+    assert set(rows.values_list("statement_id", flat=True)) == set(
+        untouched.values_list("pk", flat=True)
+    )
+    per_auditor = Counter(rows.values_list("auditor__username", flat=True))
+    assert set(per_auditor) == {"auditor1", "auditor2"}
+    shared = rows.filter(overlap=True).values("statement_id").distinct().count()
+    assert shared == round(0.2 * untouched.count())
+    assert not Feedback.objects.filter(statement__in=untouched).exists()

@@ -44,6 +44,8 @@ def endpoints(scene) -> list[tuple[str, str, str]]:
         ("post", url("audit:feedback_approve", args=[f.pk]), "admin"),
         ("post", url("audit:feedback_reject", args=[f.pk]), "admin"),
         ("post", url("audit:bulk_approve", args=[d.pk]), "admin"),
+        ("post", url("audit:guidelines_preview"), "admin"),
+        ("get", url("audit:inbox"), "auditor"),
     ]
 
 
@@ -68,7 +70,7 @@ def test_wrong_http_method_is_refused_with_405(auditor_client, scene):
 
 def test_auditors_get_403_on_admin_screens_and_actions(auditor_client, scene):
     admin_only = [(m, u) for m, u, role in endpoints(scene) if role == "admin"]
-    assert len(admin_only) == 6
+    assert len(admin_only) == 7
     for method, url in admin_only:
         assert getattr(auditor_client, method)(url).status_code == 403, url
 

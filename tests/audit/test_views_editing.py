@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from audit.models import BlindReview, Feedback
-from audit.services import feedback_start
+from audit.services import feedback_start, feedback_submit
 from tests.audit.test_views_support import (
     HX,
     as_post,
@@ -85,6 +85,39 @@ def test_an_unchanged_form_saves_nothing(auditor_client, feedback):
     feedback.refresh_from_db()
     assert feedback.version == 1
     assert feedback.revisions.count() == 1
+
+
+def test_an_unchanged_form_on_an_older_version_is_no_conflict(auditor_client, auditor, feedback):
+    """The last autosave of a form can arrive after its submit moved the version on."""
+    fields = editor_fields(auditor_client, feedback)
+    feedback_submit(feedback=feedback, user=auditor, base_version=feedback.version)
+    feedback.refresh_from_db()
+    assert feedback.version > int(dict(fields)["version"])
+    response = hx_post(auditor_client, save_url(feedback), as_post(fields))
+    assert response.status_code == 200
+    assert not feedback.revisions.filter(action="conflict").exists()
+
+
+def test_a_changed_form_on_an_older_version_is_still_a_conflict(auditor_client, auditor, feedback):
+    fields = editor_fields(auditor_client, feedback)
+    feedback_submit(feedback=feedback, user=auditor, base_version=feedback.version)
+    response = hx_post(
+        auditor_client, save_url(feedback), as_post(set_field(fields, "people-0-name", "Jon"))
+    )
+    assert response.status_code == 409
+    assert feedback.revisions.filter(action="conflict").count() == 1
+
+
+def test_a_repeated_submit_with_the_same_form_gets_the_same_answer(auditor_client, feedback):
+    """htmx sends autosaves queued behind a submit with the submit button's op: one submit."""
+    fields = [*editor_fields(auditor_client, feedback), ("op", "submit")]
+    replies = [hx_post(auditor_client, save_url(feedback), as_post(fields)) for _ in range(3)]
+    assert [r.status_code for r in replies] == [200, 200, 200]
+    feedback.refresh_from_db()
+    assert feedback.status == Feedback.Status.SUBMITTED
+    assert feedback.revisions.filter(action="submit").count() == 1
+    changed = [*set_field(fields, "people-0-name", "Jon")]
+    assert hx_post(auditor_client, save_url(feedback), as_post(changed)).status_code == 409
 
 
 def test_autosave_stores_the_change_and_answers_with_the_new_version(auditor_client, feedback):

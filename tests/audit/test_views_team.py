@@ -17,6 +17,7 @@ from audit.progress import Moment, active_time, auditor_progress
 from audit.services import feedback_reject, feedback_start, feedback_submit
 from audit.services.assignments import AssignmentPlan, assignments_create
 from tests.audit.test_views_support import HX, hx_post, make_scene
+from tests.factories import FeedbackFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -174,6 +175,18 @@ def test_needs_changes_opens_the_rejected_statement_with_the_reason(
     editor_url = reverse("audit:feedback_edit", args=[feedback.pk])
     assert editor_url in html
     assert "Mary is his sister" in client.get(editor_url).content.decode()
+
+
+def test_needs_changes_lists_the_first_twenty_with_the_total(client, auditor):
+    FeedbackFactory.create_batch(
+        23, auditor=auditor, status=Feedback.Status.REJECTED, rejection_reason="Recheck"
+    )
+    client.force_login(auditor)
+    html = client.get(reverse("home")).content.decode()
+    section = html[html.index('data-testid="needs-changes"') :]
+    assert '<span class="chip bad">23</span>' in section
+    assert section.count("Recheck") == 20
+    assert "The first 20 of 23" in section and "?status=needs_changes#queue" in section
 
 
 def test_team_page_sorts_and_downloads(client, scene, auditor, second_auditor, admin_user):

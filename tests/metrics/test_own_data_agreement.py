@@ -7,6 +7,7 @@ import pytest
 from django.urls import reverse
 
 from audit.models import Feedback
+from audit.progress import auditor_progress, discussion_progress
 from metrics.own_data.agreement import interauditor_result_compute, statement_disagreement
 from metrics.own_data.common import INTERAUDITOR_KEY
 from tests.factories import (
@@ -214,3 +215,24 @@ def test_one_discussion_gives_no_interval_and_the_card_says_so(
     html = admin_client.get(reverse("metrics:interauditor_card")).content.decode()
     assert 'data-testid="blind-no-ci"' in html and "too few discussions" in html
     assert "95% CI" not in html.split('data-testid="blind-vs-prefilled"')[1].split("</p>")[0]
+
+
+@pytest.mark.django_db
+def test_team_page_shows_agreement_per_auditor_and_per_discussion(
+    two_auditors, auditor, second_auditor, admin_client
+):
+    """By hand: discussion 1 pairs 1.0 (S1) and 0.8 (S2), codings vs GT bob 1.0 (S1), alice
+    0.8 (S2); discussion 2 pair 0.0 (S3), no GT. Per auditor: alice vs GT 0.8, bob 1.0, both
+    with each other (1.0 + 0.8 + 0.0) / 3."""
+    s1, _s2, s3 = two_auditors
+    interauditor_result_compute()
+    by_discussion = {row.id: row for row in discussion_progress()}
+    first, second = by_discussion[s1.discussion_id], by_discussion[s3.discussion_id]
+    assert (first.agreement_gt, first.agreement_coders) == pytest.approx((0.9, 0.9))
+    assert (second.agreement_gt, second.agreement_coders) == (None, 0.0)
+    by_auditor = {row.id: row for row in auditor_progress(auditors=[auditor, second_auditor])}
+    assert by_auditor[auditor.pk].agreement_gt == pytest.approx(0.8)
+    assert by_auditor[second_auditor.pk].agreement_gt == pytest.approx(1.0)
+    assert by_auditor[auditor.pk].agreement_coders == pytest.approx(0.6)
+    html = admin_client.get(reverse("audit:team")).content.decode()
+    assert html.count('<td class="num">0.90</td>') == 2  # discussion 1, both columns

@@ -16,8 +16,9 @@ from audit.services import (
     feedback_save,
     feedback_unapprove,
 )
+from metrics import services
 from metrics.families.extraction import calculate_statement_f1
-from metrics.models import MetricResult
+from metrics.models import ComputeJob, MetricResult
 from metrics.services import results_mark_stale
 from tests.factories import ExtractionFactory, ExtractionRunFactory, StatementFactory, pdp
 from tests.metrics.extraction_helpers import (
@@ -191,6 +192,36 @@ def test_importing_discussions_with_ground_truth_computes_results(run_committed,
     run = Extraction.objects.get().run
     assert run_row(run).values["n_statements"] == 1
     assert_matches_full_recompute(run)
+
+
+def test_a_large_import_is_marked_in_batches_and_recomputed_by_one_job(
+    run_committed, admin_user, settings, monkeypatch
+):
+    """Over RECOMPUTE_CHUNK_ITEMS statements: no task per result, one stale-only job."""
+    settings.RECOMPUTE_CHUNK_ITEMS = 2
+
+    def per_result_tasks(*args, **kwargs):
+        raise AssertionError("a large change must not queue a task per result")
+
+    monkeypatch.setattr(services, "_queue_recompute", per_result_tasks)
+    subjects = [
+        {
+            "text": f"Statement {i}.",
+            "speaker_type": "Subject",
+            "pdp_deltas": copy.deepcopy(AI),
+            "approved_feedback": {"auditor_id": "pat", "edited_extraction": GT_VARIANTS[i % 2]},
+        }
+        for i in range(5)
+    ]
+    data = {"discussion": {"external_id": "x5", "summary": "s"}, "statements": subjects}
+    run_committed(discussions_import, data=data, by=admin_user)
+
+    run = Extraction.objects.first().run
+    job = ComputeJob.objects.get(kind=ComputeJob.Kind.RECOMPUTE)
+    assert job.params["stale_only"] and job.status == ComputeJob.Status.DONE
+    assert run_row(run).values["n_statements"] == 5
+    assert_matches_full_recompute(run)
+    assert not MetricResult.objects.filter(status=Status.STALE).exists()
 
 
 def test_importing_extractions_recomputes_replaced_and_new_runs(

@@ -12,6 +12,7 @@ from .aggregate import (
     sum_contributions,
     system_cumulative_f1_from_totals,
     system_f1_from_totals,
+    total_contributions,
 )
 from .batch import (
     DiscussionInput,
@@ -95,4 +96,5 @@ __all__ = [
     "sum_contributions",
     "system_cumulative_f1_from_totals",
     "system_f1_from_totals",
+    "total_contributions",
 ]

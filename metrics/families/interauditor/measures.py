@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -137,11 +137,26 @@ def cluster_bootstrap_mean_diff(
 
 
 # What ``metrics.families.interauditor`` exports.
+def items_agreement(counts: Iterable[tuple[int, int]]) -> dict[str, Any]:
+    """Item-level agreement before adjudication, from (unanimous, adjudicated) item counts per
+    adjudicated statement: the share of aligned items every coder had with the same content."""
+    rows = list(counts)
+    unanimous = sum(u for u, _ in rows)
+    aligned = unanimous + sum(a for _, a in rows)
+    return {
+        "n_statements": len(rows),
+        "n_items": aligned,
+        "n_unanimous": unanimous,
+        "share_unanimous": unanimous / aligned if aligned else None,
+    }
+
+
 __all__ = [
     "CI_PERCENTILES",
     "cluster_bootstrap_mean_diff",
     "cohens_kappa",
     "finite_or_none",
+    "items_agreement",
     "lins_ccc",
     "symmetric_mean",
     "weighted_ccc",

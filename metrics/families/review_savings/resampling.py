@@ -26,7 +26,11 @@ from metrics.families.resampling import draw_counts, percentile_ci
 
 from .savings import ReviewItem
 
-COLUMNS_PER_BLOCK = 256
+# Resamples per block: a block holds a few (items × resamples) float arrays. At 50,000 items
+# 256 columns peaked at ~350 MB and 8 at ~70 MB, and 8 ran faster (3.7 -> 0.8 CPU s for 1,000
+# resamples: the arrays stay in cache). Each column is computed alone, so the replicates do
+# not depend on the block size.
+COLUMNS_PER_BLOCK = 8
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -24,7 +24,17 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext, override_settings
 from django.utils import timezone
 
-from audit.models import Discussion, ExtractionRun, Feedback, Speaker, Statement
+from audit.models import (
+    Assignment,
+    AuditLogEntry,
+    BlindReview,
+    Discussion,
+    Extraction,
+    ExtractionRun,
+    Feedback,
+    Speaker,
+    Statement,
+)
 from audit.synthetic import extraction_run, generate_discussion
 from evalsite.access import ensure_role_groups
 from metrics.derived import error_analysis_result_compute, run_comparison_result_compute
@@ -59,6 +69,8 @@ class DashboardData:
     statements: int
     admin: Any
     auditor: Any
+    long_discussion: Discussion | None = None
+    discussion_ids: list[int] = field(default_factory=list)
 
 
 # --- engine output to reuse ----------------------------------------------------------------
@@ -101,12 +113,17 @@ def _users() -> tuple[Any, Any]:
     return admin, auditor
 
 
-def _statements_create(n_discussions: int, n_statements: int, auditor: Any) -> list[Statement]:
+def _statements_create(
+    n_discussions: int, n_statements: int, auditor: Any, *, long_statements: int = 0
+) -> list[Statement]:
+    """Discussions of n_statements subject statements (plus one of long_statements, last),
+    each with the auditor's approved coding."""
     stamp = timezone.now().strftime("%Y%m%d%H%M%S%f")
+    sizes = [n_statements] * n_discussions + ([long_statements] if long_statements else [])
     discussions = Discussion.objects.bulk_create(
         [
             Discussion(summary=f"Benchmark discussion {i}", external_id=f"bench-{stamp}-{i}")
-            for i in range(n_discussions)
+            for i in range(len(sizes))
         ],
         batch_size=BATCH,
     )
@@ -117,8 +134,8 @@ def _statements_create(n_discussions: int, n_statements: int, auditor: Any) -> l
     statements = Statement.objects.bulk_create(
         [
             Statement(discussion=d, speaker=s, order=j, text=f"Statement {j}")
-            for d, s in zip(discussions, speakers, strict=True)
-            for j in range(n_statements)
+            for d, s, size in zip(discussions, speakers, sizes, strict=True)
+            for j in range(size)
         ],
         batch_size=BATCH,
     )
@@ -198,11 +215,19 @@ def _sum(contributions: Iterable[dict]) -> dict[str, Any]:
 
 
 def dashboard_data_create(
-    *, discussions: int, statements: int, runs: int = 2, prefix: str = "bench"
+    *,
+    discussions: int,
+    statements: int,
+    runs: int = 2,
+    prefix: str = "bench",
+    long_statements: int = 0,
 ) -> DashboardData:
-    """Discussions with approved ground truth and every extraction-F1 result row, fresh."""
+    """Discussions with approved ground truth and every extraction-F1 result row, fresh; with
+    long_statements, one more discussion that long (last)."""
     admin, auditor = _users()
-    statement_rows = _statements_create(discussions, statements, auditor)
+    statement_rows = _statements_create(
+        discussions, statements, auditor, long_statements=long_statements
+    )
     created = []
     for index in range(runs):
         run = ExtractionRun.objects.create(
@@ -212,16 +237,182 @@ def dashboard_data_create(
         _run_rows_create(run, statement_rows, _variants(0.45 / (index + 1), index + 1))
         created.append(run)
     system_result_compute()
-    return DashboardData(created, discussions, discussions * statements, admin, auditor)
+    long = Discussion.objects.get(pk=statement_rows[-1].discussion_id) if long_statements else None
+    n_statements = discussions * statements + long_statements
+    ids = list(dict.fromkeys(s.discussion_id for s in statement_rows))
+    return DashboardData(created, discussions, n_statements, admin, auditor, long, ids)
+
+
+# --- what the other pages need: AI extractions, review work, assignments, skips, log -------
+
+
+def _payloads(n: int) -> list[tuple[dict, dict]]:
+    """(AI delta, ground truth) per statement order, from one synthetic discussion."""
+    synthetic = generate_discussion("bench-pages", max(n, 1), noise=0.3, ai_run=1)
+    return [(s.ai_delta or {}, s.gt_delta or {}) for s in synthetic.subject_statements()]
+
+
+def pages_data_create(data: DashboardData) -> dict[str, Any]:
+    """Everything else the pages show, at the same scale and in bulk: the latest run's AI
+    extraction and the auditor's coding of every statement; a second auditor's submissions
+    waiting for review beside the auditor's own (one statement in ten), open assignments for both auditors, skips, blind
+    samples and one audit log entry per discussion. In the long discussion the auditor's coding
+    of its statement at five sixths is sent back ("Needs changes"), far below the first window.
+    Returns the objects the page URLs name."""
+    User = get_user_model()
+    auditor_group, _ = ensure_role_groups()
+    second, _ = User.objects.get_or_create(username="bench-dashboard-auditor2")
+    second.groups.add(auditor_group)
+    run = data.runs[-1]
+    statements = list(
+        Statement.objects.filter(discussion_id__in=data.discussion_ids).only("pk", "order")
+    )
+    payloads = _payloads(max(s.order for s in statements) + 1)
+    Extraction.objects.bulk_create(
+        [Extraction(statement=s, run=run, pdp_deltas=payloads[s.order][0]) for s in statements],
+        batch_size=BATCH,
+    )
+    mine = Feedback.objects.filter(auditor=data.auditor)
+    by_order: dict[int, list[int]] = {}
+    for s in statements:
+        by_order.setdefault(s.order, []).append(s.pk)
+    for order, ids in by_order.items():  # by statement id: the index, never a join
+        mine.filter(statement_id__in=ids).update(edited_extraction=payloads[order][1])
+    # One statement in ten waits for review: coded by both auditors, neither approved yet.
+    waiting = [pk for order, ids in by_order.items() if order % 10 == 3 for pk in ids]
+    mine.filter(statement_id__in=waiting).update(status=Feedback.Status.SUBMITTED)
+    rejected = None
+    if data.long_discussion is not None:
+        far = data.long_discussion.statements.order_by("order")
+        rejected = mine.get(statement=far[far.count() * 5 // 6])
+        Feedback.objects.filter(pk=rejected.pk).update(
+            status=Feedback.Status.REJECTED, rejection_reason="Check the dates."
+        )
+        rejected.refresh_from_db()
+    Feedback.objects.bulk_create(
+        [
+            Feedback(
+                statement=s,
+                auditor=second,
+                status=Feedback.Status.SUBMITTED,
+                edited_extraction=payloads[s.order][1],
+            )
+            for s in statements
+            if s.order % 10 == 3
+        ],
+        batch_size=BATCH,
+    )
+    A = Assignment.Status
+    plan = [
+        (data.auditor, 5, A.OPEN, ""),
+        (second, 7, A.OPEN, ""),
+        (second, 9, A.SKIPPED, Assignment.SkipReason.UNCLEAR),
+    ]
+    Assignment.objects.bulk_create(
+        [
+            Assignment(
+                statement=s, auditor=who, assigned_by=data.admin, status=status, skip_reason=why
+            )
+            for s in statements
+            for who, remainder, status, why in plan
+            if s.order % 10 == remainder
+        ],
+        batch_size=BATCH,
+    )
+    BlindReview.objects.bulk_create(
+        [BlindReview(statement=s, marked_by=data.admin) for s in statements if s.order == 11],
+        batch_size=BATCH,
+    )
+    AuditLogEntry.objects.bulk_create(
+        [
+            AuditLogEntry(
+                actor=data.admin,
+                actor_name=data.admin.get_username(),
+                action=AuditLogEntry.Action.APPROVE,
+                object_type="discussion",
+                object_id=str(pk),
+                message=f"Approved the coding of discussion {pk}.",
+            )
+            for pk in data.discussion_ids
+        ],
+        batch_size=BATCH,
+    )
+    submitted = Feedback.objects.filter(auditor=second).order_by("pk").first()
+    return {"second": second, "rejected": rejected, "submitted": submitted}
+
+
+# --- the pages -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Page:
+    name: str
+    url: str
+    admin: bool  # timed as the admin, else as the auditor
+
+
+def bench_pages(data: DashboardData, extras: dict[str, Any], statements: int) -> list[Page]:
+    """Every page a user meets (see the urls.py files), with real objects behind the ids."""
+    left, right = data.runs[0].pk, data.runs[-1].pk
+    first = Discussion.objects.filter(summary="Benchmark discussion 0").order_by("pk").last()
+    if first is None:
+        raise CommandError("the seeded benchmark discussions are missing")
+    statement = first.statements.order_by("order")[statements // 2]
+    rejected, submitted = extras["rejected"], extras["submitted"]
+    pages = [
+        Page("auditor dashboard", "/metrics/", False),
+        Page("auditor home (queue)", "/", False),
+        Page("my queue", "/audit/queue/", False),
+        Page(f"audit page ({statements})", f"/audit/discussions/{first.pk}/", False),
+        Page("statement page", f"/audit/statements/{statement.pk}/", False),
+        Page("admin dashboard", "/metrics/", True),
+        Page("review home", "/", True),
+        Page("runs", "/metrics/runs/", True),
+        Page("run compare picker", "/metrics/runs/compare/", True),
+        Page("run comparison", f"/metrics/runs/compare/?left={left}&right={right}", True),
+        Page("discussions", f"/metrics/discussions/?run={right}&sort=f1", True),
+        Page("discussions p.10", f"/metrics/discussions/?run={right}&sort=-people&page=10", True),
+        Page("errors", f"/metrics/errors/?run={right}", True),
+        Page("error statements", f"/metrics/errors/statements/?run={right}&kind=events_fn", True),
+        Page("review queue", "/audit/review/", True),
+        Page("statement review", f"/audit/statements/{submitted.statement_id}/review/", True),
+        Page("admin my queue", "/audit/queue/", True),
+        Page("team", "/audit/team/", True),
+        Page("assignments", "/audit/assignments/", True),
+        Page("skipped", "/audit/skipped/", True),
+        Page("blind reviews", "/audit/blind/", True),
+        Page("audit log", "/audit/log/", True),
+        Page("jobs", "/metrics/jobs/", True),
+        Page("evaluations", "/metrics/evaluations/", True),
+        Page("triage settings", f"/metrics/runs/{right}/triage/", True),
+        Page("api tokens", "/api/tokens/", True),
+    ]
+    if data.long_discussion is not None:
+        n_long = data.long_discussion.statements.count()
+        url = f"/audit/discussions/{data.long_discussion.pk}/"
+        pages.insert(4, Page(f"audit page ({n_long})", url, False))
+        pages.insert(5, Page(f"audit page ({n_long}) admin", url, True))
+    if rejected is not None:
+        pages.insert(
+            6, Page("editor (far statement)", f"/audit/feedback/{rejected.pk}/edit/", False)
+        )
+    return pages
 
 
 # --- timing ----------------------------------------------------------------------------------
 
 
-def time_page(client: Client, url: str, renders: int) -> tuple[list[float], int]:
-    """Milliseconds per render (after two warm-up renders) and the queries of one render."""
-    for _ in range(2):
+def time_page(
+    client: Client, url: str, renders: int, budget_s: float = 20.0
+) -> tuple[list[float], int]:
+    """Milliseconds per render (after a warm-up render) and the queries of one render. A page
+    slower than the budget allows is rendered fewer times (at least once)."""
+    started = time.perf_counter()
+    _check(client.get(url), url)
+    warm_up = time.perf_counter() - started
+    if warm_up * (renders + 2) < budget_s:
         _check(client.get(url), url)
+    renders = max(1, min(renders, int(budget_s / max(warm_up, 1e-3))))
     reset_queries()  # under DEBUG the log is a bounded deque, full after seeding
     with CaptureQueriesContext(connection) as queries:
         _check(client.get(url), url)
@@ -234,6 +425,23 @@ def time_page(client: Client, url: str, renders: int) -> tuple[list[float], int]
     return times, n_queries
 
 
+def planner_statistics_update() -> None:
+    """ANALYZE the seeded tables (PostgreSQL): the planner then sees the seeded volume, as it
+    would after autovacuum on a real site (rows our own open transaction inserted count)."""
+    if connection.vendor != "postgresql":
+        return
+    tables = [
+        model._meta.db_table
+        for model in (
+            Discussion, Speaker, Statement, Extraction, Feedback, Assignment, BlindReview,
+            AuditLogEntry, MetricResult,
+        )
+    ]  # fmt: skip
+    with connection.cursor() as cursor:
+        for table in tables:
+            cursor.execute(f'ANALYZE "{table}"')
+
+
 def _check(response: Any, url: str) -> None:
     if response.status_code != 200:
         raise CommandError(f"{url} answered {response.status_code}")
@@ -244,71 +452,116 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
+@dataclass(frozen=True)
+class Timing:
+    median: float
+    p95: float
+    queries: int
+
+
+def _chosen(name: str, wanted: list[str] | None, skipped: list[str] | None) -> bool:
+    if wanted and not any(text in name for text in wanted):
+        return False
+    return not (skipped and any(text in name for text in skipped))
+
+
 class _Rollback(Exception):
     pass
 
 
 class Command(BaseCommand):
-    help = "Time the admin dashboard (and the run pages) on N discussions x M statements."
+    help = (
+        "Time every page on N discussions x M statements (one more discussion of --long "
+        "statements); with --scales, at each number of discussions, and flag a page whose query "
+        "count grows with the data."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--discussions", type=int, default=1000)
+        parser.add_argument(
+            "--scales",
+            type=int,
+            nargs="+",
+            metavar="N",
+            help="numbers of discussions to time in turn (e.g. 1000 5000); overrides --discussions",
+        )
         parser.add_argument("--statements", type=int, default=50, help="per discussion")
+        parser.add_argument(
+            "--long", type=int, default=300, help="statements of the one long discussion (0: none)"
+        )
         parser.add_argument("--runs", type=int, default=2, help="extraction runs with results")
         parser.add_argument("--renders", type=int, default=30, help="timed renders per page")
         parser.add_argument(
-            "--compare", action="store_true", help="also time the run comparison and other pages"
+            "--pages",
+            nargs="+",
+            metavar="TEXT",
+            help="time only the pages whose name contains one of these (e.g. queue 'audit page')",
+        )
+        parser.add_argument(
+            "--skip",
+            nargs="+",
+            metavar="TEXT",
+            help="leave out the pages whose name contains one of these",
+        )
+        parser.add_argument(
+            "--compare",
+            action="store_true",
+            help="kept for old scripts: every page is timed anyway",
         )
 
     def handle(self, *args, **options):
         if options["discussions"] < 1 or options["statements"] < 1 or options["runs"] < 1:
             raise CommandError("Need at least one discussion, statement and run.")
-        try:
-            with transaction.atomic():
-                self._benchmark(options)
-                raise _Rollback
-        except _Rollback:
-            self.stdout.write("seeded rows rolled back")
+        if options["long"] < 0 or any(n < 1 for n in options["scales"] or []):
+            raise CommandError("--long must be 0 or more and every scale at least 1.")
+        scales = options["scales"] or [options["discussions"]]
+        results: dict[int, dict[str, Timing]] = {}
+        for scale in scales:
+            try:
+                with transaction.atomic():
+                    results[scale] = self._benchmark({**options, "discussions": scale})
+                    raise _Rollback
+            except _Rollback:
+                self.stdout.write("seeded rows rolled back\n")
+        if len(scales) > 1:
+            self._scales_report(results, options["statements"])
 
-    def _benchmark(self, options: dict) -> None:
+    def _benchmark(self, options: dict) -> dict[str, Timing]:
         started = time.perf_counter()
         data = dashboard_data_create(
             discussions=options["discussions"],
             statements=options["statements"],
             runs=options["runs"],
+            long_statements=options["long"],
         )
+        extras = pages_data_create(data)
+        planner_statistics_update()
         n_rows = MetricResult.objects.filter(run__in=data.runs).count()
         self.stdout.write(
             f"{connection.vendor}: seeded {data.discussions} discussions x "
-            f"{options['statements']} statements, {len(data.runs)} runs, {n_rows} result rows "
+            f"{options['statements']} statements"
+            + (f" + one of {options['long']}" if options["long"] else "")
+            + f", {len(data.runs)} runs, {n_rows} result rows "
             f"in {time.perf_counter() - started:.1f} s"
         )
-        client = Client()
-        client.force_login(data.admin)
-        pages = {"admin dashboard": "/metrics/"}
-        if options["compare"]:
-            left, right = data.runs[0].pk, data.runs[-1].pk
-            discussion = Discussion.objects.filter(summary="Benchmark discussion 0").last()
-            if discussion is None:
-                raise CommandError("the seeded benchmark discussions are missing")
-            pages.update(
-                {
-                    "runs": "/metrics/runs/",
-                    "run comparison": f"/metrics/runs/compare/?left={left}&right={right}",
-                    "discussions": f"/metrics/discussions/?run={right}&sort=f1",
-                    "errors": f"/metrics/errors/?run={right}",
-                    "review queue": "/audit/review/",
-                    f"audit page ({options['statements']})": f"/audit/discussions/{discussion.pk}/",
-                }
-            )
-            self._derived_compute(data)
+        self._derived_compute(data)
+        clients = {True: Client(), False: Client()}
+        clients[True].force_login(data.admin)
+        clients[False].force_login(data.auditor)
+        timings: dict[str, Timing] = {}
         hosts = [*settings.ALLOWED_HOSTS, "testserver"]
         with override_settings(ALLOWED_HOSTS=hosts):
-            auditor = Client()
-            auditor.force_login(data.auditor)
-            self._report("auditor dashboard", *time_page(auditor, "/metrics/", options["renders"]))
-            for name, url in pages.items():
-                self._report(name, *time_page(client, url, options["renders"]))
+            for page in bench_pages(data, extras, options["statements"]):
+                if not _chosen(page.name, options.get("pages"), options.get("skip")):
+                    continue
+                times, queries = time_page(clients[page.admin], page.url, options["renders"])
+                timings[page.name] = self._report(page.name, times, queries)
+        slow = [name for name, t in timings.items() if t.median >= GOAL_MS]
+        self.stdout.write(
+            f"{len(timings) - len(slow)} of {len(timings)} pages under {GOAL_MS:.0f} ms"
+            + (f"; SLOWER: {', '.join(slow)}" if slow else "")
+        )
+        return timings
 
     def _derived_compute(self, data: DashboardData) -> None:
         """What the slow worker does when the runs' results change; the pages then read it."""
@@ -322,12 +575,42 @@ class Command(BaseCommand):
         elapsed = (time.perf_counter() - started) * 1000
         self.stdout.write(f"error analysis computed in the background in {elapsed:.0f} ms")
 
-    def _report(self, name: str, times: list[float], queries: int) -> None:
+    def _report(self, name: str, times: list[float], queries: int) -> Timing:
         median, p95 = statistics.median(times), percentile(times, 0.95)
-        verdict = ""
-        if name == "admin dashboard":
-            verdict = "  OK" if median < GOAL_MS else f"  SLOWER than the {GOAL_MS:.0f} ms goal"
+        verdict = "OK" if median < GOAL_MS else f"SLOWER than the {GOAL_MS:.0f} ms goal"
         self.stdout.write(
-            f"{name:<18} median {median:7.1f} ms  p95 {p95:7.1f} ms  {queries:3d} queries  "
-            f"({len(times)} renders){verdict}"
+            f"{name:<26} median {median:7.1f} ms  p95 {p95:7.1f} ms  {queries:3d} queries  "
+            f"({len(times)} renders)  {verdict}"
+        )
+        return Timing(median, p95, queries)
+
+    def _scales_report(self, results: dict[int, dict[str, Timing]], statements: int) -> None:
+        """Per page, the median and query count at each scale; "grows" when the count differs."""
+        scales = list(results)
+        self.stdout.write(
+            "page".ljust(26) + "".join(f"{f'{n} x {statements}':>24}" for n in scales) + "  queries"
+        )
+        grows = []
+        for name in results[scales[0]]:
+            cells = [results[n].get(name) for n in scales]
+            counts = {t.queries for t in cells if t is not None}
+            verdict = "constant" if len(counts) == 1 else "GROWS"
+            if len(counts) > 1:
+                grows.append(name)
+            self.stdout.write(
+                name.ljust(26)
+                + "".join(
+                    f"{t.median:>9.1f} ms {t.queries:>4d} q{'' if t.median < GOAL_MS else '!':1}".rjust(
+                        24
+                    )
+                    if t
+                    else "–".rjust(24)
+                    for t in cells
+                )
+                + f"  {verdict}"
+            )
+        slow = sorted({n for r in results.values() for n, t in r.items() if t.median >= GOAL_MS})
+        self.stdout.write(
+            f"query count grows with the data: {', '.join(grows) or 'no page'}; "
+            f"median over {GOAL_MS:.0f} ms (!): {', '.join(slow) or 'no page'}"
         )

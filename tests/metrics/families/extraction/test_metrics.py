@@ -25,6 +25,7 @@ from metrics.families.extraction import (
     statement_contribution,
     sum_contributions,
     system_f1_from_totals,
+    total_contributions,
 )
 
 
@@ -434,6 +435,23 @@ def test_system_equals_figures_from_summed_contributions():
         totals = add_contributions(totals, statement_contribution(metrics))
     assert system_f1_from_totals(totals) == calculate_system_f1(statements)
     assert json.loads(json.dumps(totals)) == totals  # storable as JSON
+
+
+def test_totals_of_stored_contributions_equal_adding_them_one_by_one_exactly():
+    """total_contributions adds in place what add_contributions adds by copying: the same
+    sums in the same order, so the run totals stored by a recompute do not change by a bit."""
+    rng = random.Random(7)
+    statements = [*_three_statements(), *_three_statements()]
+    stored = [json.loads(json.dumps(statement_contribution(m))) for m in statements]
+    for index, contribution in enumerate(stored):
+        contribution["sum_f1"] = rng.random() / 3  # sums whose order shows in the last bit
+        contribution["discussions"] = {str(index % 4): 1}
+    one_by_one = empty_totals()
+    for contribution in stored:
+        one_by_one = add_contributions(one_by_one, contribution)
+    totals = total_contributions(stored)
+    assert json.dumps(totals) == json.dumps(one_by_one)
+    assert total_contributions([]) == empty_totals()
 
 
 def test_removing_a_contribution_leaves_the_totals_without_it():

@@ -1,0 +1,231 @@
+"""The own-data families (review savings, calibration, inter-auditor agreement) at scale.
+
+Seeds N discussions × M statements (approved ground truth, one extraction run, one submitted
+coding to approve, and a second auditor's coding of a share of the statements), then prints
+per family:
+
+- the full recompute: CPU seconds and peak memory of a fresh process computing the family's
+  row from scratch (``force``: every stored per-statement piece is computed again);
+- the update after ONE approval: CPU seconds of a fresh process bringing the row up to date
+  (only the changed statements' pieces are computed; the figures are derived from the pieces);
+- a real ``celery worker -Q slow`` computing all three rows from nothing: its peak resident
+  memory (``VmHWM`` of the worker process), the figure the 500 MB budget is about.
+
+Each measurement runs in its own process (this command with ``--measure``), so one family's
+memory does not hide in another's. Everything seeded is deleted at the end unless --keep.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from audit.models import Extraction, Feedback
+from audit.services.feedback import feedback_approve
+from evalsite.queue import task_enqueue
+from metrics.benchmark_data import SeededWorkload
+from metrics.management.commands.benchmark_recompute import _workers
+from metrics.models import MetricResult, StatementPiece
+from metrics.own_data.common import own_result_compute, own_result_force
+from metrics.registry import CALIBRATION, FAMILIES, INTERAUDITOR, REVIEW_SAVINGS
+from metrics.results import result_key
+
+OWN_FAMILIES = (REVIEW_SAVINGS, CALIBRATION, INTERAUDITOR)
+MEMORY_GOAL_MB = 500
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory (VmHWM), in MB."""
+    return _vm_hwm_kb(os.getpid()) / 1024
+
+
+def _vm_hwm_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    usage = resource.getrusage(resource.RUSAGE_SELF)  # not Linux: the own maximum, in kB
+    return int(usage.ru_maxrss)
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _row_key(family: str, run_id: int) -> str:
+    scope = FAMILIES[family].scope
+    return result_key(family, scope, run_id=run_id if scope == MetricResult.Scope.RUN else None)
+
+
+class Command(BaseCommand):
+    help = "Time the own-data families at scale: full recompute, one approval, worker memory."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--discussions", type=int, default=1000)
+        parser.add_argument("--statements", type=int, default=50, help="per discussion")
+        parser.add_argument(
+            "--second-coder-share",
+            type=float,
+            default=0.1,
+            help="share of statements a second auditor also coded (inter-auditor pairs)",
+        )
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--families", nargs="+", choices=OWN_FAMILIES, default=OWN_FAMILIES)
+        parser.add_argument("--no-worker", action="store_true", help="skip the worker's memory")
+        parser.add_argument("--keep", action="store_true", help="keep the seeded data")
+        parser.add_argument("--worker-only", action="store_true", help="only the worker's memory")
+        # One measurement in this process (used by the command itself).
+        parser.add_argument("--measure", choices=OWN_FAMILIES, help=ARG_HIDDEN)
+        parser.add_argument("--run-id", type=int, help=ARG_HIDDEN)
+        parser.add_argument("--force", action="store_true", help=ARG_HIDDEN)
+
+    def handle(self, *args, **options):
+        if options["measure"]:
+            self._measure_here(options["measure"], options["run_id"], options["force"])
+            return
+        started = time.perf_counter()
+        seeded = SeededWorkload.create(
+            discussions=options["discussions"],
+            statements=options["statements"],
+            seed=options["seed"],
+            approvals=1,
+        )
+        second = _second_coder(seeded, options["second_coder_share"])
+        self.stdout.write(
+            f"seeded {options['discussions']} discussions × {options['statements']} statements "
+            f"({second} coded twice) in {time.perf_counter() - started:.1f} s"
+        )
+        try:
+            self._benchmark(seeded, options)
+        finally:
+            if not options["keep"]:
+                seeded.delete()
+                get_user_model().objects.filter(username=f"{seeded.tag}-second").delete()
+
+    def _benchmark(self, seeded: SeededWorkload, options: dict[str, Any]) -> None:
+        run_id, families = seeded.run.pk, options["families"]
+        if not options["worker_only"]:
+            for family in families:
+                self._line("full recompute", family, self._child(family, run_id, force=True))
+            with transaction.atomic():
+                feedback_approve(feedback=seeded.pending[0], admin=seeded.admin)
+            for family in families:
+                self._line("after 1 approval", family, self._child(family, run_id, force=False))
+        if not options["no_worker"]:
+            self._worker_peak(run_id, families)
+
+    def _line(self, what: str, family: str, figures: dict[str, float]) -> None:
+        self.stdout.write(
+            f"{family:>14} {what:<17}: {figures['cpu']:7.2f} CPU s, {figures['wall']:7.2f} s "
+            f"wall, peak {figures['peak_mb']:6.0f} MB"
+        )
+
+    def _child(self, family: str, run_id: int, *, force: bool) -> dict[str, float]:
+        command = [sys.executable, "manage.py", "benchmark_own_data", "--measure", family]
+        command += ["--run-id", str(run_id), *(["--force"] if force else [])]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise CommandError(f"measuring {family} failed:\n{done.stderr[-4000:]}")
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    def _measure_here(self, family: str, run_id: int, force: bool) -> None:
+        cpu, wall = _cpu_seconds(), time.perf_counter()
+        if force:
+            own_result_force(family=family, run_id=run_id)
+        else:
+            own_result_compute(family=family, run_id=run_id)
+        figures = {
+            "cpu": _cpu_seconds() - cpu,
+            "wall": time.perf_counter() - wall,
+            "peak_mb": peak_rss_mb(),
+        }
+        row = MetricResult.objects.get(key=_row_key(family, run_id))
+        if row.status != MetricResult.Status.FRESH:
+            raise CommandError(f"{family}: the row is {row.status}: {row.error[-2000:]}")
+        self.stdout.write(json.dumps(figures))
+
+    def _worker_peak(self, run_id: int, families: list[str]) -> None:
+        """A real slow worker computes every family's row from nothing (no row, no piece)."""
+        keys = [_row_key(family, run_id) for family in families]
+        MetricResult.objects.filter(key__in=keys).delete()
+        StatementPiece.objects.filter(family__in=families).delete()
+        with _slow_worker(1) as workers:
+            pid = workers.processes[0].pid
+            started = time.perf_counter()
+            with transaction.atomic():
+                for family in families:
+                    run = {"run_id": run_id} if family != INTERAUDITOR else {}
+                    task_enqueue(FAMILIES[family].celery_task(), family=family, **run)
+            _wait_fresh(keys, workers.log)
+            seconds = time.perf_counter() - started
+            peak = _vm_hwm_kb(pid) / 1024
+        verdict = "met" if peak < MEMORY_GOAL_MB else "NOT met"
+        self.stdout.write(
+            f"slow worker, {len(families)} rows from nothing: {seconds:.1f} s, peak {peak:.0f} MB "
+            f"(goal < {MEMORY_GOAL_MB} MB: {verdict})"
+        )
+
+
+ARG_HIDDEN = "(internal: one measurement in this process)"
+
+
+class _slow_worker(_workers):
+    """A worker starts with a sweep of whatever is stale (the seeding's results), during which
+    it cannot answer a ping: wait longer for it."""
+
+    def _wait_until_ready(self, timeout: float = 900.0) -> None:
+        super()._wait_until_ready(timeout)
+
+    def __enter__(self) -> _slow_worker:
+        try:
+            super().__enter__()
+        except BaseException:
+            for process in self.processes:  # a worker that never answered must not linger
+                process.kill()
+            raise
+        return self
+
+
+def _second_coder(seeded: SeededWorkload, share: float) -> int:
+    """A second auditor's submitted coding (the AI's extraction, as a pre-filled coder who
+    changed nothing) of every k-th statement: pairs for the inter-auditor figures."""
+    if share <= 0:
+        return 0
+    step = max(1, round(1 / share))
+    coder = get_user_model().objects.create(username=f"{seeded.tag}-second", is_active=False)
+    extractions = Extraction.objects.filter(run=seeded.run).order_by("statement_id")
+    rows = [
+        Feedback(
+            statement_id=e.statement_id,
+            auditor=coder,
+            edited_extraction=e.pdp_deltas,
+            source_extraction_id=e.pk,
+            status=Feedback.Status.SUBMITTED,
+        )
+        for i, e in enumerate(extractions.iterator())
+        if i % step == 0
+    ]
+    Feedback.objects.bulk_create(rows, batch_size=1000)
+    return len(rows)
+
+
+def _wait_fresh(keys: list[str], log: Path, timeout: float = 1800.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        rows = MetricResult.objects.filter(key__in=keys)
+        if rows.filter(status=MetricResult.Status.FRESH).count() == len(keys):
+            return
+        if rows.filter(status=MetricResult.Status.FAILED).exists():
+            raise CommandError(f"a row failed: {list(rows.values_list('key', 'error'))}")
+        time.sleep(0.5)
+    raise CommandError(f"the worker did not settle {keys} within {timeout:.0f} s; see {log}")

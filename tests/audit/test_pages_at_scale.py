@@ -1,0 +1,242 @@
+"""Pages read a bounded slice however much data there is: the audit page renders one window of
+statements (the next loads on scroll, a link without JavaScript), the queue counts only the
+discussions of its page, and their query counts do not grow with the data."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from audit.models import Feedback, Statement
+from audit.selectors import discussion_queue, discussion_queue_counted
+from audit.views.discussion import WINDOW, statement_url
+from metrics.management.commands.benchmark_dashboard import (
+    dashboard_data_create,
+    pages_data_create,
+)
+
+pytestmark = pytest.mark.django_db
+
+LONG = 2 * WINDOW + 10  # three windows: 30, 30 and 10 statements
+
+
+def seeded(discussions: int = 3, statements: int = 4, long: int = LONG, prefix: str = "p"):
+    data = dashboard_data_create(
+        discussions=discussions, statements=statements, runs=2, long_statements=long, prefix=prefix
+    )
+    extras = pages_data_create(data)
+    return data, extras
+
+
+def client_for(user) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def shown_orders(html: str) -> list[int]:
+    """Statement numbers of the cards (full or placeholder) on a page or fragment."""
+    return [int(n) for n in re.findall(r'class="stmt-order"[^>]*>#(\d+)<', html)]
+
+
+def queries_of(client: Client, url: str, **headers) -> int:
+    client.get(url, **headers)  # warm: sessions, content types
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(url, **headers).status_code == 200
+    return len(queries)
+
+
+def test_the_audit_page_renders_its_first_window_and_a_sentinel_for_the_next():
+    data, _ = seeded()
+    url = reverse("audit:discussion", args=[data.long_discussion.pk])
+
+    html = client_for(data.auditor).get(url).content.decode()
+
+    assert shown_orders(html) == list(range(WINDOW))
+    sentinel = re.search(r'<p id="load-more"[^>]*>.*?</p>', html, re.S).group(0)
+    assert 'hx-trigger="revealed, load-more"' in sentinel
+    assert f'hx-get="?from={WINDOW}"' in sentinel
+    assert f'href="?from={WINDOW}"' in sentinel  # the link works without JavaScript
+    assert 'id="load-earlier"' not in html
+
+
+def test_the_load_more_fragment_is_the_next_window_with_its_own_sentinel_until_the_end():
+    data, _ = seeded()
+    url = reverse("audit:discussion", args=[data.long_discussion.pk])
+    client = client_for(data.auditor)
+    htmx = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "load-more"}
+
+    second = client.get(url, {"from": WINDOW}, **htmx).content.decode()
+    last = client.get(url, {"from": 2 * WINDOW}, **htmx).content.decode()
+
+    assert "<html" not in second and 'id="statements"' not in second
+    assert shown_orders(second) == list(range(WINDOW, 2 * WINDOW))
+    assert f'hx-get="?from={2 * WINDOW}"' in second
+    assert shown_orders(last) == list(range(2 * WINDOW, LONG))
+    assert 'id="load-more"' not in last
+
+
+def test_without_javascript_from_opens_a_later_window_with_a_link_back():
+    data, _ = seeded()
+    url = reverse("audit:discussion", args=[data.long_discussion.pk])
+
+    html = client_for(data.auditor).get(url, {"from": WINDOW}).content.decode()
+
+    assert "<html" in html
+    assert shown_orders(html) == list(range(WINDOW, 2 * WINDOW))
+    assert 'href="?from=0"' in html
+    assert f'hx-get="?before={WINDOW}"' in html
+
+
+def test_earlier_statements_load_above_without_repeating_the_window():
+    data, _ = seeded()
+    url = reverse("audit:discussion", args=[data.long_discussion.pk])
+    htmx = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "load-earlier"}
+
+    html = client_for(data.auditor).get(url, {"before": 40}, **htmx).content.decode()
+
+    assert shown_orders(html) == list(range(10, 40))
+    assert 'id="load-more"' not in html
+    assert 'hx-get="?before=10"' in html
+
+
+def test_a_link_to_a_far_statement_lands_on_the_window_that_holds_it():
+    """ "Needs changes" points at the rejected coding far down the long discussion."""
+    data, extras = seeded()
+    rejected = extras["rejected"]
+    far = rejected.statement
+    assert far.order >= WINDOW
+
+    link = statement_url(far)
+    assert f"at={far.pk}" in link and link.endswith(f"#stmt-{far.pk}")
+    html = client_for(data.auditor).get(link.split("#")[0]).content.decode()
+
+    assert f'id="stmt-{far.pk}"' in html
+    assert shown_orders(html)[0] == far.order - 2
+    assert 'id="load-earlier"' in html
+
+
+def test_a_statement_of_another_discussion_or_a_bad_window_is_refused():
+    data, _ = seeded()
+    url = reverse("audit:discussion", args=[data.long_discussion.pk])
+    other = Statement.objects.exclude(discussion=data.long_discussion).first()
+    client = client_for(data.auditor)
+
+    missing = client.get(url, {"at": other.pk})
+    bad = client.get(url, {"from": "-3"})
+
+    assert missing.status_code == 404
+    assert bad.status_code == 400 and b"from: expected a statement number" in bad.content
+
+
+def test_names_in_a_later_window_come_from_the_statements_above_it():
+    """A card far down labels people the way the whole discussion named them."""
+    data, _ = seeded()
+    url = reverse("audit:discussion", args=[data.long_discussion.pk])
+    client = client_for(data.auditor)
+
+    whole = client.get(url, {"from": 0}).content.decode()
+    window = client.get(url, {"from": 5}).content.decode()
+
+    card = re.compile(r'<article class="stmt subject" id="stmt-(\d+)".*?</article>', re.S)
+    whole_cards = {m.group(1): m.group(0) for m in card.finditer(whole)}
+    compared = 0
+    for match in card.finditer(window):
+        if match.group(1) in whole_cards:
+            assert match.group(0) == whole_cards[match.group(1)]
+            compared += 1
+    assert compared >= 5
+
+
+def test_audit_page_queries_do_not_grow_with_the_data():
+    small, _ = seeded(discussions=2, statements=3, long=LONG, prefix="small")
+    url = reverse("audit:discussion", args=[small.long_discussion.pk])
+    before = queries_of(client_for(small.auditor), url)
+    seeded(discussions=12, statements=5, long=LONG + 40, prefix="large")
+    after = queries_of(client_for(small.auditor), url)
+    assert before == after, (before, after)
+
+
+def test_the_queue_counts_its_page_as_the_whole_query_does():
+    data, extras = seeded(discussions=4, statements=6)
+    for user in (data.auditor, extras["second"]):
+        ids = list(discussion_queue(user=user).order_by("id").values_list("pk", flat=True))
+        fields = [
+            "n_subject", "mine_coded", "mine_sent", "mine_approved", "mine_rejected",
+            "all_coded", "all_sent", "all_approved", "next_uncoded", "weakest",
+        ]  # fmt: skip
+        whole = [
+            [getattr(d, f) for f in fields] for d in discussion_queue(user=user).order_by("id")
+        ]
+        page = [
+            [getattr(d, f) for f in fields] for d in discussion_queue_counted(user=user, ids=ids)
+        ]
+        assert page == whole
+
+
+def test_queue_queries_do_not_grow_with_the_data():
+    small, _ = seeded(discussions=2, statements=3, prefix="small")
+    before = queries_of(client_for(small.auditor), reverse("home"))
+    seeded(discussions=60, statements=4, prefix="large")
+    after = queries_of(client_for(small.auditor), reverse("home"))
+    assert before == after, (before, after)
+    assert Feedback.objects.count() > 200
+
+
+def test_the_review_queue_pages_its_groups_and_keeps_the_filter_in_its_links():
+    data, extras = seeded(discussions=25, statements=4, long=0)
+    client = client_for(data.admin)
+    url = reverse("audit:review_queue")
+
+    first = client.get(url, {"auditor": extras["second"].pk}).content.decode()
+    second = client.get(url, {"auditor": extras["second"].pk, "page": 2}).content.decode()
+
+    groups = Feedback.objects.filter(status="submitted").values("statement__discussion").distinct()
+    assert f"in {groups.count()} groups" in first
+    assert first.count('class="group-head"') == 20
+    assert second.count('class="group-head"') == groups.count() - 20
+    assert f'href="?auditor={extras["second"].pk}&amp;page=2"' in first
+
+
+def test_review_pages_queries_do_not_grow_with_the_data():
+    small, _ = seeded(discussions=2, statements=4, long=0, prefix="small")
+    run = small.runs[-1].pk
+    urls = [
+        reverse("audit:review_queue"),
+        reverse("home"),
+        f"{reverse('metrics:error_statements')}?run={run}&kind=events_fn",
+    ]
+    before = [queries_of(client_for(small.admin), url) for url in urls]
+    seeded(discussions=30, statements=4, long=0, prefix="large")
+    after = [queries_of(client_for(small.admin), url) for url in urls]
+    assert before == after, (before, after)
+
+
+def test_the_review_home_lists_the_first_discussions_and_links_to_all():
+    data, _ = seeded(discussions=25, statements=4, long=0)
+    html = client_for(data.admin).get(reverse("home")).content.decode()
+    table = html.split('data-testid="waiting-by-discussion"')[1].split("</table>")[0]
+    assert table.count("<tr>") == 1 + 20
+    assert "All 25 discussions with work waiting" in html
+
+
+def test_error_statements_of_a_count_are_read_and_summed_by_the_database():
+    data, _ = seeded(discussions=6, statements=5, long=0)
+    run = data.runs[-1]
+    url = f"{reverse('metrics:error_statements')}?run={run.pk}&kind=events_fn"
+    html = client_for(data.admin).get(url).content.decode()
+
+    from metrics.models import MetricResult
+
+    counts = [
+        (r.values or {}).get("events_fn") or 0
+        for r in MetricResult.objects.filter(scope="statement", run=run, family="extraction")
+    ]
+    assert sum(counts) > 0
+    n = sum(1 for c in counts if c)
+    assert f"{sum(counts)} in {n} statement" in html

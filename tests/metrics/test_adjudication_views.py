@@ -1,0 +1,81 @@
+"""The adjudication screen: admins only, links from the review pages, bad input 4xx."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from audit.models import Adjudication
+
+pytestmark = pytest.mark.django_db
+pytest_plugins = ["tests.metrics.adjudication_fixtures"]
+
+KEY = "events:0:-5"
+
+
+def test_auditors_cannot_open_or_post(auditor_client, two_codings):
+    pk = two_codings.statement.pk
+    assert auditor_client.get(reverse("metrics:adjudicate", args=[pk])).status_code == 403
+    url = reverse("metrics:adjudication_choose", args=[pk])
+    assert auditor_client.post(url, {"key": KEY, "coder": "0"}).status_code == 403
+    assert not Adjudication.objects.exists()
+
+
+def test_the_screen_shows_the_dispute_and_the_agreed_items(admin_client, two_codings):
+    html = admin_client.get(reverse("metrics:adjudicate", args=[two_codings.statement.pk]))
+    text = html.content.decode()
+    assert "4</strong> items unanimous" in text and 'data-choose="2"' in text
+    assert text.count('class="differs"') == 2  # the date, in both versions
+    assert "On the adjudication screen" in text  # the keys, in the shortcut help
+
+
+def test_a_choice_by_htmx_returns_the_updated_screen(admin_client, two_codings):
+    url = reverse("metrics:adjudication_choose", args=[two_codings.statement.pk])
+    answer = admin_client.post(url, {"key": KEY, "coder": "1"}, HTTP_HX_REQUEST="true")
+    assert answer.status_code == 200
+    assert (
+        "<html" not in answer.content.decode() and "Decided events:0:-5" in answer.content.decode()
+    )
+    assert Adjudication.objects.get().choices[KEY]["coder"] == 1
+
+
+@pytest.mark.parametrize(
+    "data, status, expected",
+    [
+        ({"key": KEY, "coder": "x"}, 400, "coder: a coder&#x27;s number is required"),
+        ({"key": KEY, "coder": "5"}, 400, "coder must be 0..1"),
+        ({"key": KEY, "edit": "{not json"}, 400, "edit: not valid JSON"),
+        ({"key": "people:7:-7", "coder": "0"}, 404, "No aligned item"),
+    ],
+)
+def test_bad_input_names_the_field_and_stores_nothing(
+    admin_client, two_codings, data, status, expected
+):
+    url = reverse("metrics:adjudication_choose", args=[two_codings.statement.pk])
+    answer = admin_client.post(url, data, HTTP_HX_REQUEST="true")
+    assert answer.status_code == status
+    assert expected in answer.content.decode()
+    assert not Adjudication.objects.exists()
+
+
+def test_the_review_page_and_queue_link_to_it(admin_client, two_codings):
+    target = reverse("metrics:adjudicate", args=[two_codings.statement.pk])
+    review = admin_client.get(reverse("audit:statement_review", args=[two_codings.statement.pk]))
+    assert target in review.content.decode()
+    queue = admin_client.get(reverse("audit:review_queue")).content.decode()
+    assert 'data-testid="to-adjudicate"' in queue and target in queue
+    home = admin_client.get(reverse("home")).content.decode()
+    assert 'data-testid="to-adjudicate"' in home and target in home
+
+
+def test_parents_read_as_the_bonds_partners(admin_client, two_codings):
+    for feedback in (two_codings.alice, two_codings.bob):
+        payload = feedback.edited_extraction
+        bond = payload["pair_bonds"][0]["id"]
+        child = {"id": bond - 1, "name": "Ann", "parents": bond}
+        if feedback == two_codings.bob:
+            child["gender"] = "female"  # a dispute, so the child is shown with its fields
+        payload["people"].append(child)
+        feedback.save()
+    html = admin_client.get(reverse("metrics:adjudicate", args=[two_codings.statement.pk]))
+    assert "<dd>John Smith &amp; Mary Smith</dd>" in html.content.decode()

@@ -1,0 +1,50 @@
+"""benchmark_own_data: one measurement (what the command runs in a fresh process per family)
+computes the row and reports its CPU seconds, wall seconds and peak memory."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from metrics.models import MetricResult, StatementPiece
+from metrics.registry import CALIBRATION, INTERAUDITOR
+from metrics.results import run_key
+from tests.metrics.test_own_data_pieces import World
+
+
+@pytest.fixture(autouse=True)
+def few_resamples(settings):
+    settings.OWN_DATA_BOOTSTRAP_RESAMPLES = 50
+
+
+def _measure(*args: str) -> dict[str, float]:
+    out = io.StringIO()
+    call_command("benchmark_own_data", "--measure", *args, stdout=out)
+    return json.loads(out.getvalue().splitlines()[-1])
+
+
+@pytest.mark.django_db
+def test_a_measurement_computes_the_row_and_reports_its_cost() -> None:
+    world = World(seed=7)
+    run_id = world.runs[0].pk
+    figures = _measure(CALIBRATION, "--run-id", str(run_id), "--force")
+    assert set(figures) == {"cpu", "wall", "peak_mb"}
+    assert figures["cpu"] > 0 and figures["wall"] > 0 and figures["peak_mb"] > 10
+    assert MetricResult.objects.get(key=run_key(CALIBRATION, run_id)).is_fresh
+    assert StatementPiece.objects.filter(family=CALIBRATION, run_id=run_id).exists()
+    assert _measure(INTERAUDITOR, "--run-id", str(run_id))["peak_mb"] > 10
+
+
+@pytest.mark.django_db
+def test_a_failed_row_is_reported(monkeypatch) -> None:
+    world = World(seed=8)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("metrics.own_data.calibration.calibration_pieces", broken)
+    with pytest.raises(CommandError, match="calibration: the row is failed"):
+        _measure(CALIBRATION, "--run-id", str(world.runs[0].pk))

@@ -1,0 +1,387 @@
+"""The own-data families follow changes from stored per-statement pieces: after any sequence
+of approvals, ground-truth edits, extraction edits and deletions, the incrementally updated
+figures equal a computation from scratch and the full recompute, value for value; and one
+approval computes one statement's piece, not the run's."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+from typing import Any
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from audit.models import Extraction, Feedback, Statement
+from metrics.models import MetricResult, StatementPiece
+from metrics.own_data import agreement, calibration, pieces, selective
+from metrics.own_data.common import (
+    INTERAUDITOR_KEY,
+    ground_truth_load,
+    own_result_compute,
+    own_result_force,
+    run_pairs_load,
+)
+from metrics.registry import CALIBRATION, INTERAUDITOR, REVIEW_SAVINGS
+from metrics.results import run_key
+from tests.factories import (
+    DiscussionFactory,
+    ExtractionFactory,
+    ExtractionRunFactory,
+    FeedbackFactory,
+    StatementFactory,
+    UserFactory,
+    pdp,
+)
+
+S = Feedback.Status
+NAMES = ["Ann", "Bob", "Cid", "Dee", "Eve", "Fay", "Gus"]
+KINDS = ["birth", "married", "death", "moved"]
+
+
+@pytest.fixture(autouse=True)
+def few_resamples(settings):
+    settings.OWN_DATA_BOOTSTRAP_RESAMPLES = 50
+
+
+def _payload(rng: random.Random, *, confident: bool) -> dict:
+    people = [
+        {"id": i + 1, "name": name, **({"confidence": rng.random()} if confident else {})}
+        for i, name in enumerate(rng.sample(NAMES, rng.randint(0, 4)))
+    ]
+    events = [
+        {
+            "id": 10 + i,
+            "kind": rng.choice(KINDS),
+            "description": f"{rng.choice(KINDS)} of {person['name']}",
+            "person": person["id"],
+            "dateTime": f"19{rng.randint(50, 59)}-01-01",
+            **({"confidence": rng.random()} if confident and rng.random() < 0.8 else {}),
+        }
+        for i, person in enumerate(people[: rng.randint(0, len(people))])
+    ]
+    return pdp(people=people, events=events)
+
+
+def _perturbed(rng: random.Random, payload: dict) -> dict:
+    """An AI's take on a payload: some items dropped, one added, confidences drawn."""
+    people = [dict(p, confidence=rng.random()) for p in payload["people"] if rng.random() < 0.8]
+    if rng.random() < 0.4:
+        people.append({"id": 99, "name": rng.choice(NAMES), "confidence": rng.random()})
+    kept = {p["id"] for p in people}
+    events = [
+        dict(e, confidence=rng.random())
+        for e in payload["events"]
+        if e["person"] in kept and rng.random() < 0.8
+    ]
+    return pdp(people=people, events=events)
+
+
+class World:
+    """Discussions of statements, two runs, three auditors and an admin, driven by a seed."""
+
+    def __init__(self, seed: int):
+        self.rng = rng = random.Random(seed)
+        self.auditors = [UserFactory(username=f"coder{seed}-{i}") for i in range(3)]
+        self.admin = UserFactory(username=f"admin{seed}")
+        self.runs = [ExtractionRunFactory(), ExtractionRunFactory()]
+        self.statements: list[Statement] = []
+        for _ in range(3):
+            discussion = DiscussionFactory()
+            for _ in range(4):
+                self.statements.append(StatementFactory(discussion=discussion))
+        for statement in self.statements:
+            truth = _payload(rng, confident=False)
+            if rng.random() < 0.8:
+                self._coding(statement, self.auditors[0], truth, S.APPROVED)
+            else:
+                self._coding(statement, self.auditors[0], truth, S.SUBMITTED)
+            for run in self.runs:
+                if rng.random() < 0.9:
+                    ExtractionFactory(
+                        statement=statement, run=run, pdp_deltas=_perturbed(rng, truth)
+                    )
+            if rng.random() < 0.5:
+                self._second_coding(statement)
+
+    def _coding(self, statement, auditor, payload, status, **fields) -> Feedback:
+        approved = {"approved_by": self.admin} if status == S.APPROVED else {}
+        return FeedbackFactory(
+            statement=statement,
+            auditor=auditor,
+            edited_extraction=payload,
+            status=status,
+            **approved,
+            **fields,
+        )
+
+    def _second_coding(self, statement: Statement) -> None:
+        coded = set(Feedback.objects.filter(statement=statement).values_list("auditor", flat=True))
+        free = [a for a in self.auditors if a.pk not in coded]
+        if not free:
+            return
+        extraction = Extraction.objects.filter(statement=statement).first()
+        blind = extraction is None or self.rng.random() < 0.5
+        base = self._truth(statement) or _payload(self.rng, confident=False)
+        self._coding(
+            statement,
+            self.rng.choice(free),
+            _perturbed(self.rng, base) if self.rng.random() < 0.7 else base,
+            S.SUBMITTED,
+            blind=blind,
+            source_extraction=None if blind else extraction,
+        )
+
+    def _truth(self, statement: Statement) -> dict | None:
+        found = Feedback.objects.filter(statement=statement, status=S.APPROVED).first()
+        return found.edited_extraction if found else None
+
+    # --- the changes -------------------------------------------------------------------------
+
+    def step(self) -> str:
+        action = self.rng.choice(
+            [
+                "approve",
+                "edit_truth",
+                "edit_extraction",
+                "delete_extraction",
+                "unapprove",
+                "second_coding",
+                "add_extraction",
+            ]
+        )
+        getattr(self, action)()
+        return action
+
+    def approve(self) -> None:
+        waiting = Feedback.objects.filter(status=S.SUBMITTED).exclude(
+            statement__feedback__status=S.APPROVED
+        )
+        feedback = self.rng.choice(list(waiting) or [None])
+        if feedback is not None:
+            feedback.status, feedback.approved_by = S.APPROVED, self.admin
+            feedback.version += 1
+            feedback.save()
+
+    def edit_truth(self) -> None:
+        feedback = self.rng.choice(list(Feedback.objects.filter(status=S.APPROVED)))
+        feedback.edited_extraction = _perturbed(self.rng, feedback.edited_extraction)
+        feedback.version += 1
+        feedback.save()
+
+    def unapprove(self) -> None:
+        feedback = self.rng.choice(list(Feedback.objects.filter(status=S.APPROVED)))
+        feedback.status, feedback.approved_by = S.SUBMITTED, None
+        feedback.version += 1
+        feedback.save()
+
+    def edit_extraction(self) -> None:
+        extraction = self.rng.choice(list(Extraction.objects.all()))
+        extraction.pdp_deltas = _perturbed(self.rng, extraction.pdp_deltas)
+        extraction.save()
+
+    def delete_extraction(self) -> None:
+        self.rng.choice(list(Extraction.objects.all())).delete()
+
+    def add_extraction(self) -> None:
+        statement, run = self.rng.choice(self.statements), self.rng.choice(self.runs)
+        if not Extraction.objects.filter(statement=statement, run=run).exists():
+            base = self._truth(statement) or _payload(self.rng, confident=True)
+            ExtractionFactory(statement=statement, run=run, pdp_deltas=_perturbed(self.rng, base))
+
+    def second_coding(self) -> None:
+        self._second_coding(self.rng.choice(self.statements))
+
+
+# --- figures three ways --------------------------------------------------------------------------
+
+
+def _plain(values: dict | None) -> Any:
+    """The stored figures without the clock of the inputs, as JSON reads them back."""
+    values = dict(values or {})
+    values.pop("inputs_read_at", None)
+    return json.loads(json.dumps(values))
+
+
+def _stored(family: str, run_id: int | None) -> Any:
+    key = INTERAUDITOR_KEY if family == INTERAUDITOR else run_key(family, run_id)
+    row = MetricResult.objects.get(key=key)
+    assert row.status == MetricResult.Status.FRESH, row.error
+    return _plain(row.values)
+
+
+def _from_scratch(family: str, run_id: int | None) -> Any:
+    """The figures with every piece computed now from the inputs, nothing stored read."""
+    gt = ground_truth_load()
+
+    def fresh(pieces: dict) -> dict:
+        return json.loads(json.dumps(dict(sorted(pieces.items()))), object_hook=_int_keys)
+
+    if family == REVIEW_SAVINGS:
+        run = next(r for r in selective.ExtractionRun.objects.filter(pk=run_id))
+        others = selective._comparison_inputs(run, gt)
+        pieces = {p.statement_id: selective.review_piece(p) for p in run_pairs_load(run_id, gt)}
+        other_pieces = [
+            (
+                o.run,
+                fresh(
+                    {
+                        p.statement_id: selective.review_piece(p)
+                        for p in run_pairs_load(o.run.pk, gt)
+                    }
+                ),
+            )
+            for o in others
+        ]
+        values = selective.review_savings_values(fresh(pieces), other_pieces, resamples=50)
+    elif family == CALIBRATION:
+        pairs = run_pairs_load(run_id, gt)
+        pieces = fresh({p.statement_id: calibration.calibration_piece(p) for p in pairs})
+        items, skipped = calibration.pieces_arrays(pieces)
+        values = {
+            **calibration.calibration_values(items, skipped=skipped),
+            "n_statements": len(pieces),
+            "n_discussions": len({p["discussion_id"] for p in pieces.values()}),
+        }
+    else:
+        codings = agreement.codings_load()
+        grouped = agreement.by_statement(codings)
+        ai = agreement.ai_payloads_load(agreement._blind_statements(grouped))
+        pieces = fresh(
+            {
+                s: agreement.agreement_piece(group, ai.get(s))
+                for s, group in grouped.items()
+                if len(group) > 1
+            }
+        )
+        values = agreement.interauditor_values(
+            agreement.codings_load(payloads=False), pieces, resamples=50
+        )
+    return _plain(values)
+
+
+def _int_keys(mapping: dict) -> dict:
+    return {int(k) if k.isdigit() else k: v for k, v in mapping.items()}
+
+
+def _targets(world: World) -> list[tuple[str, int | None]]:
+    runs = [run.pk for run in world.runs]
+    return [
+        *((family, run_id) for family in (REVIEW_SAVINGS, CALIBRATION) for run_id in runs),
+        (INTERAUDITOR, None),
+    ]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("seed", range(6))
+def test_incremental_equals_full_recompute_after_random_changes(seed) -> None:
+    world = World(seed)
+    for target in _targets(world):
+        own_result_compute(family=target[0], run_id=target[1])
+    for _ in range(8):
+        action = world.step()
+        for family, run_id in _targets(world):
+            own_result_compute(family=family, run_id=run_id)
+            incremental = _stored(family, run_id)
+            assert incremental == _from_scratch(family, run_id), (action, family, run_id)
+    # The full recompute (every piece computed again) ends where the increments did.
+    for family, run_id in _targets(world):
+        incremental = _stored(family, run_id)
+        own_result_force(family=family, run_id=run_id)
+        assert _stored(family, run_id) == incremental, (family, run_id)
+
+
+@pytest.mark.django_db
+def test_an_approval_computes_one_statement_piece(monkeypatch) -> None:
+    world = World(seed=11)
+    run_id = world.runs[0].pk
+    for family in (REVIEW_SAVINGS, CALIBRATION):
+        own_result_compute(family=family, run_id=run_id)
+    own_result_compute(family=INTERAUDITOR)
+    waiting = (
+        Feedback.objects.filter(status=S.SUBMITTED, statement__extractions__run_id=run_id)
+        .exclude(statement__feedback__status=S.APPROVED)
+        .first()
+    )
+    assert waiting is not None
+    scored: list[int] = []
+    for module, name in (
+        (selective, "review_piece"),
+        (calibration, "calibration_piece"),
+    ):
+        real = getattr(module, name)
+        monkeypatch.setattr(
+            module, name, lambda pair, real=real: scored.append(pair.statement_id) or real(pair)
+        )
+    compared: list[int] = []
+    real_piece = agreement.agreement_piece
+    monkeypatch.setattr(
+        agreement,
+        "agreement_piece",
+        lambda codings, ai: compared.append(codings[0].statement_id) or real_piece(codings, ai),
+    )
+    waiting.status, waiting.approved_by = S.APPROVED, world.admin
+    waiting.save()
+    for family in (REVIEW_SAVINGS, CALIBRATION):
+        own_result_compute(family=family, run_id=run_id)
+    own_result_compute(family=INTERAUDITOR)
+    # The new ground truth's statement only: for review savings of this run and of the run
+    # it is compared with (when that run extracted it too), and for calibration.
+    other = Extraction.objects.filter(statement=waiting.statement, run=world.runs[1]).exists()
+    assert scored == [waiting.statement_id] * (3 if other else 2)
+    # Inter-auditor: only that statement's codings changed (its piece, if it has two codings).
+    assert set(compared) <= {waiting.statement_id}
+    assert (
+        StatementPiece.objects.filter(family=REVIEW_SAVINGS, run_id=run_id).count()
+        == (MetricResult.objects.get(key=run_key(REVIEW_SAVINGS, run_id)).values["n_statements"])
+    )
+
+
+@pytest.mark.django_db
+def test_the_command_recomputes_in_full_or_follows_the_pieces(monkeypatch) -> None:
+    world = World(seed=3)
+    run_id = world.runs[0].pk
+    out = io.StringIO()
+    call_command("recompute_own_data", "--family", CALIBRATION, "--run", str(run_id), stdout=out)
+    assert f"calibration (run {run_id})" in out.getvalue()
+    before = _stored(CALIBRATION, run_id)
+    n_pieces = StatementPiece.objects.filter(family=CALIBRATION, run_id=run_id).count()
+    scored: list[int] = []
+    real = calibration.calibration_piece
+    monkeypatch.setattr(
+        calibration,
+        "calibration_piece",
+        lambda pair: scored.append(pair.statement_id) or real(pair),
+    )
+    call_command("recompute_own_data", "--family", CALIBRATION, "--run", str(run_id), stdout=out)
+    assert scored == []  # nothing changed: every piece is read back
+    call_command("recompute_own_data", "--family", CALIBRATION, "--full", stdout=io.StringIO())
+    assert len(scored) >= n_pieces > 0  # every piece again (of every run with ground truth)
+    assert _stored(CALIBRATION, run_id) == before
+    with pytest.raises(CommandError, match="No extraction run 0"):
+        call_command("recompute_own_data", "--run", "0")
+
+
+@pytest.mark.django_db
+def test_a_new_piece_format_computes_every_piece_again(monkeypatch) -> None:
+    world = World(seed=5)
+    run_id = world.runs[0].pk
+    own_result_compute(family=CALIBRATION, run_id=run_id)
+    before = _stored(CALIBRATION, run_id)
+    n_pieces = StatementPiece.objects.filter(family=CALIBRATION, run_id=run_id).count()
+    scored: list[int] = []
+    real = calibration.calibration_piece
+    monkeypatch.setattr(
+        calibration,
+        "calibration_piece",
+        lambda pair: scored.append(pair.statement_id) or real(pair),
+    )
+    MetricResult.objects.filter(key=run_key(CALIBRATION, run_id)).delete()
+    own_result_compute(family=CALIBRATION, run_id=run_id)
+    assert scored == []  # the row was computed again from the stored pieces
+    monkeypatch.setitem(pieces.PIECE_FORMATS, CALIBRATION, 99)
+    MetricResult.objects.filter(key=run_key(CALIBRATION, run_id)).delete()
+    own_result_compute(family=CALIBRATION, run_id=run_id)
+    assert len(scored) == n_pieces > 0
+    assert _stored(CALIBRATION, run_id) == before
