@@ -158,7 +158,14 @@ def _lock(feedback: Feedback, base_version: int | None) -> Feedback:
     The refusal rolls the transaction back; callers that must keep the losing edit record it
     afterwards with feedback_record_conflict.
     """
-    locked = Feedback.objects.select_for_update().get(pk=feedback.pk)
+    return _check_version(_locked_row(feedback), base_version)
+
+
+def _locked_row(feedback: Feedback) -> Feedback:
+    return Feedback.objects.select_for_update().get(pk=feedback.pk)
+
+
+def _check_version(locked: Feedback, base_version: int | None) -> Feedback:
     if base_version is not None and base_version != locked.version:
         raise StaleVersion(locked, base_version)
     return locked
@@ -254,7 +261,12 @@ def feedback_save(
     """
     _check_can_edit(feedback, user)
     payload = validate_pdp(edited_extraction)
-    locked = _lock(feedback, base_version)
+    current = _locked_row(feedback)
+    if restored_from is None and _unchanged(current, payload, comment):
+        # Nothing would change, so nothing can be lost, whatever version the form was based on
+        # (an autosave that leaves as a submit lands, a retried request): no new version.
+        return current.as_working_copy() if current.is_approved else current
+    locked = _check_version(current, base_version)
     if comment is not None:
         locked.comment = comment
     if locked.is_approved:
@@ -269,6 +281,11 @@ def feedback_save(
     action = "edit" if restored_from is None else "restore"
     revision_record(locked, author=user, action=action, before=before, restored_from=restored_from)
     return locked
+
+
+def _unchanged(feedback: Feedback, payload: dict, comment: str | None) -> bool:
+    stored = feedback.working_extraction if feedback.is_approved else feedback.edited_extraction
+    return payload == stored and comment in (None, feedback.comment)
 
 
 def _propose(locked: Feedback, *, user, payload: dict) -> Feedback:
@@ -302,7 +319,10 @@ def _propose(locked: Feedback, *, user, payload: dict) -> Feedback:
 def feedback_submit(*, feedback: Feedback, user: User, base_version: int | None = None) -> Feedback:
     if feedback.auditor_id != user.pk:
         raise NotAllowed("You can only submit your own feedback.")
-    locked = _lock(feedback, base_version)
+    locked = _locked_row(feedback)
+    if _submit_repeated(locked, user=user, base_version=base_version):
+        return locked
+    _check_version(locked, base_version)
     if locked.status not in SUBMITTABLE:
         raise WrongState(f"Feedback is already {locked.get_status_display().lower()}.")
     _check_ready(locked, action="submit")
@@ -314,6 +334,18 @@ def feedback_submit(*, feedback: Feedback, user: User, base_version: int | None 
     revision_record(locked, author=user, action="submit", before=None)
     assignment_release_on_submit(statement_id=locked.statement_id, auditor=user)
     return locked
+
+
+def _submit_repeated(locked: Feedback, *, user: User, base_version: int | None) -> bool:
+    """A submit repeated (a double press, a retry, autosaves that htmx sends with the submit
+    button's op) gets the first one's answer: the feedback is submitted, by this user, nothing
+    changed since, and the repeat was based on the submitted version or the one just before."""
+    if locked.status != Feedback.Status.SUBMITTED:
+        return False
+    if base_version is not None and base_version not in (locked.version - 1, locked.version):
+        return False
+    latest = locked.revisions.order_by("-id").first()
+    return latest is not None and latest.action == "submit" and latest.author_id == user.pk
 
 
 def _check_admin(user) -> None:

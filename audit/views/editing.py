@@ -316,8 +316,8 @@ def save(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     payload = mark_edited(stored, payload)
     saved = feedback
     try:
-        saved = _save_if_changed(request, feedback, payload)
-        if op in SUBMIT_OPS and not _already_submitted(saved, payload):
+        saved = _save_form(request, feedback, payload)
+        if op in SUBMIT_OPS:
             saved = feedback_submit(feedback=saved, user=request.user, base_version=saved.version)
     except NotReady as exc:
         # The edit was saved; only the submit is refused, with each problem at its field.
@@ -333,30 +333,17 @@ def save(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     return _saved_reply(request, saved, stored, op)
 
 
-def _already_submitted(feedback: Feedback, payload: dict) -> bool:
-    """A submit repeated with the same content (a double press, or autosaves queued behind the
-    submit, which htmx sends with the button last pressed) gets the first one's answer."""
-    return feedback.status == Feedback.Status.SUBMITTED and payload == feedback.edited_extraction
-
-
 def keep_losing_edit(request: HtmxHttpRequest, exc: StaleVersion, payload: dict) -> None:
     """The refused save rolled back; store the user's edit as a conflict revision instead."""
     if payload != exc.feedback.edited_extraction:
         feedback_record_conflict(feedback=exc.feedback, user=request.user, attempted=payload)
 
 
-def _save_if_changed(request: HtmxHttpRequest, feedback: Feedback, payload: dict) -> Feedback:
-    """Unchanged forms (a focus change, a repeated autosave) make no new revision. A form that
-    matches what is stored loses nothing, whatever version it was based on: an autosave that
-    leaves the page as the submit (which moved the version) goes through is not a conflict."""
-    version = base_version(request.POST)
-    comment = reviewer_note(request.POST)
-    unchanged = payload == feedback.edited_extraction and comment in (None, feedback.comment)
-    if unchanged:
-        return feedback
+def _save_form(request: HtmxHttpRequest, feedback: Feedback, payload: dict) -> Feedback:
+    """The service makes an unchanged form (a focus change, a repeated autosave) no new version."""
     return feedback_save(
-        feedback=feedback, user=request.user, edited_extraction=payload, base_version=version,
-        comment=comment,
+        feedback=feedback, user=request.user, edited_extraction=payload,
+        base_version=base_version(request.POST), comment=reviewer_note(request.POST),
     )  # fmt: skip
 
 
@@ -428,7 +415,7 @@ def save_json(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     try:
         data = parse_json_payload(request.POST.get("payload", ""))
         payload = mark_edited(feedback.edited_extraction, validate_pdp(data))
-        saved = _save_if_changed(request, feedback, payload)
+        saved = _save_form(request, feedback, payload)
     except PayloadError as exc:
         return error_fragment(request, exc.messages(), status=422, target=target)
     except (WorkflowError, ValidationError) as exc:

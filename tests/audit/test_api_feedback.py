@@ -158,9 +158,29 @@ def test_submit_own_draft(api, second_auditor, world):
     response = api(second_auditor).post(url(world.theirs, "submit"), {"version": 1}, format="json")
     assert response.status_code == 200
     assert response.json()["status"] == "submitted"
-    again = api(second_auditor).post(url(world.theirs, "submit"), {}, format="json")
-    assert again.status_code == 409
-    assert "already submitted" in again.json()["detail"]
+    # A repeated submit (a retry, a double press) gets the first one's answer, changing nothing.
+    again = api(second_auditor).post(url(world.theirs, "submit"), {"version": 1}, format="json")
+    assert again.status_code == 200
+    assert (again.json()["status"], again.json()["version"]) == ("submitted", 2)
+    assert world.theirs.revisions.filter(action="submit").count() == 1
+
+
+def test_a_submit_based_on_a_version_before_the_submitted_one_is_409(api, second_auditor, world):
+    client = api(second_auditor)
+    client.put(url(world.theirs), {"version": 1, "edited_extraction": EDIT}, format="json")
+    assert client.post(url(world.theirs, "submit"), {"version": 2}, format="json").status_code == 200
+    stale = client.post(url(world.theirs, "submit"), {"version": 1}, format="json")
+    assert stale.status_code == 409
+    assert stale.json()["current_version"] == 3
+
+
+def test_an_unchanged_save_makes_no_new_version_whatever_its_base(api, second_auditor, world):
+    client = api(second_auditor)
+    first = client.put(url(world.theirs), {"version": 1, "edited_extraction": EDIT}, format="json")
+    assert first.json()["version"] == 2
+    again = client.put(url(world.theirs), {"version": 1, "edited_extraction": EDIT}, format="json")
+    assert (again.status_code, again.json()["version"]) == (200, 2)
+    assert world.theirs.revisions.count() == 2
 
 
 def test_submit_with_stale_version_is_409(api, second_auditor, world):

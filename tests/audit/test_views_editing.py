@@ -263,9 +263,12 @@ def test_submit_from_the_card(auditor_client, feedback):
     assert response.status_code == 200
     assert Feedback.objects.get().status == Feedback.Status.SUBMITTED
     assert "Submitted" in response.content.decode()
+    # Pressed again (on the card now showing the submitted version): the same answer, no change.
     again = hx_post(auditor_client, url, {"version": feedback.version + 1})
-    assert again.status_code == 409
-    assert "already submitted" in again.content.decode()
+    assert again.status_code == 200
+    assert "Submitted" in again.content.decode()
+    assert feedback.revisions.filter(action="submit").count() == 1
+    assert Feedback.objects.get().version == feedback.version + 1
 
 
 def test_submit_without_javascript_redirects_to_the_statement(auditor_client, feedback):
