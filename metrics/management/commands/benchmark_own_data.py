@@ -1,4 +1,5 @@
-"""The own-data families (review savings, calibration, inter-auditor agreement) at scale.
+"""The own-data families (review savings, calibration, inter-auditor agreement, review
+triage) at scale.
 
 Seeds N discussions × M statements (approved ground truth, one extraction run, one submitted
 coding to approve, and a second auditor's coding of a share of the statements), then prints
@@ -8,7 +9,7 @@ per family:
   row from scratch (``force``: every stored per-statement piece is computed again);
 - the update after ONE approval: CPU seconds of a fresh process bringing the row up to date
   (only the changed statements' pieces are computed; the figures are derived from the pieces);
-- a real ``celery worker -Q slow`` computing all three rows from nothing: its peak resident
+- a real ``celery worker -Q slow`` computing every family's row from nothing: its peak resident
   memory (``VmHWM`` of the worker process), the figure the 500 MB budget is about.
 
 Each measurement runs in its own process (this command with ``--measure``), so one family's
@@ -37,10 +38,10 @@ from metrics.benchmark_data import SeededWorkload
 from metrics.management.commands.benchmark_recompute import _workers
 from metrics.models import MetricResult, StatementPiece
 from metrics.own_data.common import own_result_compute, own_result_force
-from metrics.registry import CALIBRATION, FAMILIES, INTERAUDITOR, REVIEW_SAVINGS
+from metrics.registry import CALIBRATION, FAMILIES, INTERAUDITOR, REVIEW_SAVINGS, TRIAGE
 from metrics.results import result_key
 
-OWN_FAMILIES = (REVIEW_SAVINGS, CALIBRATION, INTERAUDITOR)
+OWN_FAMILIES = (REVIEW_SAVINGS, CALIBRATION, INTERAUDITOR, TRIAGE)
 MEMORY_GOAL_MB = 500
 
 
@@ -158,7 +159,8 @@ class Command(BaseCommand):
         """A real slow worker computes every family's row from nothing (no row, no piece)."""
         keys = [_row_key(family, run_id) for family in families]
         MetricResult.objects.filter(key__in=keys).delete()
-        StatementPiece.objects.filter(family__in=families).delete()
+        # Every family's pieces: triage reads the review-savings pieces too.
+        StatementPiece.objects.filter(family__in=OWN_FAMILIES).delete()
         with _slow_worker(1) as workers:
             pid = workers.processes[0].pid
             started = time.perf_counter()
