@@ -152,11 +152,11 @@ class EvaluationFile(models.Model):
 
 class StatementPiece(models.Model):
     """What one statement contributes to a family computed whole from our data (review
-    savings, calibration, inter-auditor agreement): a few numbers per statement from which
-    the run's (or the system's) figures are derived without re-running the matcher.
+    savings, calibration, inter-auditor agreement, review triage): a few numbers per statement
+    from which the run's (or the system's) figures are derived without re-running the matcher.
 
     ``input_hash`` is the hash of the statement's inputs (ground truth and extraction stamps,
-    or its codings) with the family's code version and the match settings: a piece whose
+    its codings, or its extraction in the run and the partner run) with the family's code version and the match settings: a piece whose
     hash differs from the current inputs' is computed again (``metrics.own_data.pieces``).
     """
 

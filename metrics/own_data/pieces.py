@@ -6,9 +6,12 @@ The extraction family keeps additive totals (``contribution``) because its figur
 Review savings, calibration and inter-auditor agreement are not (curves, fitted calibrators,
 bootstrap intervals, kappa), so their pieces are the compact per-statement *inputs* of those
 figures — a statement's F1 and confidences, its items' (confidence, matched) pairs, its
-auditor pairs' F1 — a few numbers each. The figures are computed from the pieces, in
-statement order, by the same code whether the pieces were just computed or read back: a full
-recompute (``force``) and an incremental update give the same figures.
+auditor pairs' F1 — a few numbers each. Review triage reads the review-savings pieces for
+its approved statements' F1 and keeps its own piece of every statement the run extracted:
+its score's signals (item confidences, agreement with the partner run). The figures are
+computed from the pieces, in statement order, by the same code whether the pieces were just
+computed or read back: a full recompute (``force``) and an incremental update give the same
+figures.
 """
 
 from __future__ import annotations
@@ -21,12 +24,12 @@ from typing import Any
 from metrics.match_settings import match_settings
 from metrics.models import StatementPiece
 from metrics.own_data.common import CODE_VERSIONS
-from metrics.registry import CALIBRATION, INTERAUDITOR, REVIEW_SAVINGS
+from metrics.registry import CALIBRATION, INTERAUDITOR, REVIEW_SAVINGS, TRIAGE
 from metrics.results import input_hash, json_ready
 
 # The shape of each family's piece: bumping it makes every stored piece of the family
 # outdated (computed again), without touching the family's code version and its rows.
-PIECE_FORMATS = {REVIEW_SAVINGS: 1, CALIBRATION: 2, INTERAUDITOR: 1}
+PIECE_FORMATS = {REVIEW_SAVINGS: 1, CALIBRATION: 2, INTERAUDITOR: 1, TRIAGE: 1}
 
 # Statements computed and stored per round: a full recompute holds one chunk's payloads.
 CHUNK = 500

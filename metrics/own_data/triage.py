@@ -20,8 +20,8 @@ would do before turning it on.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Container, Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from django.urls import reverse
@@ -43,8 +43,10 @@ from audit.services.triage import (
     triage_suspend,
 )
 from metrics.cards import card_state, whole_family_card_base, whole_family_row
+from metrics.families.extraction import MatchSettings
 from metrics.families.plots import Svg, line_plot
 from metrics.families.selective.triage import (
+    StatementSignals,
     calibrated_scores,
     risk_controlled_threshold,
     risk_monitor,
@@ -57,11 +59,12 @@ from metrics.models import MetricResult
 from metrics.own_data.common import (
     GroundTruth,
     Scope,
-    StatementPair,
     ground_truth_load,
-    pair_score,
     result_compute,
+    run_pairs_load,
 )
+from metrics.own_data.pieces import pieces_refresh
+from metrics.own_data.selective import review_pieces
 from metrics.registry import TRIAGE
 from metrics.results import run_key
 
@@ -75,11 +78,11 @@ MIN_MEASURED = 5  # fewer measured statements than this: use the estimate
 
 @dataclass(frozen=True)
 class RunStatement:
+    """A subject statement the run extracted, without payloads: what tells its piece changed."""
+
     statement_id: int
     discussion_id: int
-    ai: dict
-    other: dict | None  # the partner run's extraction of the same statement
-    stamp: tuple
+    stamp: tuple  # (statement id, extraction updated_at, the partner's extraction updated_at)
 
 
 def _partner_run(run: ExtractionRun) -> ExtractionRun | None:
@@ -87,55 +90,96 @@ def _partner_run(run: ExtractionRun) -> ExtractionRun | None:
     return ExtractionRun.objects.exclude(pk=run.pk).latest_first().first()
 
 
+def _subject_extractions(run_id: int) -> Any:
+    return Extraction.objects.filter(run_id=run_id, statement__speaker__type=Speaker.Type.SUBJECT)
+
+
 def run_statements_load(run: ExtractionRun, partner: ExtractionRun | None) -> list[RunStatement]:
-    """Every subject statement the run extracted, with the partner run's extraction."""
-    rows = (
-        Extraction.objects.filter(run=run, statement__speaker__type=Speaker.Type.SUBJECT)
-        .order_by("statement_id")
-        .values_list("statement_id", "statement__discussion_id", "pdp_deltas", "updated_at")
-    )
-    others: dict[int, tuple[dict, Any]] = {}
+    """Every subject statement the run extracted, in statement order (no payloads)."""
+    others: dict[int, Any] = {}
     if partner is not None:
-        others = {
-            sid: (payload, updated)
-            for sid, payload, updated in Extraction.objects.filter(run=partner).values_list(
-                "statement_id", "pdp_deltas", "updated_at"
-            )
+        rows = Extraction.objects.filter(run=partner).values_list("statement_id", "updated_at")
+        others = dict(rows.iterator(chunk_size=5000))
+    found = (
+        _subject_extractions(run.pk)
+        .order_by("statement_id")
+        .values_list("statement_id", "statement__discussion_id", "updated_at")
+    )
+    return [
+        RunStatement(sid, discussion_id, (sid, updated, others.get(sid)))
+        for sid, discussion_id, updated in found.iterator(chunk_size=5000)
+    ]
+
+
+# --- per-statement pieces ------------------------------------------------------------------------
+
+
+def signals_piece(
+    discussion_id: int, ai: dict | None, other: dict | None, *, settings: MatchSettings
+) -> dict[str, Any]:
+    """What a statement contributes beyond its F1 (``metrics.own_data.pieces``): its
+    discussion and its score's signals (item confidences, agreement with the partner run)."""
+    signals = statement_signals(ai, other=other, settings=settings)
+    return {"discussion_id": discussion_id, "signals": asdict(signals)}
+
+
+def signals_pieces(
+    run_id: int, statements: Sequence[RunStatement], partner_id: int | None, *, force: bool
+) -> dict[int, dict]:
+    """The run's signal pieces: stored ones whose inputs (the statement's extraction in this
+    run and in the partner run) are unchanged, the others computed."""
+    discussion_of = {s.statement_id: s.discussion_id for s in statements}
+    settings = match_settings()
+
+    def compute(statement_ids: list[int]) -> dict[int, dict]:
+        ai = _subject_extractions(run_id).filter(statement_id__in=statement_ids)
+        others: dict[int, dict] = {}
+        if partner_id is not None:
+            rows = Extraction.objects.filter(run_id=partner_id, statement_id__in=statement_ids)
+            others = dict(rows.values_list("statement_id", "pdp_deltas"))
+        return {
+            sid: signals_piece(discussion_of[sid], payload, others.get(sid), settings=settings)
+            for sid, payload in ai.values_list("statement_id", "pdp_deltas")
         }
-    out = []
-    for sid, discussion_id, payload, updated in rows.iterator():
-        other, other_updated = others.get(sid, (None, None))
-        out.append(RunStatement(sid, discussion_id, payload, other, (sid, updated, other_updated)))
-    return out
+
+    return pieces_refresh(
+        family=TRIAGE,
+        run_id=run_id,
+        stamps={s.statement_id: (*s.stamp, partner_id) for s in statements},
+        compute=compute,
+        force=force,
+    )
+
+
+def statement_f1s(
+    run_id: int, gt: dict[int, GroundTruth], *, force: bool
+) -> dict[int, float | None]:
+    """Each approved statement's F1 against its ground truth, by statement id: the review
+    savings family's pieces hold it (computed once for both families)."""
+    pairs = run_pairs_load(run_id, gt, payloads=False)
+    pieces = review_pieces(run_id, pairs, force=force)
+    return {sid: piece["f1"] for sid, piece in pieces.items()}
 
 
 def _scores(
-    statements: Sequence[RunStatement], losses: dict[int, int], *, calibrated: bool
+    pieces: dict[int, dict], losses: dict[int, int], *, calibrated: bool
 ) -> dict[int, float]:
     """Every statement's confidence: the raw score, or P(acceptable) from the calibrator fitted
     on the approved statements of the other discussions (``calibrated_scores``)."""
-    settings = match_settings()
-    signals = [statement_signals(s.ai, other=s.other, settings=settings) for s in statements]
+    signals = [StatementSignals(**piece["signals"]) for piece in pieces.values()]
     if not calibrated:
         values = [statement_score(signal) for signal in signals]
     else:
-        acceptable = [
-            None if s.statement_id not in losses else losses[s.statement_id] == 0
-            for s in statements
-        ]
-        values = calibrated_scores(signals, acceptable, [s.discussion_id for s in statements])
-    return {s.statement_id: v for s, v in zip(statements, values, strict=True)}
-
-
-def _loss(s: RunStatement, gt: GroundTruth, acceptable_f1: float) -> int:
-    pair = StatementPair(s.statement_id, s.discussion_id, s.ai, gt.payload, ())
-    return statement_loss(pair_score(pair).aggregate_micro_f1, acceptable_f1=acceptable_f1)
+        acceptable = [None if sid not in losses else losses[sid] == 0 for sid in pieces]
+        groups = [piece["discussion_id"] for piece in pieces.values()]
+        values = calibrated_scores(signals, acceptable, groups)
+    return dict(zip(pieces, values, strict=True))
 
 
 # --- the QA monitor ------------------------------------------------------------------------------
 
 
-def qa_results_load(settings: TriageSettings, gt: dict[int, GroundTruth]) -> list[tuple]:
+def qa_results_load(settings: TriageSettings, approved: Container[int]) -> list[tuple]:
     """QA statements of the run coded and approved since triage was (re)enabled, in order of
     approval: (statement id, approved at)."""
     if settings.pk is None or settings.enabled_at is None:
@@ -146,7 +190,7 @@ def qa_results_load(settings: TriageSettings, gt: dict[int, GroundTruth]) -> lis
         statement__feedback__status="approved",
         statement__feedback__approved_at__gte=settings.enabled_at,
     ).values_list("statement_id", "statement__feedback__approved_at")
-    return sorted(((sid, at) for sid, at in rows if sid in gt), key=lambda r: (r[1], r[0]))
+    return sorted(((sid, at) for sid, at in rows if sid in approved), key=lambda r: (r[1], r[0]))
 
 
 def monitor_values(
@@ -204,29 +248,29 @@ def _settings_values(settings: TriageSettings) -> dict[str, Any]:
 
 
 def triage_values(
-    statements: Sequence[RunStatement],
-    gt: dict[int, GroundTruth],
+    pieces: dict[int, dict],
+    f1s: dict[int, float | None],
     settings: TriageSettings,
     qa: Sequence[tuple],
     timing: tuple[float, str],
 ) -> dict[str, Any]:
-    approved = [s for s in statements if s.statement_id in gt]
+    """The run's figures from its statements' signal pieces (statement order) and the F1 of
+    the approved ones."""
+    approved = [sid for sid in pieces if sid in f1s]
     losses = {
-        s.statement_id: _loss(s, gt[s.statement_id], settings.acceptable_f1) for s in approved
+        sid: statement_loss(f1s[sid], acceptable_f1=settings.acceptable_f1) for sid in approved
     }
     calibrated = settings.score == TriageSettings.Score.CALIBRATED
-    scores = _scores(statements, losses, calibrated=calibrated)
+    scores = _scores(pieces, losses, calibrated=calibrated)
     threshold = risk_controlled_threshold(
-        [scores[s.statement_id] for s in approved],
-        [losses[s.statement_id] for s in approved],
+        [scores[sid] for sid in approved],
+        [losses[sid] for sid in approved],
         alpha=settings.alpha,
         delta=settings.delta,
-        clusters=[s.discussion_id for s in approved],
+        clusters=[pieces[sid]["discussion_id"] for sid in approved],
     )
     qa_losses = {sid: losses[sid] for sid, _ in qa if sid in losses}
-    unreviewed = {
-        s.statement_id: scores[s.statement_id] for s in statements if s.statement_id not in gt
-    }
+    unreviewed = {sid: score for sid, score in scores.items() if sid not in f1s}
     tau = threshold.threshold
     above = sorted(sid for sid, score in unreviewed.items() if tau is not None and score >= tau)
     saved = [
@@ -239,7 +283,7 @@ def triage_values(
         "settings": _settings_values(settings),
         "score": TriageSettings.Score(settings.score).label,
         "threshold": threshold.to_dict(),
-        "n_statements": len(statements),
+        "n_statements": len(pieces),
         "n_calibration": len(approved),
         "n_calibration_discussions": threshold.n_units,
         "n_unacceptable": sum(losses.values()),
@@ -257,33 +301,44 @@ def triage_values(
 
 
 def triage_result_compute(*, run_id: int, force: bool = False) -> MetricResult | None:
-    """Compute (or confirm) the run's triage result, then apply it to the queue."""
+    """Compute (or confirm) the run's triage result, then apply it to the queue.
+
+    Derived from per-statement pieces: an approval computes its statement's F1 (the review
+    savings piece) and reads the other pieces back; ``force`` (the full recompute) computes
+    every piece of the run again."""
     run = ExtractionRun.objects.filter(pk=run_id).first()
     if run is None:
         return None
     read_at = timezone.now()
     settings = triage_settings_get(run=run)
-    gt = ground_truth_load()
     partner = _partner_run(run)
+    partner_id = partner.pk if partner else None
     statements = run_statements_load(run, partner)
-    gt = {sid: g for sid, g in gt.items() if sid in {s.statement_id for s in statements}}
+    extracted = {s.statement_id for s in statements}
+    gt = {sid: g for sid, g in ground_truth_load(payloads=False).items() if sid in extracted}
     qa = qa_results_load(settings, gt)
     timing = seconds_per_statement()
     inputs = {
         "settings": _settings_values(settings),
-        "partner": partner.pk if partner else None,
+        "partner": partner_id,
         "statements": [s.stamp for s in statements],
         "gt": [g.stamp for g in gt.values()],
         "qa": [(sid, at.isoformat()) for sid, at in qa],
         "timing": timing,
     }
+
+    def compute() -> dict[str, Any]:
+        pieces = signals_pieces(run_id, statements, partner_id, force=force)
+        f1s = statement_f1s(run_id, gt, force=force)
+        return triage_values(pieces, f1s, settings, qa, timing)
+
     row = result_compute(
         family=TRIAGE,
         key=run_key(TRIAGE, run_id),
         scope=Scope.RUN,
         run_id=run_id,
         inputs=inputs,
-        compute=lambda: triage_values(statements, gt, settings, qa, timing),
+        compute=compute,
         read_at=read_at,
         force=force,
     )

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from metrics.models import MetricResult, StatementPiece
-from metrics.registry import CALIBRATION, INTERAUDITOR
+from metrics.registry import CALIBRATION, INTERAUDITOR, REVIEW_SAVINGS, TRIAGE
 from metrics.results import run_key
 from tests.metrics.test_own_data_pieces import World
 
@@ -36,6 +36,10 @@ def test_a_measurement_computes_the_row_and_reports_its_cost() -> None:
     assert MetricResult.objects.get(key=run_key(CALIBRATION, run_id)).is_fresh
     assert StatementPiece.objects.filter(family=CALIBRATION, run_id=run_id).exists()
     assert _measure(INTERAUDITOR, "--run-id", str(run_id))["peak_mb"] > 10
+    assert _measure(TRIAGE, "--run-id", str(run_id))["cpu"] > 0
+    assert MetricResult.objects.get(key=run_key(TRIAGE, run_id)).is_fresh
+    for family in (TRIAGE, REVIEW_SAVINGS):  # triage's F1s are the review-savings pieces
+        assert StatementPiece.objects.filter(family=family, run_id=run_id).exists()
 
 
 @pytest.mark.django_db

@@ -1,7 +1,8 @@
 """The own-data families follow changes from stored per-statement pieces: after any sequence
 of approvals, ground-truth edits, extraction edits and deletions, the incrementally updated
 figures equal a computation from scratch and the full recompute, value for value; and one
-approval computes one statement's piece, not the run's."""
+approval computes one statement's piece, not the run's (review triage: none of its own, the
+statement's F1 is the review-savings piece)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from typing import Any
 import pytest
 from django.core.management import CommandError, call_command
 
-from audit.models import Extraction, Feedback, Statement
+from audit.models import Extraction, ExtractionRun, Feedback, Speaker, Statement
+from audit.services.triage import triage_settings_get
+from metrics.match_settings import match_settings
 from metrics.models import MetricResult, StatementPiece
-from metrics.own_data import agreement, calibration, pieces, selective
+from metrics.own_data import agreement, calibration, pieces, selective, triage
 from metrics.own_data.common import (
     INTERAUDITOR_KEY,
     ground_truth_load,
@@ -23,7 +26,7 @@ from metrics.own_data.common import (
     own_result_force,
     run_pairs_load,
 )
-from metrics.registry import CALIBRATION, INTERAUDITOR, REVIEW_SAVINGS
+from metrics.registry import CALIBRATION, INTERAUDITOR, REVIEW_SAVINGS, TRIAGE
 from metrics.results import run_key
 from tests.factories import (
     DiscussionFactory,
@@ -244,6 +247,8 @@ def _from_scratch(family: str, run_id: int | None) -> Any:
             "n_statements": len(pieces),
             "n_discussions": len({p["discussion_id"] for p in pieces.values()}),
         }
+    elif family == TRIAGE:
+        values = _triage_from_scratch(run_id, fresh)
     else:
         codings = agreement.codings_load()
         grouped = agreement.by_statement(codings)
@@ -261,6 +266,37 @@ def _from_scratch(family: str, run_id: int | None) -> Any:
     return _plain(values)
 
 
+def _triage_from_scratch(run_id: int, fresh: Any) -> dict:
+    """Triage's figures from every statement's payloads read now: its signals against the
+    partner run's extraction, its F1 against the ground truth."""
+    run = ExtractionRun.objects.get(pk=run_id)
+    partner = triage._partner_run(run)
+    others = dict(
+        Extraction.objects.filter(run=partner).values_list("statement_id", "pdp_deltas")
+        if partner
+        else []
+    )
+    extracted = Extraction.objects.filter(
+        run=run, statement__speaker__type=Speaker.Type.SUBJECT
+    ).values_list("statement_id", "statement__discussion_id", "pdp_deltas")
+    signals = {
+        sid: triage.signals_piece(d, ai, others.get(sid), settings=match_settings())
+        for sid, d, ai in extracted
+    }
+    f1s = {
+        p.statement_id: selective.review_piece(p)["f1"]
+        for p in run_pairs_load(run_id, ground_truth_load())
+    }
+    settings = triage_settings_get(run=run)
+    return triage.triage_values(
+        fresh(signals),
+        fresh(f1s),
+        settings,
+        triage.qa_results_load(settings, f1s),
+        triage.seconds_per_statement(),
+    )
+
+
 def _int_keys(mapping: dict) -> dict:
     return {int(k) if k.isdigit() else k: v for k, v in mapping.items()}
 
@@ -268,7 +304,7 @@ def _int_keys(mapping: dict) -> dict:
 def _targets(world: World) -> list[tuple[str, int | None]]:
     runs = [run.pk for run in world.runs]
     return [
-        *((family, run_id) for family in (REVIEW_SAVINGS, CALIBRATION) for run_id in runs),
+        *((family, run_id) for family in (REVIEW_SAVINGS, CALIBRATION, TRIAGE) for run_id in runs),
         (INTERAUDITOR, None),
     ]
 
@@ -335,6 +371,46 @@ def test_an_approval_computes_one_statement_piece(monkeypatch) -> None:
     assert (
         StatementPiece.objects.filter(family=REVIEW_SAVINGS, run_id=run_id).count()
         == (MetricResult.objects.get(key=run_key(REVIEW_SAVINGS, run_id)).values["n_statements"])
+    )
+
+
+@pytest.mark.django_db
+def test_an_approval_computes_no_triage_piece_and_one_f1(monkeypatch) -> None:
+    world = World(seed=12)
+    run_id = world.runs[0].pk
+    own_result_compute(family=TRIAGE, run_id=run_id)
+    waiting = (
+        Feedback.objects.filter(status=S.SUBMITTED, statement__extractions__run_id=run_id)
+        .exclude(statement__feedback__status=S.APPROVED)
+        .first()
+    )
+    assert waiting is not None
+    unreviewed = MetricResult.objects.get(key=run_key(TRIAGE, run_id)).values["n_unreviewed"]
+    scored: list[int] = []
+    real_review = selective.review_piece
+    monkeypatch.setattr(
+        selective,
+        "review_piece",
+        lambda pair: scored.append(pair.statement_id) or real_review(pair),
+    )
+    signalled: list[int] = []
+    real_signals = triage.signals_piece
+    monkeypatch.setattr(
+        triage,
+        "signals_piece",
+        lambda d, ai, other, **kw: signalled.append(d) or real_signals(d, ai, other, **kw),
+    )
+    waiting.status, waiting.approved_by = S.APPROVED, world.admin
+    waiting.save()
+    own_result_compute(family=TRIAGE, run_id=run_id)
+    assert scored == [waiting.statement_id]
+    assert signalled == []
+    values = _stored(TRIAGE, run_id)
+    assert values["n_unreviewed"] == unreviewed - 1
+    assert str(waiting.statement_id) not in values["scores"]
+    assert (
+        StatementPiece.objects.filter(family=TRIAGE, run_id=run_id).count()
+        == (values["n_statements"])
     )
 
 
