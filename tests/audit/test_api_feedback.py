@@ -168,7 +168,9 @@ def test_submit_own_draft(api, second_auditor, world):
 def test_a_submit_based_on_a_version_before_the_submitted_one_is_409(api, second_auditor, world):
     client = api(second_auditor)
     client.put(url(world.theirs), {"version": 1, "edited_extraction": EDIT}, format="json")
-    assert client.post(url(world.theirs, "submit"), {"version": 2}, format="json").status_code == 200
+    assert (
+        client.post(url(world.theirs, "submit"), {"version": 2}, format="json").status_code == 200
+    )
     stale = client.post(url(world.theirs, "submit"), {"version": 1}, format="json")
     assert stale.status_code == 409
     assert stale.json()["current_version"] == 3
