@@ -50,8 +50,8 @@ from metrics.services import (
     ResultInputs,
     Scope,
     Status,
+    children_inputs,
     discussion_result_compute,
-    discussions_inputs,
     extraction_results,
     failure_recorded,
     placeholders_create,
@@ -62,7 +62,6 @@ from metrics.services import (
     rows_mark_stale,
     run_result_compute,
     statement_result_compute,
-    statements_inputs,
     system_result_compute,
 )
 
@@ -130,28 +129,34 @@ def _expected_items(run_id: int | None) -> list[Item]:
     """Every result that should exist, plus existing rows that no longer should (to remove)."""
     runs = Extraction.objects.all() if run_id is None else Extraction.objects.filter(run_id=run_id)
     approved = Feedback.objects.approved().values("statement_id")
-    pairs = set(
+    statements = set(
         runs.filter(statement_id__in=approved).values_list(
             "statement_id", "statement__discussion_id", "run_id"
         )
     )
+    discussions = {(d, r) for _, d, r in statements}
     rows = extraction_results().filter(scope__in=CHILD_SCOPES)
     rows = rows if run_id is None else rows.filter(run_id=run_id)
-    statements = {(s, r) for s, _, r in pairs}
-    discussions = {(d, r) for _, d, r in pairs}
     for scope, d, s, r in rows.values_list("scope", "discussion_id", "statement_id", "run_id"):
         if scope == Scope.STATEMENT:
-            statements.add((s, r))
+            statements.add((s, d, r))
         else:
             discussions.add((d, r))
-    run_ids = sorted({r for _, r in statements | discussions} | ({run_id} if run_id else set()))
+    run_ids = sorted({r for *_, r in statements | discussions} | ({run_id} if run_id else set()))
     return _items(statements, discussions, run_ids)
 
 
 def _items(statements: set, discussions: set, run_ids: Iterable[int]) -> list[Item]:
+    """Statement (statement, discussion, run) and discussion (discussion, run) items, each
+    discussion right after its statements: a batch then reads a statement's inputs once
+    for both, and every chunk holds its share of the discussions."""
+    children: dict[tuple[str, int, int], tuple] = {}
+    for s, d, r in statements:
+        children.setdefault((Scope.STATEMENT, s, r), (r, d or 0, 0, s))
+    for d, r in discussions:
+        children[Scope.DISCUSSION, d, r] = (r, d, 1, d)
     return [
-        *((Scope.STATEMENT, s, r) for s, r in sorted(statements)),
-        *((Scope.DISCUSSION, d, r) for d, r in sorted(discussions)),
+        *sorted(children, key=children.__getitem__),
         *((Scope.RUN, 0, r) for r in run_ids),
         (Scope.SYSTEM, 0, 0),
     ]
@@ -169,7 +174,7 @@ def _stale_items(run_id: int | None, older_than: timedelta | None = None) -> lis
     found = list(rows.values_list("scope", "statement_id", "discussion_id", "run_id"))
     if not found:
         return []
-    statements = {(s, r) for scope, s, _, r in found if scope == Scope.STATEMENT}
+    statements = {(s, d, r) for scope, s, d, r in found if scope == Scope.STATEMENT}
     discussions = {(d, r) for scope, _, d, r in found if scope == Scope.DISCUSSION}
     run_ids = sorted({r for *_, r in found if r is not None})
     return _items(statements, discussions, run_ids)
@@ -544,16 +549,12 @@ def _stale_rows_locked(items: list[Item]) -> list[MetricResult]:
 
 
 def _batch_inputs(rows: list[MetricResult]) -> dict[tuple, ResultInputs]:
-    statements = statements_inputs(
-        (row.statement_id, row.run_id) for row in rows if row.scope == Scope.STATEMENT
+    return children_inputs(
+        statements=[(row.statement_id, row.run_id) for row in rows if row.scope == Scope.STATEMENT],
+        discussions=[
+            (row.discussion_id, row.run_id) for row in rows if row.scope == Scope.DISCUSSION
+        ],
     )
-    discussions = discussions_inputs(
-        (row.discussion_id, row.run_id) for row in rows if row.scope == Scope.DISCUSSION
-    )
-    return {
-        **{(Scope.STATEMENT, *key): found for key, found in statements.items()},
-        **{(Scope.DISCUSSION, *key): found for key, found in discussions.items()},
-    }
 
 
 def _row_figured(row: MetricResult, inputs: ResultInputs) -> bool:

@@ -14,8 +14,8 @@ Locks are always taken in one order — statement/discussion row, then run row, 
 system row — so two workers never wait on each other in a cycle.
 
 The batch path (``metrics.recompute``: recompute jobs, large changes) stores the same rows with
-the same figures; it uses the public pieces here (``extraction_results``, ``statements_inputs``
-/ ``discussions_inputs``, ``row_is_current``, ``row_fill``, ``row_mark_fresh``,
+the same figures; it uses the public pieces here (``extraction_results``, ``children_inputs``,
+``row_is_current``, ``row_fill``, ``row_mark_fresh``,
 ``placeholders_create``, ``rows_mark_stale``), so there is one implementation of each step.
 """
 
@@ -254,41 +254,85 @@ def _statement_inputs(statement_id: int, run_id: int) -> ResultInputs | None:
 
 
 def statements_inputs(pairs: Iterable[tuple[Any, Any]]) -> dict[tuple[int, int], ResultInputs]:
-    """GT = the approved feedback; AI = the run's extraction; for (statement, run) pairs read
-    in two queries. A pair missing from the answer has no result to store."""
-    pairs = list(pairs)
-    statement_ids = {s for s, _ in pairs}
-    feedback = {
-        f["statement_id"]: f
-        for f in Feedback.objects.approved()
-        .filter(statement_id__in=statement_ids)
-        .values(
+    """GT = the approved feedback; AI = the run's extraction; for (statement, run) pairs. A
+    pair missing from the answer has no result to store."""
+    found = children_inputs(statements=pairs)
+    return {(target, run): inputs for (_, target, run), inputs in found.items()}
+
+
+InputsKey = tuple[str, int, int]  # (scope, statement or discussion id, run id)
+
+
+def children_inputs(
+    *, statements: Iterable[tuple[Any, Any]] = (), discussions: Iterable[tuple[Any, Any]] = ()
+) -> dict[InputsKey, ResultInputs]:
+    """The inputs of (statement, run) and (discussion, run) pairs, by (scope, id, run), read
+    in two queries: a batch holding a discussion and its statements reads (and decodes)
+    each payload once. A pair missing from the answer has no result to store."""
+    statements, discussions = list(statements), list(discussions)
+    by_statement, by_discussion = _approved_ground_truth(
+        {s for s, _ in statements}, {d for d, _ in discussions}
+    )
+    subject_ids = {gt[0] for rows in by_discussion.values() for gt in rows}
+    extractions = {
+        (e[0], e[1]): (e[0], *e[2:])  # (statement, id, updated_at, pdp_deltas)
+        for e in Extraction.objects.filter(
+            run_id__in={r for _, r in statements} | {r for _, r in discussions},
+            statement_id__in={s for s, _ in statements} | subject_ids,
+        ).values_list("statement_id", "run_id", "id", "updated_at", "pdp_deltas")
+    }
+    found: dict[InputsKey, ResultInputs] = {}
+    for statement_id, run_id in statements:
+        gt, ai = by_statement.get(statement_id), extractions.get((statement_id, run_id))
+        # Without approved GT there is nothing to score; without an extraction the run does
+        # not cover the statement (it is left out rather than scored as an empty extraction).
+        if gt is None or ai is None:
+            continue
+        inputs = [[*gt[1:4]], [*ai[1:3]]]
+        found[Scope.STATEMENT, statement_id, run_id] = ResultInputs(
+            ai[3], gt[4], _hash(inputs), gt[5]
+        )
+    for discussion_id, run_id in discussions:
+        discussion = _discussion_pair_inputs(
+            by_discussion.get(discussion_id, []), run_id, extractions
+        )
+        if discussion is not None:
+            found[Scope.DISCUSSION, discussion_id, run_id] = discussion
+    return found
+
+
+def _approved_ground_truth(
+    statement_ids: set[int], discussion_ids: set[int]
+) -> tuple[dict[int, tuple], dict[int, list[tuple]]]:
+    """The approved GT of the statements, and of the discussions' subject statements in
+    order, as (statement, id, version, updated_at, edited_extraction, discussion) rows."""
+    by_statement: dict[int, tuple] = {}
+    by_discussion: dict[int, list[tuple]] = {}
+    rows = (
+        Feedback.objects.approved()
+        .filter(
+            Q(statement_id__in=statement_ids)
+            | Q(
+                statement__discussion_id__in=discussion_ids,
+                statement__speaker__type=Speaker.Type.SUBJECT,
+            )
+        )
+        .order_by("statement__discussion_id", "statement__order")
+        .values_list(
             "statement_id",
             "id",
             "version",
             "updated_at",
             "edited_extraction",
             "statement__discussion_id",
+            "statement__speaker__type",
         )
-    }
-    extractions = {
-        (e["statement_id"], e["run_id"]): e
-        for e in Extraction.objects.filter(
-            statement_id__in=statement_ids, run_id__in={r for _, r in pairs}
-        ).values("statement_id", "run_id", "id", "updated_at", "pdp_deltas")
-    }
-    found = {}
-    for statement_id, run_id in pairs:
-        gt, ai = feedback.get(statement_id), extractions.get((statement_id, run_id))
-        # Without approved GT there is nothing to score; without an extraction the run does
-        # not cover the statement (it is left out rather than scored as an empty extraction).
-        if gt is None or ai is None:
-            continue
-        inputs = [[gt["id"], gt["version"], gt["updated_at"]], [ai["id"], ai["updated_at"]]]
-        found[statement_id, run_id] = ResultInputs(
-            ai["pdp_deltas"], gt["edited_extraction"], _hash(inputs), gt["statement__discussion_id"]
-        )
-    return found
+    )
+    for *gt, speaker in rows:
+        by_statement[gt[0]] = tuple(gt)
+        if gt[5] in discussion_ids and speaker == Speaker.Type.SUBJECT:
+            by_discussion.setdefault(gt[5], []).append(tuple(gt))
+    return by_statement, by_discussion
 
 
 def row_is_current(row: MetricResult, input_hash: str, force: bool) -> bool:
@@ -431,50 +475,28 @@ def _discussion_inputs(discussion_id: int, run_id: int) -> ResultInputs | None:
 
 def discussions_inputs(pairs: Iterable[tuple[Any, Any]]) -> dict[tuple[int, int], ResultInputs]:
     """Per (discussion, run) pair: the subject statements with approved GT, in order, and the
-    run's AI deltas of the same statements; read in two queries.
+    run's AI deltas of the same statements (``children_inputs``).
 
     A statement the run did not extract contributes an empty AI delta; a run that extracted
     none of them does not cover the discussion (no result: the pair is missing).
     """
-    pairs = list(pairs)
-    ground_truth: dict[int, list[tuple]] = {}
-    for gt in (
-        Feedback.objects.approved()
-        .filter(
-            statement__discussion_id__in={d for d, _ in pairs},
-            statement__speaker__type=Speaker.Type.SUBJECT,
-        )
-        .order_by("statement__discussion_id", "statement__order")
-        .values_list(
-            "statement__discussion_id",
-            "statement_id",
-            "id",
-            "version",
-            "updated_at",
-            "edited_extraction",
-        )
-    ):
-        ground_truth.setdefault(gt[0], []).append(gt[1:])
-    statement_ids = [gt[0] for rows in ground_truth.values() for gt in rows]
-    extractions = {
-        (e[0], e[1]): (e[0], *e[2:])  # (statement, id, updated_at, pdp_deltas)
-        for e in Extraction.objects.filter(
-            run_id__in={r for _, r in pairs}, statement_id__in=statement_ids
-        ).values_list("statement_id", "run_id", "id", "updated_at", "pdp_deltas")
-    }
-    found = {}
-    for discussion_id, run_id in pairs:
-        rows = ground_truth.get(discussion_id, [])
-        extracted = [extractions.get((gt[0], run_id)) for gt in rows]
-        if not any(extracted):
-            continue
-        ai = [e[3] if e else None for e in extracted]
-        inputs = [
-            [*gt[:4], *(e[1:3] if e else (None, None))]
-            for gt, e in zip(rows, extracted, strict=True)
-        ]
-        found[discussion_id, run_id] = ResultInputs(ai, [gt[4] for gt in rows], _hash(inputs))
-    return found
+    found = children_inputs(discussions=pairs)
+    return {(target, run): inputs for (_, target, run), inputs in found.items()}
+
+
+def _discussion_pair_inputs(
+    rows: list[tuple], run_id: int, extractions: dict[tuple[int, int], tuple]
+) -> ResultInputs | None:
+    """One discussion's inputs in one run from its subject statements' GT rows (in order)
+    and the extractions read; None when the run extracted none of them."""
+    extracted = [extractions.get((gt[0], run_id)) for gt in rows]
+    if not any(extracted):
+        return None
+    ai = [e[3] if e else None for e in extracted]
+    inputs = [
+        [*gt[:4], *(e[1:3] if e else (None, None))] for gt, e in zip(rows, extracted, strict=True)
+    ]
+    return ResultInputs(ai, [gt[4] for gt in rows], _hash(inputs))
 
 
 def discussion_result_compute(

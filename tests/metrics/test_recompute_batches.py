@@ -5,6 +5,8 @@ import copy
 from unittest import mock
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from audit.models import Extraction, Feedback
 from metrics import recompute, services
@@ -133,3 +135,36 @@ def test_a_run_that_no_longer_covers_a_statement_loses_its_row(two_runs):
     assert not MetricResult.objects.filter(
         scope=Scope.STATEMENT, statement=two_runs.statements[0], run=extraction.run
     ).exists()
+
+
+def test_each_discussion_follows_its_statements_in_the_plan(two_runs, small_chunks):
+    job = metrics_recompute_all(queue=False)
+    with mock.patch.object(recompute, "task_enqueue_named") as queued:
+        compute_job_run(job_id=job.pk, parallel=True)
+    items = [tuple(item) for call in queued.call_args_list for item in call.kwargs["items"]]
+    discussion_of = {s.pk: s.discussion_id for s in two_runs.statements}
+    for position, (scope, target, run_id) in enumerate(items):
+        if scope == Scope.STATEMENT:
+            later = items[position + 1 :]
+            assert next(i for i in later if i[0] == Scope.DISCUSSION) == (
+                Scope.DISCUSSION,
+                discussion_of[target],
+                run_id,
+            )
+    assert len(items) == len(set(items)) == 12 + 6 + 3 + 3
+
+
+def _batch_queries(world, discussions: int) -> int:
+    """Queries of one batch holding `discussions` discussions with their statements."""
+    MetricResult.objects.filter(family="extraction").update(status=Status.STALE)
+    keep = {d.pk for d in world.discussions[:discussions]}
+    items = [
+        (Scope.STATEMENT, s.pk, world.run.pk) for s in world.statements if s.discussion_id in keep
+    ] + [(Scope.DISCUSSION, d, world.run.pk) for d in keep]
+    with CaptureQueriesContext(connection) as queries:
+        recompute._batch_compute(items, force=True)
+    return len(queries)
+
+
+def test_a_batch_reads_its_inputs_in_queries_constant_in_its_size(two_runs):
+    assert _batch_queries(two_runs, 1) == _batch_queries(two_runs, 3)
