@@ -17,16 +17,17 @@ approval queues); this module is the batch path, with the same figures, hashes a
 
 from __future__ import annotations
 
+import json
 import logging
 import traceback
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings as django_settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -458,7 +459,7 @@ def _batch_compute(items: list[Item], *, force: bool) -> None:
     bulk writes. An item whose row is no longer stale was done meanwhile (a per-item task, or
     this batch before a retry) and is skipped; so is an item whose row is gone."""
     with transaction.atomic():
-        rows = _stale_rows_locked(items)
+        rows = _stale_rows_locked(items, force=force)
         inputs = _batch_inputs(rows)
         writes = _BatchWrites()
         # No cyclic collection while the figures pile up (as the library's batch API does).
@@ -480,26 +481,28 @@ class _BatchWrites:
     runs_changed: set[int | None] = field(default_factory=set)
 
     def add(self, row: MetricResult, inputs: ResultInputs | None, force: bool) -> None:
-        old = row.contribution
+        # A full recompute rebuilds every run's totals when it settles, so it neither reads
+        # the old contributions (not fetched) nor compares them: a new one marks its run.
+        old = None if force else row.contribution
         if inputs is None:
             self.gone.append(row.pk)
-            row.contribution = None
+            changed = force or old is not None
         elif row_is_current(row, inputs.hash, force):
             self.confirmed.append(row.pk)
+            changed = False
+        elif _row_figured(row, inputs):
+            self.stored.append(row)
+            changed = force or row.contribution != old
         else:
-            (self.stored if _row_figured(row, inputs) else self.failed).append(row)
-        if row.contribution != old:
+            self.failed.append(row)
+            changed = False
+        if changed:
             self.runs_changed.add(row.run_id)
 
     def save(self) -> None:
-        """Bulk writes: new figures as one upsert on the key (an UPDATE with a CASE per field
-        costs more than the computation), confirmed rows in one UPDATE."""
-        MetricResult.objects.bulk_create(
-            [_unsaved(row) for row in self.stored],
-            update_conflicts=True,
-            unique_fields=["key"],
-            update_fields=STORED_FIELDS,
-        )
+        """Bulk writes: new figures in one UPDATE (see _rows_store), confirmed rows in one
+        UPDATE."""
+        _rows_store(self.stored)
         fresh = MetricResult(status=Status.FRESH)
         row_mark_fresh(fresh)
         MetricResult.objects.filter(pk__in=self.confirmed).update(
@@ -514,9 +517,49 @@ class _BatchWrites:
         ).update(contribution=None)
 
 
+def _rows_store(rows: list[MetricResult]) -> None:
+    """Store the rows' STORED_FIELDS. On PostgreSQL one UPDATE joins the rows to a JSON
+    document of their new fields (``jsonb_to_recordset``): the figures are encoded once, in
+    one ``json.dumps``, and sent as one parameter; Django's bulk writes encode every JSON
+    field apart and escape it for the SQL text (client-side binding), which cost more than
+    the upsert itself. Elsewhere, one upsert on the key."""
+    if not rows:
+        return
+    if connection.vendor != "postgresql":
+        MetricResult.objects.bulk_create(
+            [_unsaved(row) for row in rows],
+            update_conflicts=True,
+            unique_fields=["key"],
+            update_fields=STORED_FIELDS,
+        )
+        return
+    meta, quote = MetricResult._meta, connection.ops.quote_name
+    fields = [f for f in meta.concrete_fields if f.primary_key or f.name in STORED_FIELDS]
+    document = json.dumps(
+        [{f.column: _json_scalar(getattr(row, f.attname)) for f in fields} for row in rows]
+    )
+    record = ", ".join(f"{quote(f.column)} {f.db_type(connection)}" for f in fields)
+    assigned = ", ".join(
+        f"{quote(f.column)} = v.{quote(f.column)}" for f in fields if not f.primary_key
+    )
+    pk = quote(meta.pk.column)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {quote(meta.db_table)} AS r SET {assigned} "
+            f"FROM jsonb_to_recordset(%s::jsonb) AS v({record}) WHERE r.{pk} = v.{pk}",
+            [document],
+        )
+
+
+def _json_scalar(value: Any) -> Any:
+    """A field's value as the JSON record holds it: datetimes as ISO text (read back as
+    timestamptz), everything else as it stands."""
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
 def _unsaved(row: MetricResult) -> MetricResult:
     """The row as a new object without its pk: the upsert then inserts nothing but updates
-    by key, the same way on PostgreSQL and SQLite."""
+    by key."""
     ids = {f: getattr(row, f) for f in ("key", "family", "scope", "run_id", "discussion_id")}
     fields = {field: getattr(row, field) for field in STORED_FIELDS}
     return MetricResult(**ids, statement_id=row.statement_id, **fields)
@@ -526,7 +569,7 @@ def _target(row: MetricResult) -> int | None:
     return row.statement_id if row.scope == Scope.STATEMENT else row.discussion_id
 
 
-def _stale_rows_locked(items: list[Item]) -> list[MetricResult]:
+def _stale_rows_locked(items: list[Item], *, force: bool) -> list[MetricResult]:
     wanted = set(items)
     query = Q()
     for scope, column in ((Scope.STATEMENT, "statement_id"), (Scope.DISCUSSION, "discussion_id")):
@@ -536,12 +579,14 @@ def _stale_rows_locked(items: list[Item]) -> list[MetricResult]:
             query |= Q(scope=scope, run_id__in=runs, **{f"{column}__in": targets})
     if not query:
         return []
-    # The old figures are never read here (they are replaced or confirmed as they stand), so
-    # they are not fetched: the largest JSON of the row, decoded for nothing otherwise.
+    # The old figures and settings are never read here (they are replaced or confirmed as
+    # they stand), so they are not fetched: JSON decoded for nothing otherwise; nor are the
+    # old contributions when the job rebuilds the runs' totals anyway (see _BatchWrites.add).
+    unread = ["values", "match_settings", *(["contribution"] if force else [])]
     rows = (
         extraction_results()
         .filter(query, status=Status.STALE)
-        .defer("values")
+        .defer(*unread)
         .select_for_update()
         .order_by("pk")
     )

@@ -2,11 +2,13 @@
 the chunks share one job: the last to finish settles the runs, once."""
 
 import copy
+from datetime import timedelta
 from unittest import mock
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from audit.models import Extraction, Feedback
 from metrics import recompute, services
@@ -168,3 +170,18 @@ def _batch_queries(world, discussions: int) -> int:
 
 def test_a_batch_reads_its_inputs_in_queries_constant_in_its_size(two_runs):
     assert _batch_queries(two_runs, 1) == _batch_queries(two_runs, 3)
+
+
+def test_stored_rows_read_back_every_field_as_set(two_runs):
+    row = MetricResult.objects.filter(scope=Scope.STATEMENT).first()
+    computed_at = timezone.now() - timedelta(days=3, microseconds=7)
+    row.values, row.contribution = {"quote": 'it\'s "odd" \\ ü', "n": [1.5, None]}, {"count": 2}
+    row.input_hash, row.error, row.computed_at = "h" * 64, "", computed_at
+    row.status, row.stale_since, row.code_version = Status.FRESH, None, "v-test"
+    row.match_settings = {"strategy": "x"}
+
+    recompute._rows_store([row])
+
+    again = MetricResult.objects.get(pk=row.pk)
+    for name in services.STORED_FIELDS:
+        assert getattr(again, name) == getattr(row, name), name
