@@ -28,7 +28,7 @@ class StoredResult:
 
 
 class StatementResultsReader(Protocol):
-    def __call__(self, *, run_id: int, discussion_id: int) -> dict[int, StoredResult]: ...
+    def __call__(self, *, run_id: int, statement_ids: list[int]) -> dict[int, StoredResult]: ...
 
 
 # None when fewer than two auditors coded the statement or they all agree; else
@@ -83,10 +83,10 @@ def readers_register(
     _readers.discussion_agreement = discussion_agreement
 
 
-def statement_f1_results(*, run_id: int, discussion_id: int) -> dict[int, StoredResult]:
-    """The stored statement F1 of a run in one discussion, by statement id."""
+def statement_f1_results(*, run_id: int, statement_ids: list[int]) -> dict[int, StoredResult]:
+    """The stored statement F1 of a run for these statements, by statement id."""
     reader = _readers.statement_f1
-    return reader(run_id=run_id, discussion_id=discussion_id) if reader else {}
+    return reader(run_id=run_id, statement_ids=statement_ids) if reader else {}
 
 
 def statement_disagreement(*, statement_id: int) -> dict[str, Any] | None:

@@ -473,8 +473,16 @@ def comments_visible_to(*, user: User, statement: Statement | None = None) -> Qu
     if statement is not None:
         comments = comments.filter(statement=statement)
     if not is_admin(user):
+        # Submissions among the statements with statement-wide comments only (one thread's,
+        # or every thread's): never a scan of everything the user ever coded.
+        threads = (
+            [statement.pk]
+            if statement is not None
+            else Comment.objects.filter(feedback__isnull=True).values("statement_id")
+        )
         statement_wide = Q(feedback__isnull=True) & (
-            Q(author__in=admins()) | Q(statement_id__in=submitted_statement_ids(user))
+            Q(author__in=admins())
+            | Q(statement_id__in=submitted_statement_ids(user, statements=threads))
         )
         comments = comments.filter(Q(author=user) | Q(feedback__auditor=user) | statement_wide)
     return comments.in_thread_order()

@@ -32,13 +32,14 @@ from metrics.results import run_key
 from metrics.services import EXTRACTION, SYSTEM_KEY
 
 
-def statement_f1_results(*, run_id: int, discussion_id: int) -> dict[int, StoredResult]:
-    """A run's stored statement F1 rows in one discussion, by statement id (one query)."""
+def statement_f1_results(*, run_id: int, statement_ids: list[int]) -> dict[int, StoredResult]:
+    """A run's stored statement F1 rows of these statements (the cards a page shows in full),
+    by statement id (one query)."""
     rows = MetricResult.objects.filter(
         family=EXTRACTION,
         scope=MetricResult.Scope.STATEMENT,
         run_id=run_id,
-        statement__discussion_id=discussion_id,
+        statement_id__in=statement_ids,
     ).only("statement_id", "status", "values", "computed_at", "error")
     return {
         row.statement_id or 0: StoredResult(

@@ -86,16 +86,19 @@ def _agreement_changed() -> None:
 SENT = (Feedback.Status.SUBMITTED, Feedback.Status.APPROVED, Feedback.Status.REJECTED)
 
 
-def submitted_statement_ids(user: User, statements: QuerySet | None = None) -> QuerySet:
+def submitted_statement_ids(user: User, statements: QuerySet | list[int] | None = None) -> QuerySet:
     """Statements the user has submitted a coding of (at any time: a later edit keeps it so),
-    among ``statements`` if given (a page's window: not every coding the user ever made)."""
+    among ``statements`` if given (a page's window: not every coding the user ever made; ids
+    are best, the planner then starts from them and not from the user's rows)."""
     mine = Feedback.objects.filter(auditor=user)
     if statements is not None:
         mine = mine.filter(statement__in=statements)
     return mine.filter(Q(status__in=SENT) | Q(revisions__action="submit")).values("statement_id")
 
 
-def blind_sealed_statement_ids(*, user: User, statements: QuerySet | None = None) -> set[int]:
+def blind_sealed_statement_ids(
+    *, user: User, statements: QuerySet | list[int] | None = None
+) -> set[int]:
     """Statements whose F1, ground truth and other codings the user may not see yet, because
     they code it as a second coder, whose agreement must be independent:
 

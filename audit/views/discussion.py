@@ -132,14 +132,19 @@ def statement(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     context = card_context(request, statement)
     if request.htmx:
         return render(request, "audit/components/card.html#card", context)
-    context["state"] = state_context(request, statement, context["run"])
+    # The card's rows are the viewer's own up to this statement: the family so far reads them.
+    context["state"] = state_context(request, statement, context["run"], rows=context["rows"])
     context["thread"] = thread_context(request, statement)
     return render(request, "audit/statement.html", context)
 
 
-def state_context(request: HtmxHttpRequest, statement: Statement, run) -> dict:
-    """The family as coded up to and including this statement (the viewer's coding, else AI)."""
-    rows = discussion_rows(statement.discussion, request.user, run, upto_order=statement.order)
+def state_context(
+    request: HtmxHttpRequest, statement: Statement, run, *, rows: list | None = None
+) -> dict:
+    """The family as coded up to and including this statement (the viewer's coding, else AI);
+    `rows`: the viewer's rows up to it, when the caller has read them already."""
+    if rows is None:
+        rows = discussion_rows(statement.discussion, request.user, run, upto_order=statement.order)
     payloads = coded_payloads(rows)
     state = cumulative(payloads)
     labels = Labels().feed(state)

@@ -89,7 +89,8 @@ class StatementRow:
 
 @dataclass
 class DiscussionData:
-    """Everything the cards need, loaded with one query per kind of row."""
+    """Everything the cards need, loaded with one query per kind of row, for the statements
+    read (up to the last one shown) only: never the rest of the discussion."""
 
     statements: list[Statement]
     extractions: dict[int, Extraction]
@@ -98,7 +99,7 @@ class DiscussionData:
     blind_ids: set[int]
     sealed_ids: set[int]
     provisional_ids: set[int]
-    f1_results: dict[int, StoredResult]
+    run_id: int | None = None
 
 
 def load_discussion(
@@ -112,28 +113,34 @@ def load_discussion(
     statements = discussion.statements.select_related("speaker").order_by("order")
     if upto_order is not None:
         statements = statements.filter(order__lte=upto_order)
-    extractions = Extraction.objects.filter(statement__discussion=discussion, run=run)
-    feedback = Feedback.objects.visible_to(user).filter(statement__discussion=discussion)
+    loaded = list(statements)
+    # Every other read names these statements by id: a window near the top of a long
+    # discussion reads its own rows, not the whole discussion's payloads.
+    ids = [statement.pk for statement in loaded]
+    feedback = Feedback.objects.visible_to(user).filter(statement_id__in=ids)
     if owner is not None:
         feedback = feedback.filter(auditor=owner)
-    in_discussion = {"statement__discussion": discussion}
-    approved = Feedback.objects.approved().filter(**in_discussion)
-    blind = BlindReview.objects.filter(**in_discussion)
+    approved = Feedback.objects.approved().filter(statement_id__in=ids)
+    blind = BlindReview.objects.filter(statement_id__in=ids)
     return DiscussionData(
-        statements=list(statements),
-        extractions={e.statement_id: e for e in extractions} if run else {},
+        statements=loaded,
+        extractions={
+            e.statement_id: e for e in Extraction.objects.filter(statement_id__in=ids, run=run)
+        }
+        if run
+        else {},
         feedback=list(feedback.select_related("auditor").order_by("statement_id", "auditor_id")),
         approved_ids=set(approved.values_list("statement_id", flat=True)),
         blind_ids=set(blind.values_list("statement_id", flat=True)),
-        sealed_ids=blind_sealed_statement_ids(user=user, statements=statements),
+        sealed_ids=blind_sealed_statement_ids(user=user, statements=ids),
         provisional_ids=set(
-            TriageStatement.objects.filter(statement__discussion=discussion, run=run)
+            TriageStatement.objects.filter(statement_id__in=ids, run=run)
             .provisional()
             .values_list("statement_id", flat=True)
         )
         if run
         else set(),
-        f1_results=statement_f1_results(run_id=run.pk, discussion_id=discussion.pk) if run else {},
+        run_id=run.pk if run else None,
     )
 
 
@@ -231,6 +238,13 @@ def attach_f1(rows: list[StatementRow], data: DiscussionData, user, *, earlier: 
                     extraction = data.extractions.get(statement.pk)
                     ai = extraction.pdp_deltas if extraction else empty_pdp()
                 labels.feed(own.edited_extraction if own else ai)
+    # Only the cards shown in full show an F1: their stored rows are the only ones read.
+    wanted = [row.pk for row in rows if row.has_approved and row.presented]
+    results = (
+        statement_f1_results(run_id=data.run_id, statement_ids=wanted)
+        if data.run_id and wanted
+        else {}
+    )
     for row in rows:
         if row.statement.is_subject:
             labels.feed(row.mine.edited_extraction if row.mine else _visible_ai(row))
@@ -238,7 +252,7 @@ def attach_f1(rows: list[StatementRow], data: DiscussionData, user, *, earlier: 
             continue
         gt = approved.get(row.pk)
         row.f1 = f1_view(
-            data.f1_results.get(row.pk),
+            results.get(row.pk),
             ai=None if row.ai_hidden else row.ai_payload,
             gt=gt.edited_extraction if gt else None,
             labels=labels,

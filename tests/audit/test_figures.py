@@ -12,7 +12,7 @@ def no_readers(monkeypatch):
 
 
 def test_without_a_registered_reader_pages_show_no_figures(no_readers):
-    assert figures.statement_f1_results(run_id=1, discussion_id=2) == {}
+    assert figures.statement_f1_results(run_id=1, statement_ids=[2]) == {}
     assert figures.statement_disagreement(statement_id=3) is None
     assert figures.item_alignment(ai={"people": [{"id": 1}]}, coded={"people": [{"id": 1}]}) == {}
 
@@ -20,13 +20,13 @@ def test_without_a_registered_reader_pages_show_no_figures(no_readers):
 def test_registered_readers_answer_with_plain_ids(no_readers):
     asked = []
 
-    def f1(*, run_id, discussion_id):
-        asked.append((run_id, discussion_id))
+    def f1(*, run_id, statement_ids):
+        asked.append((run_id, statement_ids))
         return {7: StoredResult(status="fresh", values={"aggregate_micro_f1": 0.5})}
 
     figures.readers_register(statement_f1=f1, disagreement=lambda *, statement_id: {"f1": 0.0})
-    assert figures.statement_f1_results(run_id=1, discussion_id=2)[7].values == {
+    assert figures.statement_f1_results(run_id=1, statement_ids=[7])[7].values == {
         "aggregate_micro_f1": 0.5
     }
-    assert asked == [(1, 2)]
+    assert asked == [(1, [7])]
     assert figures.statement_disagreement(statement_id=3) == {"f1": 0.0}

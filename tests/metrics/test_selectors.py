@@ -36,7 +36,7 @@ def test_item_alignment_pairs_items_by_the_matcher_not_by_position_or_id():
     assert pairs["events"] == [] and pairs["pair_bonds"] == []
 
 
-def test_statement_f1_results_read_one_run_in_one_discussion():
+def test_statement_f1_results_read_one_run_for_the_statements_asked():
     run = ExtractionRunFactory()
     here, elsewhere = StatementFactory(), StatementFactory()
     for statement in (here, elsewhere):
@@ -50,11 +50,11 @@ def test_statement_f1_results_read_one_run_in_one_discussion():
             status=MetricResult.Status.FRESH,
             values={"aggregate_micro_f1": 0.75},
         )
-    found = figures.statement_f1_results(run_id=run.pk, discussion_id=here.discussion_id)
+    found = figures.statement_f1_results(run_id=run.pk, statement_ids=[here.pk])
     assert list(found) == [here.pk]
     assert found[here.pk].values == {"aggregate_micro_f1": 0.75}
     assert found[here.pk].status == "fresh"
-    assert figures.statement_f1_results(run_id=run.pk + 1, discussion_id=here.discussion_id) == {}
+    assert figures.statement_f1_results(run_id=run.pk + 1, statement_ids=[here.pk]) == {}
 
 
 def test_no_disagreement_for_a_statement_that_is_gone():
