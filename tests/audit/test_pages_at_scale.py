@@ -240,3 +240,26 @@ def test_error_statements_of_a_count_are_read_and_summed_by_the_database():
     assert sum(counts) > 0
     n = sum(1 for c in counts if c)
     assert f"{sum(counts)} in {n} statement" in html
+
+
+def test_coding_pages_queries_do_not_grow_with_the_data():
+    """The statement page, the editor far down the long discussion, the auditor's dashboard
+    and the admin's review of one statement: the second seed adds discussions, statements and
+    the same auditor's codings of every one of them."""
+    small, extras = seeded(discussions=2, statements=3, long=LONG, prefix="small")
+    far = extras["rejected"].statement
+    auditor_pages = [
+        reverse("audit:statement", args=[far.pk]),
+        reverse("audit:feedback_edit", args=[extras["rejected"].pk]),
+        reverse("metrics:dashboard"),
+    ]
+    review = reverse("audit:statement_review", args=[extras["submitted"].statement_id])
+    auditor, admin = client_for(small.auditor), client_for(small.admin)
+    before = [queries_of(auditor, url) for url in auditor_pages] + [queries_of(admin, review)]
+    coded = Feedback.objects.filter(auditor=small.auditor).count()
+
+    seeded(discussions=12, statements=5, long=LONG + 40, prefix="large")
+
+    after = [queries_of(auditor, url) for url in auditor_pages] + [queries_of(admin, review)]
+    assert before == after, (before, after)
+    assert Feedback.objects.filter(auditor=small.auditor).count() > 2 * coded
