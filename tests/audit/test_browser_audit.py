@@ -124,15 +124,21 @@ def test_a_lost_update_is_refused_and_the_form_keeps_the_input(open_as, live_ser
     assert FeedbackRevision.objects.filter(action="conflict").count() == 1
 
 
-def test_failed_saves_say_what_went_wrong_and_keep_the_input(open_as, live_server, auditor):
+def _editing(page, live_server):
+    """The auditor's page with the editor open on the scene's first statement."""
     from playwright.sync_api import expect
 
     scene = make_scene()
-    page = open_as(auditor)
     page.goto(live_server.url + reverse("audit:discussion", args=[scene.discussion.pk]))
     page.click(f"#stmt-{scene.first.pk} >> text=Start coding")
     expect(page.locator(".editor-form")).to_be_visible()
-    feedback = Feedback.objects.get()
+    return page, Feedback.objects.get()
+
+
+def test_failed_saves_say_what_went_wrong_and_keep_the_input(open_as, live_server, auditor):
+    from playwright.sync_api import expect
+
+    page, feedback = _editing(open_as(auditor), live_server)
 
     # A network failure: the input stays, the status says so.
     page.route("**/save/", lambda route: route.abort())
@@ -158,12 +164,7 @@ def test_failed_saves_say_what_went_wrong_and_keep_the_input(open_as, live_serve
 def test_typing_raw_json_survives_an_autosave_of_the_form(open_as, live_server, auditor):
     from playwright.sync_api import expect
 
-    scene = make_scene()
-    page = open_as(auditor)
-    page.goto(live_server.url + reverse("audit:discussion", args=[scene.discussion.pk]))
-    page.click(f"#stmt-{scene.first.pk} >> text=Start coding")
-    expect(page.locator(".editor-form")).to_be_visible()
-    feedback = Feedback.objects.get()
+    page, feedback = _editing(open_as(auditor), live_server)
     page.click("summary:has-text('Raw JSON')")
     textarea = page.locator(f"#json-{feedback.pk}")
     typed = '{"events": [{"id": 1}]}'
