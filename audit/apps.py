@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_delete, post_init, post_save
 
 
 class AuditConfig(AppConfig):
@@ -7,4 +8,17 @@ class AuditConfig(AppConfig):
 
     def ready(self) -> None:
         # Registers the job tasks with Celery in every process (the web queues them by name).
-        from audit import tasks  # noqa: F401
+        from audit import (
+            tallies,
+            tasks,  # noqa: F401
+        )
+        from audit.models import Assignment, Feedback
+
+        # The stored tallies follow every write of the rows they count (see audit/tallies.py).
+        for model, saved, deleted in (
+            (Feedback, tallies.feedback_saved, tallies.feedback_deleted),
+            (Assignment, tallies.assignment_saved, tallies.assignment_deleted),
+        ):
+            post_init.connect(tallies.row_loaded, sender=model, dispatch_uid=f"tally-{model}")
+            post_save.connect(saved, sender=model, dispatch_uid=f"tally-saved-{model}")
+            post_delete.connect(deleted, sender=model, dispatch_uid=f"tally-deleted-{model}")

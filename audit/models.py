@@ -234,6 +234,8 @@ class Feedback(models.Model):
                 fields=["statement", "auditor"], name="one_feedback_per_auditor_per_statement"
             ),
         ]
+        # an auditor's coding by status (sent back to them, waiting) without reading the rest
+        indexes = [models.Index(fields=["auditor", "status"], name="feedback_auditor_status")]
 
     def __str__(self) -> str:
         return f"Feedback {self.pk} by {self.auditor} on statement {self.statement_id}"
@@ -771,3 +773,46 @@ class Notification(models.Model):
 
     def __str__(self) -> str:
         return f"Mention of {self.user} in comment {self.comment_id}"
+
+
+class CodingTally(models.Model):
+    """One auditor's work in one discussion, counted by status, so pages that show progress or
+    what waits for review read a row per discussion and auditor instead of every coding.
+
+    Kept true by ``audit.tallies``: every save or deletion of a feedback or an assignment
+    refreshes the pairs it touches in the same transaction; bulk writes refresh theirs in
+    batches; ``tallies_rebuild`` recounts everything from the rows themselves. Counts cover
+    subject statements (the only ones coded)."""
+
+    discussion = models.ForeignKey(Discussion, on_delete=models.CASCADE, related_name="+")
+    auditor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    coded = models.PositiveIntegerField(default=0)
+    submitted = models.PositiveIntegerField(default=0, help_text="Sent: not a draft.")
+    approved = models.PositiveIntegerField(default=0)
+    rejected = models.PositiveIntegerField(default=0)
+    in_review = models.PositiveIntegerField(default=0, help_text="Submitted, not yet decided.")
+    waiting = models.PositiveIntegerField(default=0, help_text="In the review stream.")
+    assigned = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0)
+    open = models.PositiveIntegerField(default=0, help_text="Assigned, not submitted or skipped.")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["discussion", "auditor"], name="one_tally_per_pair")
+        ]
+        indexes = [
+            models.Index(fields=["auditor", "discussion"]),
+            models.Index(
+                fields=["discussion", "auditor"], condition=Q(waiting__gt=0), name="tally_waiting"
+            ),
+            models.Index(
+                fields=["discussion", "auditor"],
+                condition=Q(in_review__gt=0),
+                name="tally_in_review",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"tally of auditor {self.auditor_id} in discussion {self.discussion_id}"

@@ -22,10 +22,11 @@ from itertools import pairwise
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, User
-from django.db.models import Count, Exists, F, OuterRef, Q
+from django.db.models import Exists, F, OuterRef, QuerySet, Sum
+from django.db.models.functions import Left
 
 from audit.figures import auditor_agreement, discussion_agreement
-from audit.models import Assignment, Discussion, Feedback, FeedbackRevision
+from audit.models import Assignment, CodingTally, Discussion, Feedback, FeedbackRevision
 from evalsite.access import AUDITOR, is_admin
 
 S = Feedback.Status
@@ -91,25 +92,11 @@ def _count_into(rows: dict[int, ProgressRow], counted: Iterable[dict], key: str)
                     setattr(target, name, getattr(target, name) + row[name])
 
 
-def _feedback_counts(key: str, feedback) -> Iterable[dict]:
+def _tally_counts(key: str, tallies: QuerySet[CodingTally]) -> Iterable[dict]:
+    """The stored tallies (``audit.tallies``) summed per ``key``: a row per discussion and
+    auditor, not one per coding."""
     return (
-        feedback.filter(statement__speaker__type="subject")
-        .values(key)
-        .annotate(
-            coded=Count("id"),
-            submitted=Count("id", filter=~Q(status=S.DRAFT)),
-            approved=Count("id", filter=Q(status=S.APPROVED)),
-            rejected=Count("id", filter=Q(status=S.REJECTED)),
-        )
-    )
-
-
-def _assignment_counts(key: str, assignments) -> Iterable[dict]:
-    A = Assignment.Status
-    return assignments.values(key).annotate(
-        assigned=Count("id"),
-        skipped=Count("id", filter=Q(status=A.SKIPPED)),
-        open=Count("id", filter=Q(status=A.OPEN)),
+        tallies.order_by().values(key).annotate(**{name: Sum(name) for name in (*COUNTS, "open")})
     )
 
 
@@ -192,11 +179,13 @@ def _add_time(rows: dict[int, ProgressRow], spent: list[Spent], key: str, submit
         row.per_day = round(row.submitted / len(days[row_id]), 2) if days[row_id] else None
 
 
-def _submitted_pairs(auditor_ids: list[int] | None = None) -> set[tuple[int, int]]:
-    sent = Feedback.objects.exclude(status=S.DRAFT)
-    if auditor_ids is not None:
-        sent = sent.filter(auditor_id__in=auditor_ids)
-    return set(sent.values_list("auditor_id", "statement_id"))
+def _submitted_pairs(spent: list[Spent]) -> set[tuple[int, int]]:
+    """Of the (auditor, statement) pairs with active time, those submitted (or decided)."""
+    statements = {s.statement_id for s in spent}
+    sent = Feedback.objects.exclude(status=S.DRAFT).filter(
+        statement_id__in=statements, auditor_id__in={s.auditor_id for s in spent}
+    )
+    return set(sent.values_list("auditor_id", "statement_id")) if statements else set()
 
 
 # --- the two tables -----------------------------------------------------------------------------
@@ -206,14 +195,11 @@ def auditor_progress(*, auditors: Iterable[User]) -> list[ProgressRow]:
     """One row per auditor (in the order given)."""
     rows = {u.pk: ProgressRow(id=u.pk, label=u.get_username()) for u in auditors}
     ids = list(rows)
-    feedback, assignments = (
-        Feedback.objects.filter(auditor__in=ids),
-        Assignment.objects.filter(auditor__in=ids),
+    _count_into(
+        rows, _tally_counts("auditor_id", CodingTally.objects.filter(auditor__in=ids)), "auditor_id"
     )
-    _count_into(rows, _feedback_counts("auditor_id", feedback), "auditor_id")
-    _count_into(rows, _assignment_counts("auditor_id", assignments), "auditor_id")
     spent = active_time(coding_moments(auditor_ids=ids))
-    _add_time(rows, spent, "auditor_id", _submitted_pairs(ids))
+    _add_time(rows, spent, "auditor_id", _submitted_pairs(spent))
     agreement = auditor_agreement()
     for row in rows.values():
         found = agreement.get(row.label)
@@ -224,15 +210,15 @@ def auditor_progress(*, auditors: Iterable[User]) -> list[ProgressRow]:
 
 def discussion_progress() -> list[ProgressRow]:
     """One row per discussion with any assignment or coding, in discussion order."""
-    active = Discussion.objects.filter(
-        Exists(Assignment.objects.filter(statement__discussion=OuterRef("pk")))
-        | Exists(Feedback.objects.filter(statement__discussion=OuterRef("pk")))
-    )
-    rows = {d.pk: ProgressRow(id=d.pk, label=d.summary[:80]) for d in active.order_by("pk")}
-    key = "statement__discussion_id"
-    _count_into(rows, _feedback_counts(key, Feedback.objects.all()), key)
-    _count_into(rows, _assignment_counts(key, Assignment.objects.all()), key)
-    _add_time(rows, active_time(coding_moments()), "discussion_id", _submitted_pairs())
+    counted = list(_tally_counts("discussion_id", CodingTally.objects.all()))
+    labels = Discussion.objects.filter(pk__in=[r["discussion_id"] for r in counted])
+    rows = {
+        pk: ProgressRow(id=pk, label=label)
+        for pk, label in labels.order_by("pk").values_list("pk", Left("summary", 80))
+    }
+    _count_into(rows, counted, "discussion_id")
+    spent = active_time(coding_moments())
+    _add_time(rows, spent, "discussion_id", _submitted_pairs(spent))
     agreement = discussion_agreement()
     for row in rows.values():
         found = agreement.get(row.id)

@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.contrib.auth.models import User
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Exists, F, Min, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models import Count, Exists, F, Min, OuterRef, Q, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
 from audit.models import (
     Adjudication,
+    CodingTally,
     Comment,
     ComputeJob,
     Discussion,
@@ -348,14 +349,13 @@ def submitted_feedback_page(
 ) -> tuple[Page, list[dict], int]:
     """One page of the review queue's groups (discussion x auditor, in that order), the
     groups' items, and how many submissions wait in all. The page is cut from the group keys,
-    so only its own submissions are read."""
-    submitted = Feedback.objects.filter(status=S.SUBMITTED)
+    so only its own submissions are read; the groups and the total come from the stored
+    tallies (``audit.tallies``)."""
+    tallies = submitted_tallies()
     if auditor_id:
-        submitted = submitted.filter(auditor_id=auditor_id)
-    keys = (
-        submitted.order_by("statement__discussion_id", "auditor_id")
-        .values_list("statement__discussion_id", "auditor_id")
-        .distinct()
+        tallies = tallies.filter(auditor_id=auditor_id)
+    keys = tallies.order_by("discussion_id", "auditor_id").values_list(
+        "discussion_id", "auditor_id"
     )
     found = Paginator(keys, per_page).get_page(page)
     groups: list[dict] = []
@@ -364,7 +364,12 @@ def submitted_feedback_page(
         for discussion_id, auditor in found.object_list:
             where |= Q(statement__discussion_id=discussion_id, auditor_id=auditor)
         groups, _ = submitted_feedback_groups(auditor_id=auditor_id, where=where)
-    return found, groups, submitted.count()
+    return found, groups, tallies.aggregate(n=Sum("in_review"))["n"] or 0
+
+
+def submitted_tallies() -> QuerySet[CodingTally]:
+    """The stored (discussion, auditor) tallies with submissions not yet decided."""
+    return CodingTally.objects.filter(in_review__gt=0)
 
 
 def submitted_feedback_groups(

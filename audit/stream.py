@@ -7,23 +7,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib.auth.models import User
-from django.db.models import Count, Exists, Min, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, Min, OuterRef, Q, QuerySet, Sum
+from django.db.models.functions import Left
 
-from audit.models import Assignment, Feedback, Statement
+from audit.models import Assignment, CodingTally, Discussion, Feedback, Statement
 
 S = Feedback.Status
 
 
-def _waiting() -> QuerySet[Feedback]:
+def waiting_q() -> Q:
     """What an admin reviews: submissions on statements without approved ground truth, and
     proposed changes to approved ground truth. Once a statement of an overlap sample has its
     ground truth approved, the other codings serve agreement and wait no more (the bulk review
-    queue still lists them, marked "has approved GT")."""
+    queue still lists them, marked "has approved GT"). A condition on feedback rows, so the
+    stored tallies (``audit.tallies``) count with it too."""
     approved = Feedback.objects.filter(statement_id=OuterRef("statement_id"), status=S.APPROVED)
-    return Feedback.objects.filter(
-        Q(status=S.SUBMITTED, statement__speaker__type="subject") & ~Exists(approved)
-        | Q(status=S.APPROVED, proposed_extraction__isnull=False)
+    return Q(status=S.SUBMITTED, statement__speaker__type="subject") & ~Exists(approved) | Q(
+        status=S.APPROVED, proposed_extraction__isnull=False
     )
+
+
+def _waiting() -> QuerySet[Feedback]:
+    return Feedback.objects.filter(waiting_q())
 
 
 def review_stream_next(*, after: Statement | None = None) -> Statement | None:
@@ -45,7 +50,8 @@ def review_stream_next(*, after: Statement | None = None) -> Statement | None:
                 .first()
             )
     else:
-        pk = waiting.order_by(*ordered).values_list("statement_id", flat=True).first()
+        first = _tallies_waiting().aggregate(d=Min("discussion_id"))["d"]
+        pk = None if first is None else _first_waiting(first)
     if pk is None:
         return None
     return Statement.objects.select_related("discussion", "speaker").get(pk=pk)
@@ -61,70 +67,77 @@ class Waiting:
     first_statement: int
 
 
+def _tallies_waiting() -> QuerySet[CodingTally]:
+    """The stored (discussion, auditor) tallies with work waiting for review."""
+    return CodingTally.objects.filter(waiting__gt=0).order_by()
+
+
+def _first_waiting(discussion_id: int, auditor_id: int | None = None) -> int | None:
+    """The first statement waiting in this discussion (from this auditor), in stream order."""
+    found = _waiting().filter(statement__discussion_id=discussion_id)
+    if auditor_id is not None:
+        found = found.filter(auditor_id=auditor_id)
+    return found.order_by("statement__order").values_list("statement_id", flat=True).first()
+
+
 def review_waiting_by_discussion(*, limit: int | None = None) -> list[Waiting]:
-    """Discussions with work waiting, in order; the first `limit` of them when given."""
+    """Discussions with work waiting, in order; the first `limit` of them when given. Counted
+    from the stored tallies; only the listed discussions' statements are read."""
     rows = (
-        _waiting()
-        .values("statement__discussion_id", "statement__discussion__summary")
-        .annotate(n=Count("id"), first=Min("statement__order"))
-        .order_by("statement__discussion_id")
+        _tallies_waiting()
+        .values("discussion_id")
+        .annotate(n=Sum("waiting"))
+        .order_by("discussion_id")
+        .values_list("discussion_id", "n")
     )
     listed = list(rows if limit is None else rows[:limit])
-    firsts = _first_statements([r["statement__discussion_id"] for r in listed])
-    return [
-        Waiting(
-            r["statement__discussion_id"],
-            r["statement__discussion__summary"][:90],
-            r["n"],
-            firsts[(r["statement__discussion_id"], r["first"])],
-        )
-        for r in listed
-    ]
+    ids = [pk for pk, _ in listed]
+    labels = dict(Discussion.objects.filter(pk__in=ids).values_list("pk", Left("summary", 90)))
+    firsts = _first_statements(ids)
+    return [Waiting(pk, labels[pk], n, firsts[pk]) for pk, n in listed]
 
 
 def review_waiting_discussions() -> int:
     """How many discussions have work waiting for review."""
-    return _waiting().values("statement__discussion_id").distinct().count()
+    return _tallies_waiting().values("discussion_id").distinct().count()
 
 
-def _first_statements(discussion_ids: list[int]) -> dict[tuple[int, int], int]:
-    """(discussion id, order) -> statement id of every statement waiting in these discussions."""
+def _first_statements(discussion_ids: list[int]) -> dict[int, int]:
+    """discussion id -> its first statement waiting for review (in these discussions)."""
     pairs = (
         _waiting()
         .filter(statement__discussion_id__in=discussion_ids)
-        .values_list("statement__discussion_id", "statement__order", "statement_id")
+        .order_by("statement__discussion_id", "statement__order")
+        .values_list("statement__discussion_id", "statement_id")
     )
-    return {(d, o): pk for d, o, pk in pairs}
+    firsts: dict[int, int] = {}
+    for discussion_id, statement_id in pairs:
+        firsts.setdefault(discussion_id, statement_id)
+    return firsts
 
 
 def review_waiting_by_auditor() -> list[Waiting]:
-    """Per auditor with work waiting: how much, and the first of it in stream order (one
-    small query per auditor: as a subquery of the grouped query it ran once per row)."""
+    """Per auditor with work waiting: how much, and the first of it in stream order (in the
+    first discussion where they have some)."""
     rows = (
-        _waiting()
+        _tallies_waiting()
         .values("auditor_id", "auditor__username")
-        .annotate(n=Count("id"))
+        .annotate(n=Sum("waiting"), first=Min("discussion_id"))
         .order_by("auditor__username")
     )
-    ordered = ("statement__discussion_id", "statement__order")
     return [
         Waiting(
             r["auditor_id"],
             r["auditor__username"],
             r["n"],
-            _waiting()
-            .filter(auditor_id=r["auditor_id"])
-            .order_by(*ordered)
-            .values_list("statement_id", flat=True)
-            .first()
-            or 0,
+            _first_waiting(r["first"], r["auditor_id"]) or 0,
         )
         for r in rows
     ]
 
 
 def review_waiting_count() -> int:
-    return _waiting().count()
+    return _tallies_waiting().aggregate(n=Sum("waiting"))["n"] or 0
 
 
 # --- an auditor's own queues -------------------------------------------------------------------------
@@ -132,11 +145,15 @@ def review_waiting_count() -> int:
 
 def my_open_assignments(*, user: User) -> QuerySet[Assignment]:
     """The auditor's open assignments not yet submitted, in due order."""
-    sent = Feedback.objects.filter(auditor=user).exclude(status=S.DRAFT)
+    # NOT EXISTS, not NOT IN: an anti-join on the (statement, auditor) index instead of
+    # reading every coding the auditor sent
+    sent = Feedback.objects.filter(auditor=user, statement_id=OuterRef("statement_id")).exclude(
+        status=S.DRAFT
+    )
     return (
         Assignment.objects.open()
         .of(user)
-        .exclude(statement_id__in=sent.values("statement_id"))
+        .exclude(Exists(sent))
         .select_related("statement__discussion", "statement__speaker")
         .in_due_order()
     )

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Speaker, Statement
 from audit.synthetic import generate_workload
+from audit.tallies import tallies_batched, tallies_refresh
 from evalsite.access import ensure_role_groups
 from metrics import invalidation
 from metrics.services import system_result_compute
@@ -54,6 +55,8 @@ class SeededWorkload:
             _feedback(st, s.gt_delta, auditor, admin, pending=st.pk in pending_ids)
             for st, s in zip(rows, deltas, strict=True)
         )
+        # bulk created, past the model signals
+        tallies_refresh(pairs={(st.discussion_id, auditor.pk) for st in rows})
         pending = list(
             Feedback.objects.filter(statement_id__in=pending_ids).order_by("statement_id")
         )
@@ -61,7 +64,7 @@ class SeededWorkload:
 
     def delete(self) -> None:
         # The signals would recompute as rows go; the run goes too, so only the trend changes.
-        with invalidation.suspended(), transaction.atomic():
+        with invalidation.suspended(), transaction.atomic(), tallies_batched():
             Discussion.objects.filter(external_id__startswith=f"{self.tag}-").delete()
             self.run.delete()
             get_user_model().objects.filter(pk__in=[self.admin.pk, self.auditor.pk]).delete()

@@ -26,6 +26,7 @@ from audit.models import Assignment, BlindReview, Discussion, Feedback, Statemen
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.errors import NotAllowed, UnknownItems, WorkflowError, WrongState
 from audit.signals import coding_changed_send
+from audit.tallies import tallies_batched, tallies_refresh
 from evalsite.access import is_admin, is_auditor
 
 A = Assignment.Status
@@ -166,7 +167,9 @@ def assignments_create(*, plan: AssignmentPlan, admin: User) -> list[Assignment]
                     due=plan.due,
                 )
             )
-    Assignment.objects.bulk_create(rows)
+    Assignment.objects.bulk_create(rows)  # no model signals: the tallies are refreshed here
+    discussion_of = {pk: d for d, ids in units.items() for pk in ids}
+    tallies_refresh(pairs={(discussion_of[r.statement_id], r.auditor_id) for r in rows})
     if plan.blind and extra:
         _mark_blind(sorted(extra), admin=admin)
     _log_assign(plan, admin=admin, rows=rows, sample=sorted(extra))
@@ -257,8 +260,9 @@ def assignments_reassign(*, assignments: QuerySet[Assignment], auditor: User, ad
     rows = list(assignments.order_by("statement_id"))
     if not rows:
         raise UnknownItems("No such assignment.")
-    for row in rows:
-        assignment_reassign(assignment=row, auditor=auditor, admin=admin)
+    with tallies_batched():
+        for row in rows:
+            assignment_reassign(assignment=row, auditor=auditor, admin=admin)
     return len(rows)
 
 
@@ -289,9 +293,10 @@ def assignments_unassign(*, assignments: QuerySet[Assignment], admin: User) -> i
 
 def assignment_release_on_submit(*, statement_id: int, auditor: User) -> None:
     """The auditor submitted their coding: their assignment of it is done."""
-    Assignment.objects.open().filter(statement_id=statement_id, auditor=auditor).update(
-        status=A.SUBMITTED, released_at=timezone.now()
-    )
+    released = Assignment.objects.open().filter(statement_id=statement_id, auditor=auditor)
+    discussions = set(released.values_list("statement__discussion_id", flat=True))
+    released.update(status=A.SUBMITTED, released_at=timezone.now())
+    tallies_refresh(pairs={(d, auditor.pk) for d in discussions})  # update(): no model signals
 
 
 @transaction.atomic

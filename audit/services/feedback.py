@@ -40,6 +40,7 @@ from audit.services.errors import (
 )
 from audit.services.guidelines import guideline_current
 from audit.signals import ground_truth_changed_send
+from audit.tallies import tallies_batched
 from evalsite.access import admins, is_admin
 
 
@@ -628,18 +629,19 @@ def feedback_bulk_approve(
             + ", ".join(map(str, sorted(unknown)))
         )
     approved, problems = [], []
-    for feedback in named:
-        try:
-            approved.append(
-                feedback_approve(
-                    feedback=feedback,
-                    admin=admin,
-                    base_version=versions[feedback.pk],
-                    replace=replace,
+    with tallies_batched():
+        for feedback in named:
+            try:
+                approved.append(
+                    feedback_approve(
+                        feedback=feedback,
+                        admin=admin,
+                        base_version=versions[feedback.pk],
+                        replace=replace,
+                    )
                 )
-            )
-        except WorkflowError as exc:
-            problems.append((feedback, exc))
+            except WorkflowError as exc:
+                problems.append((feedback, exc))
     if problems:
         raise BulkRefused(problems)
     return approved

@@ -54,6 +54,7 @@ from audit.schemas import (
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.feedback import NotAllowed, revision_record
 from audit.signals import extractions_changed_send, ground_truth_changed_send
+from audit.tallies import tallies_batched
 from evalsite.access import ensure_role_groups, is_admin
 
 SCHEMA_VERSION = "1"
@@ -550,7 +551,8 @@ def _import(
             model_name=default_run[0], prompt_version=default_run[1]
         )
         for done, (_path, fields, statements) in enumerate(_discussion_items(reading), start=1):
-            _import_discussion(fields, statements, run, summary, by)
+            with tallies_batched():  # one recount per discussion, not one per coding
+                _import_discussion(fields, statements, run, summary, by)
             if len(external_ids) < LOGGED_EXTERNAL_IDS:
                 external_ids.append(_external_id(fields))
             if progress:

@@ -24,6 +24,7 @@ from audit.selectors import (
     feedback_proposals,
     statements_to_adjudicate,
     submitted_feedback_page,
+    submitted_tallies,
     threads_unread,
 )
 from audit.services import WorkflowError, feedback_bulk_approve
@@ -118,7 +119,8 @@ def review_queue(request: HtmxHttpRequest) -> HttpResponse:
         auditor_id=auditor_id, page=request.GET.get("page"), per_page=REVIEW_GROUPS
     )
     items = [f for g in groups for f in g["items"]]
-    auditors = get_user_model().objects.filter(feedback__status=S.SUBMITTED).distinct()
+    with_work = submitted_tallies().values("auditor_id")
+    auditors = get_user_model().objects.filter(pk__in=with_work)
     context = {
         "page": page,
         "groups": groups,

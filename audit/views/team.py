@@ -10,6 +10,7 @@ from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
+from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -236,6 +237,9 @@ def _download(rows: dict[str, list[ProgressRow]], kind: str) -> HttpResponse:
     return response
 
 
+TEAM_DISCUSSIONS = 50  # rows of the per-discussion table a page shows (downloads hold all)
+
+
 @require_GET
 @admin_required
 def team(request: HtmxHttpRequest) -> HttpResponse:
@@ -246,6 +250,9 @@ def team(request: HtmxHttpRequest) -> HttpResponse:
         return _download(figures, download)
     sort = request.GET.get("sort", "label")
     dsort = request.GET.get("dsort", "id")
+    # Every discussion's figures are sorted (any column may be the key); a page is shown.
+    discussions = Paginator(rows_sorted(figures["discussions"], dsort), TEAM_DISCUSSIONS)
+    dpage = discussions.get_page(request.GET.get("dpage"))
     tables = [
         {
             "name": "auditors",
@@ -259,7 +266,8 @@ def team(request: HtmxHttpRequest) -> HttpResponse:
         {
             "name": "discussions",
             "caption": "Per discussion",
-            "rows": rows_sorted(figures["discussions"], dsort),
+            "rows": dpage.object_list,
+            "page": dpage,
             "headers": _headers(dsort),
             "param": "dsort",
             "other_param": "sort",

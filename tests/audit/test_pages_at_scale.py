@@ -4,6 +4,7 @@ discussions of its page, and their query counts do not grow with the data."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -263,3 +264,43 @@ def test_coding_pages_queries_do_not_grow_with_the_data():
     after = [queries_of(auditor, url) for url in auditor_pages] + [queries_of(admin, review)]
     assert before == after, (before, after)
     assert Feedback.objects.filter(auditor=small.auditor).count() > 2 * coded
+
+
+def test_team_progress_and_my_queue_queries_do_not_grow_with_the_data():
+    small, _ = seeded(discussions=2, statements=4, long=0, prefix="small")
+    as_admin = [reverse("audit:team"), reverse("api-progress"), reverse("audit:review_queue")]
+    as_auditor = [reverse("audit:my_queue"), reverse("api-progress")]
+    before = [queries_of(client_for(small.admin), url) for url in as_admin]
+    before += [queries_of(client_for(small.auditor), url) for url in as_auditor]
+    seeded(discussions=30, statements=4, long=0, prefix="large")
+    after = [queries_of(client_for(small.admin), url) for url in as_admin]
+    after += [queries_of(client_for(small.auditor), url) for url in as_auditor]
+    assert before == after, (before, after)
+
+
+def test_the_team_page_pages_its_discussions_and_the_downloads_hold_all():
+    data, _ = seeded(discussions=60, statements=4, long=0)
+    client = client_for(data.admin)
+    url = reverse("audit:team")
+
+    first = client.get(url, {"dsort": "-coded"}).content.decode()
+    second = client.get(url, {"dsort": "-coded", "dpage": 2}).content.decode()
+    rows = json.loads(client.get(url, {"download": "json"}).content)["discussions"]
+
+    table = re.compile(r'data-testid="team-discussions".*?</table>', re.S)
+    assert table.search(first).group(0).count('<tr data-row="') == 50
+    assert table.search(second).group(0).count('<tr data-row="') == len(rows) - 50 > 0
+    assert "page 1 of 2 · 60 discussions" in first and "dsort=-coded&amp;dpage=2" in first
+
+
+def test_the_review_home_counts_what_waits_as_the_rows_say():
+    data, extras = seeded(discussions=25, statements=4, long=0)
+    waiting = Feedback.objects.filter(status="submitted").exclude(
+        statement__feedback__status="approved"
+    )
+    html = client_for(data.admin).get(reverse("home")).content.decode()
+    assert f"Start reviewing ({waiting.count()} waiting)" in html
+    mine = re.search(
+        rf"<td>{extras['second'].username}</td><td class=\"num\">(\d+)</td>", html
+    ).group(1)
+    assert int(mine) == waiting.filter(auditor=extras["second"]).count() > 0

@@ -36,6 +36,7 @@ from audit.models import (
     Statement,
 )
 from audit.synthetic import extraction_run, generate_discussion
+from audit.tallies import tallies_rebuild
 from evalsite.access import ensure_role_groups
 from metrics.derived import error_analysis_result_compute, run_comparison_result_compute
 from metrics.families.extraction import (
@@ -237,6 +238,7 @@ def dashboard_data_create(
         _run_rows_create(run, statement_rows, _variants(0.45 / (index + 1), index + 1))
         created.append(run)
     system_result_compute()
+    tallies_rebuild()  # the coding was bulk created, past the model signals
     long = Discussion.objects.get(pk=statement_rows[-1].discussion_id) if long_statements else None
     n_statements = discussions * statements + long_statements
     ids = list(dict.fromkeys(s.discussion_id for s in statement_rows))
@@ -337,6 +339,7 @@ def pages_data_create(data: DashboardData) -> dict[str, Any]:
         ],
         batch_size=BATCH,
     )
+    tallies_rebuild()  # bulk created and updated, past the model signals
     submitted = Feedback.objects.filter(auditor=second).order_by("pk").first()
     return {"second": second, "rejected": rejected, "submitted": submitted}
 

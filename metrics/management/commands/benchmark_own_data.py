@@ -33,6 +33,7 @@ from django.db import transaction
 
 from audit.models import Extraction, Feedback
 from audit.services.feedback import feedback_approve
+from audit.tallies import pairs_of, tallies_refresh
 from evalsite.queue import task_enqueue
 from metrics.benchmark_data import SeededWorkload
 from metrics.management.commands.benchmark_recompute import _workers
@@ -218,6 +219,10 @@ def _second_coder(seeded: SeededWorkload, share: float) -> int:
         if i % step == 0
     ]
     Feedback.objects.bulk_create(rows, batch_size=1000)
+    # bulk created, past the model signals
+    tallies_refresh(
+        pairs=pairs_of(statement_ids={r.statement_id for r in rows}, auditor_ids=[coder.pk])
+    )
     return len(rows)
 
 

@@ -1,0 +1,243 @@
+"""Stored counts per (discussion, auditor): ``CodingTally``.
+
+The queue, the review home, the review queue, the team page and the progress API show how much
+each auditor has coded, sent, had approved or rejected, skipped, has open and has waiting for
+review. Counting that from the feedback and assignments on every request grows with the data;
+the tallies are counted once, when the rows change.
+
+How they stay true:
+- every save or deletion of a ``Feedback`` or an ``Assignment`` (the services, cascades, the
+  admin) refreshes the pairs it touches, in the same transaction (the receivers at the foot,
+  connected in ``AuditConfig.ready``). A feedback's pairs are those of every auditor coding its
+  statement: approving one coding takes the others out of the review stream. A save that
+  changes nothing counted (an autosave) refreshes nothing;
+- writes that bypass the model signals (``bulk_create``, ``QuerySet.update``) call
+  ``tallies_refresh`` with their pairs; ``tallies_batched()`` collects the pairs of many
+  writes (an import, a bulk approval) and refreshes them once at its end;
+- a refresh recounts its pairs from the rows, so it is idempotent, and ``tallies_rebuild``
+  (``manage.py tallies_rebuild``, the data migration) recounts every pair.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count, Q, QuerySet
+
+from audit.models import Assignment, CodingTally, Feedback, Speaker, Statement
+from audit.stream import waiting_q
+
+Pair = tuple[int, int]  # (discussion id, auditor id)
+S = Feedback.Status
+A = Assignment.Status
+FEEDBACK_COUNTS = ("coded", "submitted", "approved", "rejected", "in_review", "waiting")
+ASSIGNMENT_COUNTS = ("assigned", "skipped", "open")
+COUNTED = (*FEEDBACK_COUNTS, *ASSIGNMENT_COUNTS)
+BATCH = 500
+
+_batched: ContextVar[set[Pair] | None] = ContextVar("tallies_batched", default=None)
+
+
+def _feedback_counts(feedback: QuerySet[Feedback]) -> Iterable[dict[str, Any]]:
+    return (
+        feedback.filter(statement__speaker__type=Speaker.Type.SUBJECT)
+        .order_by()
+        .values("statement__discussion_id", "auditor_id")
+        .annotate(
+            coded=Count("id"),
+            submitted=Count("id", filter=~Q(status=S.DRAFT)),
+            approved=Count("id", filter=Q(status=S.APPROVED)),
+            rejected=Count("id", filter=Q(status=S.REJECTED)),
+            in_review=Count("id", filter=Q(status=S.SUBMITTED)),
+            waiting=Count("id", filter=waiting_q()),
+        )
+    )
+
+
+def _assignment_counts(assignments: QuerySet[Assignment]) -> Iterable[dict[str, Any]]:
+    return (
+        assignments.order_by()
+        .values("statement__discussion_id", "auditor_id")
+        .annotate(
+            assigned=Count("id"),
+            skipped=Count("id", filter=Q(status=A.SKIPPED)),
+            open=Count("id", filter=Q(status=A.OPEN)),
+        )
+    )
+
+
+def _counted(where: Q | None) -> dict[Pair, dict[str, int]]:
+    """The counts of the pairs of feedback and assignments matching ``where`` (all: None)."""
+    feedback, assignments = Feedback.objects.all(), Assignment.objects.all()
+    if where is not None:
+        feedback, assignments = feedback.filter(where), assignments.filter(where)
+    counts: dict[Pair, dict[str, int]] = {}
+    for rows in (_feedback_counts(feedback), _assignment_counts(assignments)):
+        for row in rows:
+            pair = (row.pop("statement__discussion_id"), row.pop("auditor_id"))
+            counts.setdefault(pair, dict.fromkeys(COUNTED, 0)).update(row)
+    return counts
+
+
+def _store(counts: dict[Pair, dict[str, int]], pairs: Iterable[Pair]) -> None:
+    """Write the counts of these pairs: upsert the pairs with anything counted, delete the rest."""
+    empty = [pair for pair in pairs if pair not in counts]
+    if empty:
+        gone = Q()
+        for discussion_id, auditor_id in empty:
+            gone |= Q(discussion_id=discussion_id, auditor_id=auditor_id)
+        CodingTally.objects.filter(gone).delete()
+    CodingTally.objects.bulk_create(
+        [CodingTally(discussion_id=d, auditor_id=a, **c) for (d, a), c in counts.items()],
+        batch_size=BATCH,
+        update_conflicts=True,
+        unique_fields=["discussion", "auditor"],
+        update_fields=list(COUNTED),
+    )
+
+
+def tallies_refresh(*, pairs: Iterable[Pair]) -> None:
+    """Recount these (discussion, auditor) pairs from the rows (collected instead while
+    ``tallies_batched`` is open)."""
+    wanted = set(pairs)
+    batched = _batched.get()
+    if batched is not None:
+        batched |= wanted
+        return
+    ordered = sorted(wanted)
+    for start in range(0, len(ordered), BATCH):
+        chunk = ordered[start : start + BATCH]
+        where = Q(
+            statement__discussion_id__in={d for d, _ in chunk},
+            auditor_id__in={a for _, a in chunk},
+        )
+        counted = _counted(where)
+        _store({pair: counted[pair] for pair in chunk if pair in counted}, chunk)
+
+
+@contextlib.contextmanager
+def tallies_batched() -> Iterator[None]:
+    """Collect the pairs refreshed inside and refresh them once at the end (nested: the
+    outermost does). For writes inside a transaction: on an error nothing is refreshed, as
+    the transaction rolls back what was written."""
+    if _batched.get() is not None:
+        yield
+        return
+    pairs: set[Pair] = set()
+    token = _batched.set(pairs)
+    try:
+        yield
+    finally:
+        _batched.reset(token)
+    tallies_refresh(pairs=pairs)
+
+
+@transaction.atomic
+def tallies_rebuild() -> int:
+    """Recount every pair from scratch; returns how many pairs have work."""
+    counts = _counted(None)
+    CodingTally.objects.all().delete()
+    _store(counts, [])
+    return len(counts)
+
+
+def tallies_counted() -> dict[Pair, dict[str, int]]:
+    """What a rebuild would store, without storing it (to check the stored tallies)."""
+    return _counted(None)
+
+
+def tallies_stored() -> dict[Pair, dict[str, int]]:
+    rows = CodingTally.objects.values("discussion_id", "auditor_id", *COUNTED)
+    return {(r.pop("discussion_id"), r.pop("auditor_id")): r for r in rows}
+
+
+# --- the pairs a written row touches ---------------------------------------------------------
+
+
+def _discussion_of(row: Feedback | Assignment) -> int | None:
+    if row._meta.get_field("statement").is_cached(row):
+        return row.statement.discussion_id
+    return (
+        Statement.objects.filter(pk=row.statement_id)
+        .values_list("discussion_id", flat=True)
+        .first()
+    )
+
+
+def feedback_pairs(feedback: Feedback, *, approval_changed: bool = True) -> set[Pair]:
+    """The feedback's pair and, when its approval changed, those of the other auditors coding
+    its statement (approved ground truth takes their codings out of the review stream)."""
+    discussion_id = _discussion_of(feedback)
+    if discussion_id is None:  # the statement is being deleted: its tallies go with it
+        return set()
+    auditors = {feedback.auditor_id}
+    if approval_changed:
+        auditors |= set(
+            Feedback.objects.filter(statement_id=feedback.statement_id).values_list(
+                "auditor_id", flat=True
+            )
+        )
+    return {(discussion_id, a) for a in auditors}
+
+
+def pairs_of(*, statement_ids: Iterable[int], auditor_ids: Iterable[int]) -> set[Pair]:
+    """Every pair of these statements' discussions and these auditors (for bulk writes)."""
+    found = Statement.objects.filter(pk__in=list(statement_ids)).values_list(
+        "discussion_id", flat=True
+    )
+    return {(d, a) for d in set(found) for a in set(auditor_ids)}
+
+
+def _counted_as(row: Feedback | Assignment) -> tuple | None:
+    """What the tallies count of a row: where it is and its status (None: not all loaded)."""
+    names = ("statement_id", "auditor_id", "status")
+    values = [row.__dict__.get(name) for name in names]
+    if isinstance(row, Feedback):
+        if "proposed_extraction" not in row.__dict__:
+            return None
+        values.append(row.__dict__["proposed_extraction"] is not None)
+    return None if None in values else tuple(values)
+
+
+def row_loaded(sender: type, instance: Feedback | Assignment, **kwargs: Any) -> None:
+    instance._tally_key = _counted_as(instance)  # type: ignore[union-attr]
+
+
+def feedback_saved(sender: type, instance: Feedback, created: bool, **kwargs: Any) -> None:
+    key, before = _counted_as(instance), getattr(instance, "_tally_key", None)
+    if not created and key is not None and key == before:
+        return  # an autosave: nothing counted changed
+    was_approved = before is None or before[2] == S.APPROVED
+    changed = was_approved or instance.status == S.APPROVED
+    tallies_refresh(pairs=feedback_pairs(instance, approval_changed=changed))
+    instance._tally_key = key  # type: ignore[attr-defined]
+
+
+def feedback_deleted(sender: type, instance: Feedback, **kwargs: Any) -> None:
+    approved = instance.__dict__.get("status", S.APPROVED) == S.APPROVED
+    tallies_refresh(pairs=feedback_pairs(instance, approval_changed=approved))
+
+
+def assignment_saved(sender: type, instance: Assignment, created: bool, **kwargs: Any) -> None:
+    key, before = _counted_as(instance), getattr(instance, "_tally_key", None)
+    if not created and key is not None and key == before:
+        return
+    pairs = _assignment_pairs(instance)
+    if before is not None and before[:2] != (instance.statement_id, instance.auditor_id):
+        # reassigned: the auditor it was taken from counts one less
+        pairs |= _assignment_pairs(Assignment(statement_id=before[0], auditor_id=before[1]))
+    tallies_refresh(pairs=pairs)
+    instance._tally_key = key  # type: ignore[attr-defined]
+
+
+def assignment_deleted(sender: type, instance: Assignment, **kwargs: Any) -> None:
+    tallies_refresh(pairs=_assignment_pairs(instance))
+
+
+def _assignment_pairs(assignment: Assignment) -> set[Pair]:
+    discussion_id = _discussion_of(assignment)
+    return set() if discussion_id is None else {(discussion_id, assignment.auditor_id)}

@@ -1,0 +1,168 @@
+"""The stored tallies per (discussion, auditor) follow every workflow: after any sequence of
+starts, autosaves, submits, approvals (single and bulk), rejections, unapprovals, proposals,
+assignments, skips, reassignments, unassignments and deletions, what is stored equals a
+recount from the rows, pair for pair."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from audit.models import Assignment, CodingTally, Discussion, Feedback, Statement
+from audit.services import (
+    WorkflowError,
+    feedback_approve,
+    feedback_bulk_approve,
+    feedback_reject,
+    feedback_save,
+    feedback_start,
+    feedback_submit,
+    feedback_unapprove,
+)
+from audit.services.assignments import (
+    AssignmentPlan,
+    assignment_reassign,
+    assignments_create,
+    assignments_unassign,
+    statement_skip,
+)
+from audit.tallies import tallies_counted, tallies_rebuild, tallies_stored
+from tests.factories import DiscussionFactory, SpeakerFactory, StatementFactory, pdp, person
+
+pytestmark = pytest.mark.django_db
+S = Feedback.Status
+
+
+def _world(n_discussions: int = 3, n_statements: int = 4) -> list[Statement]:
+    statements = []
+    for d in range(n_discussions):
+        discussion = DiscussionFactory(summary=f"Tallied {d}")
+        subject = SpeakerFactory(discussion=discussion, name="Ann")
+        statements += [
+            StatementFactory(discussion=discussion, speaker=subject, order=i)
+            for i in range(n_statements)
+        ]
+    return statements
+
+
+def _mine(rng: random.Random, *, status=None, auditor=None) -> Feedback | None:
+    found = Feedback.objects.select_related("statement", "auditor")
+    if status is not None:
+        found = found.filter(status=status)
+    if auditor is not None:
+        found = found.filter(auditor=auditor)
+    rows = list(found.order_by("pk"))
+    return rng.choice(rows) if rows else None
+
+
+def _step(rng: random.Random, statements, auditors, admins) -> str:
+    action = rng.choice(
+        ["start", "save", "submit", "submit", "approve", "approve", "reject", "unapprove",
+         "propose", "bulk", "assign", "skip", "reassign", "unassign", "delete_feedback",
+         "delete_statement"]
+    )  # fmt: skip
+    auditor, admin = rng.choice(auditors), rng.choice(admins)
+    if action == "start":
+        feedback_start(statement=rng.choice(statements), auditor=auditor)
+    elif action == "save" and (f := _mine(rng, auditor=auditor)) and f.status != S.APPROVED:
+        payload = pdp(people=[person(1, rng.choice(["Ann", "Bob"]))])
+        feedback_save(feedback=f, user=auditor, edited_extraction=payload, base_version=None)
+    elif action == "submit" and (f := _mine(rng, auditor=auditor)):
+        feedback_submit(feedback=f, user=auditor)
+    elif action == "approve" and (f := _mine(rng, status=S.SUBMITTED)):
+        feedback_approve(feedback=f, admin=admin, replace=True, self_approval_reason="test")
+    elif action == "reject" and (f := _mine(rng, status=S.SUBMITTED)):
+        feedback_reject(feedback=f, admin=admin, reason="Check the dates.")
+    elif action == "unapprove" and (f := _mine(rng, status=S.APPROVED)):
+        feedback_unapprove(feedback=f, admin=admin)
+    elif action == "propose" and (f := _mine(rng, status=S.APPROVED)):
+        payload = pdp(people=[person(1, "Cid")])
+        feedback_save(feedback=f, user=admin, edited_extraction=payload, base_version=None)
+    elif action == "bulk" and (f := _mine(rng, status=S.SUBMITTED)):
+        waiting = Feedback.objects.filter(
+            status=S.SUBMITTED, auditor=f.auditor, statement__discussion=f.statement.discussion
+        )
+        feedback_bulk_approve(
+            discussion=f.statement.discussion, auditor=f.auditor, admin=admin,
+            versions={w.pk: w.version for w in waiting}, replace=True,
+        )  # fmt: skip
+    elif action == "assign":
+        discussions = rng.sample(list(Discussion.objects.all()), 1)
+        plan = AssignmentPlan(discussions=discussions, auditors=rng.sample(auditors, 2))
+        assignments_create(plan=plan, admin=admin)
+    elif action == "skip" and (a := Assignment.objects.open().order_by("?").first()):
+        statement_skip(statement=a.statement, auditor=a.auditor, reason="unclear")
+    elif action == "reassign" and (a := Assignment.objects.exclude(status="submitted").first()):
+        assignment_reassign(assignment=a, auditor=rng.choice(auditors), admin=admin)
+    elif action == "unassign" and (a := Assignment.objects.open().order_by("?").first()):
+        assignments_unassign(assignments=Assignment.objects.filter(pk=a.pk), admin=admin)
+    elif action == "delete_feedback" and (f := _mine(rng, status=S.DRAFT)):
+        f.delete()
+    elif action == "delete_statement" and rng.random() < 0.3 and len(statements) > 4:
+        statements.pop(rng.randrange(len(statements))).delete()
+    else:
+        return ""
+    return action
+
+
+@pytest.mark.parametrize("seed", [1, 2, 4, 5])
+def test_stored_tallies_equal_a_recount_after_any_sequence_of_workflow_actions(
+    seed, make_user, admin_user
+):
+    rng = random.Random(seed)
+    statements = _world()
+    auditors = [make_user(f"coder{i}") for i in range(3)]
+    admins = [admin_user, make_user("admin2", role="admin")]
+    done = []
+    for _ in range(120):
+        try:
+            done.append(_step(rng, statements, auditors, admins))
+        except WorkflowError as exc:
+            done.append(f"refused: {exc}")  # a refused action changes nothing
+        assert tallies_stored() == tallies_counted(), done[-1]
+    assert {"submit", "approve", "reject", "assign", "skip", "reassign"} <= set(done), done
+    stored = tallies_stored()
+    assert tallies_rebuild() == len(stored)
+    assert tallies_stored() == stored
+
+
+def test_a_deleted_discussion_takes_its_tallies_with_it(auditor):
+    statements = _world(n_discussions=1, n_statements=2)
+    for statement in statements:
+        feedback_submit(feedback=feedback_start(statement=statement, auditor=auditor), user=auditor)
+    assert CodingTally.objects.get().submitted == 2
+
+    statements[0].discussion.delete()
+
+    assert not CodingTally.objects.exists()
+
+
+def test_an_autosave_recounts_nothing_and_a_submit_recounts(auditor):
+    feedback = feedback_start(statement=_world(1, 1)[0], auditor=auditor)
+    payload = pdp(people=[person(1, "Ann")])
+
+    with CaptureQueriesContext(connection) as saving:
+        feedback_save(feedback=feedback, user=auditor, edited_extraction=payload, base_version=None)
+    with CaptureQueriesContext(connection) as submitting:
+        feedback_submit(feedback=feedback, user=auditor)
+
+    assert not [q for q in saving.captured_queries if "audit_codingtally" in q["sql"]]
+    assert [q for q in submitting.captured_queries if "audit_codingtally" in q["sql"]]
+    assert CodingTally.objects.get().submitted == 1
+
+
+def test_the_command_checks_and_rebuilds(auditor, capsys):
+    feedback_start(statement=_world(1, 1)[0], auditor=auditor)
+    CodingTally.objects.update(coded=7)
+
+    with pytest.raises(SystemExit):
+        call_command("tallies_rebuild", "--check")
+    call_command("tallies_rebuild")
+    call_command("tallies_rebuild", "--check")
+
+    assert CodingTally.objects.get().coded == 1
+    assert "0 of 1 pairs differ" in capsys.readouterr().out
