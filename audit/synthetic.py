@@ -272,8 +272,11 @@ def _structural_event(family, rng, bond: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _gt_delta(family: _Family, rng: random.Random, past_events: list[int]) -> dict[str, Any]:
-    """3-8 people, 3-8 events, 1-3 pair bonds, all consistent with one another."""
+def _gt_delta(
+    family: _Family, rng: random.Random, past_events: list[int], past_bonds: set[int]
+) -> dict[str, Any]:
+    """3-8 people, 3-8 events, 1-3 pair bonds, all consistent with one another and with the
+    earlier statements: a person's parents are named only once their bond has been told."""
     bonds = rng.sample(family.bonds, min(len(family.bonds), rng.randint(1, 3)))
     people_ids = {bond[key] for bond in bonds for key in ("person_a", "person_b")}
     extra = [m.id for m in family.members if m.id not in people_ids]
@@ -284,8 +287,9 @@ def _gt_delta(family: _Family, rng: random.Random, past_events: list[int]) -> di
     for _ in range(rng.randint(2, 7)):
         who = rng.choice(people)
         events.append(_event(family, rng, who, [m for m in people if m is not who]))
+    told = past_bonds | {bond["id"] for bond in bonds}
     delta: dict[str, Any] = {
-        "people": [m.as_person() for m in people],
+        "people": [_told_parents(m.as_person(), told) for m in people],
         "events": events,
         "pair_bonds": [dict(bond) for bond in bonds],
         "delete": [],
@@ -293,6 +297,12 @@ def _gt_delta(family: _Family, rng: random.Random, past_events: list[int]) -> di
     if past_events and rng.random() < 0.05:  # the subject corrects an earlier point
         delta["delete"] = [rng.choice(past_events)]
     return delta
+
+
+def _told_parents(person: dict[str, Any], told: set[int]) -> dict[str, Any]:
+    if person["parents"] not in told:
+        person["parents"] = None
+    return person
 
 
 def _statement_text(family: _Family, delta: dict[str, Any]) -> str:
@@ -470,6 +480,7 @@ def generate_discussion(
         f"across three generations.",
     )
     past_events: list[int] = []
+    past_bonds: set[int] = set()
     for index in range(n_statements):
         if expert_turns:
             discussion.statements.append(
@@ -477,8 +488,9 @@ def generate_discussion(
                     len(discussion.statements), "expert", rng.choice(EXPERT_QUESTIONS)
                 )
             )
-        gt = _gt_delta(family, rng, past_events)
+        gt = _gt_delta(family, rng, past_events, past_bonds)
         past_events.extend(event["id"] for event in gt["events"])
+        past_bonds.update(bond["id"] for bond in gt["pair_bonds"])
         ai = noisy_delta(gt, seed=f"{seed}/ai/{ai_run}/{index}", noise=noise)
         discussion.statements.append(
             SyntheticStatement(

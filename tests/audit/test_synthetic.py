@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+from audit.pdp import payload_ids, pdp_problems
 from audit.synthetic import extraction_run, generate_discussion, generate_workload
 from metrics.families.extraction import (
     calculate_statement_f1,
@@ -49,6 +50,15 @@ def test_ground_truth_deltas_have_the_typical_shape_and_consistent_links():
         for bond in delta["pair_bonds"]:
             assert {bond["person_a"], bond["person_b"]} <= people
         assert all(p["id"] < 0 for p in delta["people"])
+
+
+def test_ground_truth_names_only_what_it_or_an_earlier_statement_told():
+    # The demo's ground truth must pass the review rules, so its export imports again.
+    for seed in range(8):
+        earlier: list[dict] = []
+        for statement in generate_discussion(seed, 50).subject_statements():
+            assert pdp_problems(statement.gt_delta, known=payload_ids(earlier)) == []
+            earlier.append(statement.gt_delta)
 
 
 def test_ground_truth_does_not_depend_on_noise():
