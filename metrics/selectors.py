@@ -11,12 +11,12 @@ from collections import Counter, defaultdict
 from statistics import fmean
 from typing import Any
 
-from django.db.models import Count, F, FloatField, IntegerField, Q, QuerySet, Sum
+from django.db.models import F, FloatField, IntegerField, Q, QuerySet, Sum
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
 from audit.figures import AuditorAgreement, StoredResult
-from audit.models import ExtractionRun, Feedback, Statement
+from audit.models import CodingTally, ExtractionRun, Statement
 from audit.pdp import ENTITY_KINDS
 from audit.selectors import filtered_by
 from audit.services.blind import coding_sealed_statement_ids
@@ -219,16 +219,23 @@ def dashboard_status(run: ExtractionRun | None) -> str:
 
 
 def my_progress(user: Any) -> dict[str, int]:
-    """Statements this user coded, by the status of their feedback."""
-    counts = dict(
-        Feedback.objects.filter(auditor=user)
-        .values_list("status")
-        .annotate(n=Count("id"))
-        .values_list("status", "n")
+    """Statements this user coded, by the status of their feedback: the sum of their stored
+    tallies (a row per discussion), not a count of every coding they ever made."""
+    sums = CodingTally.objects.filter(auditor=user).aggregate(
+        coded=Sum("coded"),
+        sent=Sum("submitted"),
+        submitted=Sum("in_review"),
+        approved=Sum("approved"),
+        rejected=Sum("rejected"),
     )
-    progress = {status: counts.get(status, 0) for status in Feedback.Status.values}
-    progress["coded"] = sum(counts.values())
-    return progress
+    figures = {name: value or 0 for name, value in sums.items()}
+    return {
+        "draft": figures["coded"] - figures["sent"],
+        "submitted": figures["submitted"],
+        "approved": figures["approved"],
+        "rejected": figures["rejected"],
+        "coded": figures["coded"],
+    }
 
 
 def event_kind_errors_compute(run: ExtractionRun) -> list[dict[str, Any]]:

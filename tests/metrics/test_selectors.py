@@ -3,9 +3,10 @@
 import pytest
 
 from audit import figures
+from audit.models import Feedback
 from metrics import selectors
 from metrics.models import MetricResult
-from tests.factories import ExtractionRunFactory, StatementFactory
+from tests.factories import ExtractionRunFactory, FeedbackFactory, StatementFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -59,3 +60,21 @@ def test_statement_f1_results_read_one_run_for_the_statements_asked():
 
 def test_no_disagreement_for_a_statement_that_is_gone():
     assert selectors.statement_disagreement_read(statement_id=999_999) is None
+
+
+def test_my_progress_counts_my_codings_by_status_from_the_stored_tallies(auditor, second_auditor):
+    S = Feedback.Status
+    statuses = [S.DRAFT, S.DRAFT, S.SUBMITTED, S.APPROVED, S.REJECTED, S.SUBMITTED]
+    mine = [
+        FeedbackFactory(auditor=auditor, status=status, statement=StatementFactory())
+        for status in statuses
+    ]
+    FeedbackFactory(auditor=second_auditor, status=S.APPROVED, statement=mine[0].statement)
+
+    assert selectors.my_progress(auditor) == {
+        "draft": 2, "submitted": 2, "approved": 1, "rejected": 1, "coded": 6,
+    }  # fmt: skip
+    mine[0].status = S.SUBMITTED
+    mine[0].save()
+    assert selectors.my_progress(auditor)["draft"] == 1
+    assert selectors.my_progress(second_auditor)["approved"] == 1
