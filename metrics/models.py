@@ -7,6 +7,9 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import F, FloatField, IntegerField, Q
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
 
 # The background-job record belongs to the ground floor (audit runs export/import jobs with it);
 # re-exported for metrics' own recompute jobs.
@@ -23,6 +26,51 @@ class RowJSONField(models.JSONField):
 
     def get_placeholder(self, value: object, compiler: object, connection: object) -> str:
         return "%s"
+
+
+# The per-discussion table's sort columns: figures of a discussion row's values, by the name
+# the page sorts on (``metrics.selectors.discussion_rows``).
+DISCUSSION_SORT_FIGURES: dict[str, tuple[str, type[models.Field]]] = {
+    "statements": ("statement_count", IntegerField),
+    "f1": ("aggregate_micro_f1", FloatField),
+    "people": ("people_f1", FloatField),
+    "events": ("events_f1", FloatField),
+    "pair_bonds": ("pair_bonds_f1", FloatField),
+}
+# The rows that table lists: a run's per-discussion extraction results.
+DISCUSSION_ROWS = Q(family="extraction", scope="discussion")
+
+
+def values_figure(key: str, field: type[models.Field]) -> Cast:
+    """One figure of a result's stored values, typed: the sort key the indexes below hold."""
+    return Cast(KT(f"values__{key}"), field())
+
+
+def _discussion_sort_indexes() -> list[models.Index]:
+    """One index per sort column and direction over a run's discussion rows (in the order the
+    page asks: missing figures last, then by discussion), so a page of the table is read in
+    index order instead of sorting every discussion of the run."""
+    indexes = [
+        models.Index(
+            fields=["run", "discussion"], condition=DISCUSSION_ROWS, name="metrics_disc_by_id"
+        )
+    ]
+    for name, (key, field) in DISCUSSION_SORT_FIGURES.items():
+        figure = values_figure(key, field)
+        for suffix, order in (
+            ("a", figure.asc(nulls_last=True)),
+            ("d", figure.desc(nulls_last=True)),
+        ):
+            indexes.append(
+                models.Index(
+                    F("run"),
+                    order,
+                    F("discussion"),
+                    condition=DISCUSSION_ROWS,
+                    name=f"metrics_disc_{name}_{suffix}",
+                )
+            )
+    return indexes
 
 
 class MetricResult(models.Model):
@@ -78,6 +126,7 @@ class MetricResult(models.Model):
         indexes = [
             models.Index(fields=["family", "scope", "run", "status"]),
             models.Index(fields=["status", "stale_since"]),
+            *_discussion_sort_indexes(),
         ]
 
     def __str__(self) -> str:

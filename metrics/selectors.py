@@ -24,7 +24,13 @@ from evalsite.access import is_admin
 from metrics.families.extraction import compare_payloads
 from metrics.families.interauditor.measures import symmetric_mean
 from metrics.match_settings import match_settings
-from metrics.models import MetricResult, StatementPiece
+from metrics.models import (
+    DISCUSSION_ROWS,
+    DISCUSSION_SORT_FIGURES,
+    MetricResult,
+    StatementPiece,
+    values_figure,
+)
 from metrics.own_data.agreement import statement_disagreement
 from metrics.own_data.common import INTERAUDITOR_KEY
 from metrics.registry import ADMIN_ONLY, INTERAUDITOR
@@ -177,6 +183,15 @@ def run_trend() -> list[dict[str, Any]]:
     return list(((row.values if row else None) or {}).get("runs", []))
 
 
+def approved_count() -> int:
+    """Approved codings, as counted with the stored trend (``system_result_compute``): the
+    runs page divides each run's coverage by it without counting every approved coding on
+    each view. Counted live only before the system row has it."""
+    row = MetricResult.objects.filter(key=SYSTEM_KEY).only("values").first()
+    stored = ((row.values if row else None) or {}).get("n_approved")
+    return int(stored) if stored is not None else Feedback.objects.approved().count()
+
+
 def run_row(run: ExtractionRun, *, totals: bool = True) -> MetricResult | None:
     """The run's stored result; without its additive totals unless asked (they hold one entry
     per discussion, which the cards do not need)."""
@@ -260,13 +275,15 @@ def event_kind_errors_compute(run: ExtractionRun) -> list[dict[str, Any]]:
 
 
 def discussion_rows(run: ExtractionRun, sort: str) -> QuerySet:
-    """The run's discussion results with their figures, sorted (``-`` prefix: descending)."""
+    """The run's discussion results with their figures, sorted (``-`` prefix: descending).
+    Each sort has its index (``metrics.models.DISCUSSION_SORT_FIGURES``), so a page of rows
+    is read in index order, whatever the number of discussions."""
     figures = {
         name: Cast(KT(f"values__{key}"), FloatField()) for name, key in DISCUSSION_FIGURES.items()
     }
     counts = {name: Cast(KT(f"values__{name}"), IntegerField()) for name in DISCUSSION_COUNTS}
     rows = (
-        MetricResult.objects.filter(family=EXTRACTION, scope=MetricResult.Scope.DISCUSSION, run=run)
+        MetricResult.objects.filter(DISCUSSION_ROWS, run=run)
         .annotate(**figures, **counts)
         .values(
             "discussion_id",
@@ -278,10 +295,14 @@ def discussion_rows(run: ExtractionRun, sort: str) -> QuerySet:
         )
     )
     field = sort.removeprefix("-")
-    field = "discussion_id" if field not in SORTS or field == "discussion" else field
-    field = "statement_count" if field == "statements" else field
     descending = sort.startswith("-")
-    order = F(field).desc(nulls_last=True) if descending else F(field).asc(nulls_last=True)
+    if field not in DISCUSSION_SORT_FIGURES:
+        return rows.order_by(
+            "-discussion_id" if descending and field == "discussion" else "discussion_id"
+        )
+    # The index's expression itself (not the annotation's name), so the planner matches it.
+    figure = values_figure(*DISCUSSION_SORT_FIGURES[field])
+    order = figure.desc(nulls_last=True) if descending else figure.asc(nulls_last=True)
     return rows.order_by(order, "discussion_id")
 
 

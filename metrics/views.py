@@ -32,6 +32,9 @@ DISCUSSIONS_PER_PAGE = 50
 # --- downloads ---------------------------------------------------------------------------------
 
 
+DOWNLOADS = ("csv", "json")
+
+
 def table_download(
     request: HtmxHttpRequest, name: str, rows: list[dict[str, Any]]
 ) -> HttpResponse | None:
@@ -124,7 +127,7 @@ def runs(request: HtmxHttpRequest) -> HttpResponse:
     download = table_download(request, "f1-over-runs", dash.trend_export_rows(trend))
     if download:
         return download
-    approved = Feedback.objects.approved().count()
+    approved = selectors.approved_count()
     context = {
         "rows": dash.run_table(runs_list, trend, approved),
         "runs": runs_list,
@@ -205,9 +208,9 @@ def discussions(request: HtmxHttpRequest) -> HttpResponse:
     context: dict[str, Any] = {"runs": runs_list, "run": run, "sort": sort}
     if run is not None:
         rows = selectors.discussion_rows(run, sort)
-        download = table_download(request, f"discussions-run-{run.pk}", _plain(rows))
-        if download:
-            return download
+        if request.GET.get("format") in DOWNLOADS:  # every row only when they are asked for
+            name = f"discussions-run-{run.pk}"
+            return table_download(request, name, _plain(rows)) or HttpResponse(status=400)
         page = Paginator(rows, DISCUSSIONS_PER_PAGE).get_page(request.GET.get("page"))
         row = selectors.run_row(run)
         totals = ((row.contribution or {}) if row else {}).get("discussions")
