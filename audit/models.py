@@ -329,6 +329,10 @@ class BlindReview(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
+    class Meta:
+        # The marked statements, newest first, are listed a page at a time in this order.
+        indexes = [models.Index(fields=["-created_at", "-statement"], name="audit_blind_newest")]
+
     def __str__(self) -> str:
         return f"Blind review of statement {self.statement_id}"
 
@@ -564,6 +568,14 @@ class Assignment(models.Model):
 
     class Meta:
         ordering = ["statement_id", "auditor_id"]
+        # The skipped list, newest first, is read a page at a time in this order.
+        indexes = [
+            models.Index(
+                fields=["-released_at", "-id"],
+                condition=Q(status="skipped"),
+                name="audit_assignment_skipped",
+            )
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["statement", "auditor"], name="one_assignment_per_auditor_per_statement"

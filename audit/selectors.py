@@ -13,6 +13,7 @@ from django.db.models.functions import Coalesce
 
 from audit.models import (
     Adjudication,
+    BlindReview,
     CodingTally,
     Comment,
     ComputeJob,
@@ -566,6 +567,24 @@ def notifications_list(*, user: User) -> QuerySet[Notification]:
     return Notification.objects.filter(user=user).select_related(
         "comment__author", "comment__statement"
     )
+
+
+def blind_reviews_page(*, number: str | None, per_page: int) -> Page:
+    """The statements marked for blind review, newest first, one page of them; each with how
+    many blind and pre-filled codings were sent for it, counted for that page's marks only."""
+    order = ("-created_at", "-statement_id")
+    ids = BlindReview.objects.order_by(*order).values_list("pk", flat=True)
+    page = Paginator(ids, per_page).get_page(number)
+    coded = Q(statement__feedback__status__in=(Feedback.Status.SUBMITTED, Feedback.Status.APPROVED))
+    marks = BlindReview.objects.filter(pk__in=list(page.object_list)).annotate(
+        n_blind=Count("statement__feedback", filter=coded & Q(statement__feedback__blind=True)),
+        n_prefilled=Count(
+            "statement__feedback", filter=coded & Q(statement__feedback__blind=False)
+        ),
+    )
+    listed: Any = list(marks.select_related("statement__discussion", "marked_by").order_by(*order))
+    page.object_list = listed
+    return page
 
 
 def guideline_versions() -> QuerySet[GuidelineVersion]:

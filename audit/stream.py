@@ -178,11 +178,21 @@ def skipped_assignments() -> QuerySet[Assignment]:
     )
 
 
-def assignment_groups() -> list[dict]:
-    """Assignments per discussion and auditor with counts by status (the assign page)."""
+def assigned_discussion_ids(*, offset: int, limit: int) -> list[int]:
+    """Up to ``limit`` ids of discussions with any assignment, in id order from ``offset``:
+    each discussion is probed for one assignment, and the scan stops once the page is full."""
+    assigned = Assignment.objects.filter(statement__discussion_id=OuterRef("pk"))
+    ids = Discussion.objects.filter(Exists(assigned)).order_by("pk").values_list("pk", flat=True)
+    return list(ids[offset : offset + limit])
+
+
+def assignment_groups(*, discussion_ids: list[int]) -> list[dict]:
+    """Assignments per discussion and auditor with counts by status (the assign page), for
+    these discussions."""
     A = Assignment.Status
     return list(
-        Assignment.objects.values(
+        Assignment.objects.filter(statement__discussion_id__in=discussion_ids)
+        .values(
             "statement__discussion_id", "statement__discussion__summary", "auditor_id",
             "auditor__username",
         )
@@ -195,6 +205,25 @@ def assignment_groups() -> list[dict]:
         )
         .order_by("statement__discussion_id", "auditor__username")
     )  # fmt: skip
+
+
+def discussions_to_assign(*, search: str = "", unassigned: bool = False) -> QuerySet[Discussion]:
+    """The assign page's choice of discussions, in id order: those whose number is ``search``
+    (with or without "#") or whose summary contains it; ``unassigned``: only those with no
+    assignment at all."""
+    found = Discussion.objects.order_by("pk")
+    text = search.strip()
+    if text:
+        number = text.removeprefix("#")
+        matches = Q(summary__icontains=text)
+        if number.isdigit() and len(number) < 10:
+            matches |= Q(pk=int(number))
+        found = found.filter(matches)
+    if unassigned:
+        found = found.exclude(
+            Exists(Assignment.objects.filter(statement__discussion_id=OuterRef("pk")))
+        )
+    return found
 
 
 def review_waiting_feedback(*, statement: Statement | None) -> list[int]:

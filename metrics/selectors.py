@@ -16,7 +16,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
 from audit.figures import AuditorAgreement, StoredResult
-from audit.models import CodingTally, ExtractionRun, Statement
+from audit.models import CodingTally, ExtractionRun, Feedback, Statement
 from audit.pdp import ENTITY_KINDS
 from audit.selectors import filtered_by
 from audit.services.blind import coding_sealed_statement_ids

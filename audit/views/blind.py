@@ -6,27 +6,29 @@ import secrets
 
 from django import forms
 from django.contrib import messages
-from django.db.models import Count, Q
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from audit.models import BlindReview, Discussion, Feedback, Statement
+from audit.models import Discussion, Statement
+from audit.selectors import blind_reviews_page
 from audit.services import WorkflowError
 from audit.services.blind import MAX_SAMPLE, blind_review_sample, blind_review_unmark
 from evalsite.access import admin_required
 from evalsite.http import HtmxHttpRequest
 
-CODED = (Feedback.Status.SUBMITTED, Feedback.Status.APPROVED)
-LISTED = 200
+MARKS_PER_PAGE = 50
 
 
 class BlindSampleForm(forms.Form):
+    # A number, not a list: a site has thousands of discussions.
     discussion = forms.ModelChoiceField(
         queryset=Discussion.objects.all(),
         required=False,
-        empty_label="All discussions",
-        help_text="Sample from one discussion, or from every subject statement.",
+        label="Discussion #",
+        widget=forms.NumberInput(attrs={"min": 1}),
+        help_text="Sample from one discussion (its number), or leave empty for every subject "
+        "statement.",
     )
     size = forms.IntegerField(min_value=1, max_value=MAX_SAMPLE, initial=10)
     seed = forms.IntegerField(
@@ -34,24 +36,9 @@ class BlindSampleForm(forms.Form):
     )
 
 
-def _marked() -> tuple[int, list[BlindReview]]:
-    marks = BlindReview.objects.select_related("statement__discussion", "marked_by").annotate(
-        n_blind=Count(
-            "statement__feedback",
-            filter=Q(statement__feedback__blind=True, statement__feedback__status__in=CODED),
-        ),
-        n_prefilled=Count(
-            "statement__feedback",
-            filter=Q(statement__feedback__blind=False, statement__feedback__status__in=CODED),
-        ),
-    )
-    return marks.count(), list(marks.order_by("-created_at", "-statement_id")[:LISTED])
-
-
 def _page(request: HtmxHttpRequest, form: BlindSampleForm, status: int = 200) -> HttpResponse:
-    total, marks = _marked()
-    context = {"form": form, "marks": marks, "total": total, "listed": LISTED}
-    return render(request, "audit/blind_reviews.html", context, status=status)
+    marks = blind_reviews_page(number=request.GET.get("page"), per_page=MARKS_PER_PAGE)
+    return render(request, "audit/blind_reviews.html", {"form": form, "page": marks}, status=status)
 
 
 @admin_required

@@ -34,7 +34,9 @@ from audit.services.assignments import (
     statement_skip,
 )
 from audit.stream import (
+    assigned_discussion_ids,
     assignment_groups,
+    discussions_to_assign,
     review_stream_next,
     review_waiting_by_auditor,
     review_waiting_by_discussion,
@@ -54,9 +56,27 @@ def _auditors():
     return get_user_model().objects.filter(groups__name="auditor").order_by("username")
 
 
+class DiscussionFilterForm(forms.Form):
+    """Which discussions the assign page offers (a site has thousands: they come a page at a
+    time, and "all matching" assigns every one the filter finds)."""
+
+    q = forms.CharField(required=False, max_length=200, label="Search discussions")
+    unassigned = forms.BooleanField(required=False, label="Only those nobody is assigned")
+
+    def matching(self) -> QuerySet[Discussion]:
+        data = self.cleaned_data if self.is_valid() else {}
+        return discussions_to_assign(
+            search=data.get("q", ""), unassigned=data.get("unassigned", False)
+        )
+
+
 class AssignForm(forms.Form):
+    # Rendered by the page from the filter's page of discussions, never as one list of all.
     discussions = forms.ModelMultipleChoiceField(
-        queryset=Discussion.objects.order_by("pk"), widget=forms.CheckboxSelectMultiple
+        queryset=Discussion.objects.order_by("pk"), required=False
+    )
+    all_matching = forms.BooleanField(
+        required=False, label="Every discussion that matches the filter"
     )
     auditors = forms.ModelMultipleChoiceField(
         queryset=get_user_model().objects.none(), widget=forms.CheckboxSelectMultiple
@@ -85,6 +105,16 @@ class AssignForm(forms.Form):
         assert isinstance(auditors, forms.ModelMultipleChoiceField)
         auditors.queryset = _auditors()
 
+    def clean(self) -> dict:
+        data = super().clean() or {}
+        if data.get("all_matching"):
+            data["discussions"] = list(DiscussionFilterForm(self.data).matching())
+        if not data.get("discussions"):
+            self.add_error(
+                "discussions", "Choose at least one discussion, or every one the filter matches."
+            )
+        return data
+
     def plan(self) -> AssignmentPlan:
         data = self.cleaned_data
         return AssignmentPlan(
@@ -101,8 +131,31 @@ class AssignForm(forms.Form):
         )
 
 
+ASSIGN_DISCUSSIONS_PER_PAGE = 25
+GROUPS_DISCUSSIONS_PER_PAGE = 20
+
+
 def _assign_page(request: HtmxHttpRequest, form: AssignForm, status: int = 200) -> HttpResponse:
-    context = {"form": form, "groups": assignment_groups(), "auditors": _auditors()}
+    """The form with one page of the filtered discussions to choose from, and who has what in
+    one page of the assigned discussions."""
+    shown = DiscussionFilterForm(request.POST if request.method == "POST" else request.GET)
+    picker = Paginator(shown.matching(), ASSIGN_DISCUSSIONS_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    # Bounded, so the offset stays a number the database takes.
+    groups_page = min(parse_id(request.GET.get("groups"), name="groups") or 1, 10**6)
+    per_page = GROUPS_DISCUSSIONS_PER_PAGE
+    assigned = assigned_discussion_ids(offset=(groups_page - 1) * per_page, limit=per_page + 1)
+    context = {
+        "form": form,
+        "filter": shown,
+        "picker": picker,
+        "chosen": {str(pk) for pk in form["discussions"].value() or []},
+        "groups": assignment_groups(discussion_ids=assigned[:per_page]),
+        "groups_page": groups_page,
+        "more_groups": len(assigned) > per_page,
+        "auditors": _auditors(),
+    }
     return render(request, "audit/assignments.html", context, status=status)
 
 
@@ -177,11 +230,15 @@ def reassign(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     return redirect(reverse("audit:skipped"))
 
 
+SKIPPED_PER_PAGE = 50
+
+
 @require_GET
 @admin_required
 def skipped(request: HtmxHttpRequest) -> HttpResponse:
-    context = {"skips": skipped_assignments()[:500], "auditors": _auditors()}
-    return render(request, "audit/skipped.html", context)
+    """Skipped statements, newest first, a page at a time."""
+    page = Paginator(skipped_assignments(), SKIPPED_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "audit/skipped.html", {"page": page, "auditors": _auditors()})
 
 
 # --- the team page --------------------------------------------------------------------------------

@@ -304,3 +304,137 @@ def test_the_review_home_counts_what_waits_as_the_rows_say():
         rf"<td>{extras['second'].username}</td><td class=\"num\">(\d+)</td>", html
     ).group(1)
     assert int(mine) == waiting.filter(auditor=extras["second"]).count() > 0
+
+
+# --- the admins' lists: assign, skipped, blind, runs, per-discussion table ---------------------
+
+
+def admin_list_urls(data) -> list[str]:
+    run = data.runs[-1].pk
+    discussions = reverse("metrics:discussions")
+    return [
+        reverse("audit:assignments"),
+        reverse("audit:skipped"),
+        reverse("audit:blind_reviews"),
+        reverse("metrics:runs"),
+        f"{discussions}?run={run}&sort=f1",
+        f"{discussions}?run={run}&sort=-people&page=2",
+    ]
+
+
+def test_admin_lists_queries_do_not_grow_with_the_data():
+    small, _ = seeded(discussions=2, statements=4, long=0, prefix="small")
+    before = [queries_of(client_for(small.admin), url) for url in admin_list_urls(small)]
+    seeded(discussions=60, statements=4, long=0, prefix="large")
+    after = [queries_of(client_for(small.admin), url) for url in admin_list_urls(small)]
+    assert before == after, (before, after)
+
+
+def test_the_assign_page_offers_one_page_of_the_filtered_discussions():
+    from audit.views.team import ASSIGN_DISCUSSIONS_PER_PAGE as PER_PAGE
+
+    data, _ = seeded(discussions=PER_PAGE + 5, statements=4, long=0)
+    client = client_for(data.admin)
+    url = reverse("audit:assignments")
+    picker = re.compile(r'<input type="checkbox" name="discussions" value="(\d+)"')
+
+    first = client.get(url).content.decode()
+    second = client.get(url, {"page": 2}).content.decode()
+    found = client.get(url, {"q": f"#{data.discussion_ids[7]}"}).content.decode()
+
+    first_ids, second_ids = picker.findall(first), picker.findall(second)
+    assert len(first_ids) == PER_PAGE and len(second_ids) == 5
+    assert not set(first_ids) & set(second_ids)
+    assert f"All {PER_PAGE + 5} discussions of the site" in first
+    assert picker.findall(found) == [str(data.discussion_ids[7])]
+    assert "All 1 discussion that match the filter" in found
+
+
+def test_assigning_every_discussion_the_filter_matches_assigns_them_all():
+    from audit.models import Assignment, Discussion
+    from audit.views.team import ASSIGN_DISCUSSIONS_PER_PAGE as PER_PAGE
+
+    data, extras = seeded(discussions=PER_PAGE + 5, statements=4, long=0)
+    Assignment.objects.all().delete()
+    Discussion.objects.filter(pk__in=data.discussion_ids[:3]).update(summary="Needle story")
+    url = reverse("audit:assignments")
+    client = client_for(data.admin)
+    form = {"auditors": [extras["second"].pk], "strategy": "round_robin", "overlap_percent": 0}
+    form |= {"overlap_k": 2}
+
+    nothing = client.post(url, form)
+    response = client.post(url, {**form, "q": "needle", "all_matching": "on"})
+
+    assert (
+        nothing.status_code == 400 and "Choose at least one discussion" in nothing.content.decode()
+    )
+    assert response.status_code == 302
+    assigned = set(Assignment.objects.values_list("statement__discussion_id", flat=True))
+    assert assigned == set(data.discussion_ids[:3])
+    unassigned = client.get(url, {"unassigned": "on"}).content.decode()
+    assert f"All {PER_PAGE + 2} discussions that match the filter" in unassigned
+
+
+def test_the_groups_of_who_has_what_come_a_page_of_discussions_at_a_time():
+    from audit.views.team import GROUPS_DISCUSSIONS_PER_PAGE as PER_PAGE
+
+    data, _ = seeded(discussions=PER_PAGE + 3, statements=10, long=0)
+    client = client_for(data.admin)
+    url = reverse("audit:assignments")
+    row = re.compile(r'<input type="hidden" name="discussion" value="(\d+)">')
+
+    first = client.get(url).content.decode()
+    second = client.get(url, {"groups": 2}).content.decode()
+
+    shown = {int(pk) for pk in row.findall(first)}
+    assert shown == set(data.discussion_ids[:PER_PAGE])
+    assert {int(pk) for pk in row.findall(second)} == set(data.discussion_ids[PER_PAGE:])
+    assert 'href="?groups=2"' in first and 'href="?groups=1"' in second
+    assert client.get(url, {"groups": "x"}).status_code == 400
+
+
+def test_the_skipped_and_blind_lists_are_paged_newest_first():
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from audit.models import Assignment, BlindReview
+    from audit.views.blind import MARKS_PER_PAGE
+    from audit.views.team import SKIPPED_PER_PAGE
+
+    data, _ = seeded(discussions=6, statements=12, long=0)
+    statements = list(Statement.objects.exclude(blind_review__isnull=False).order_by("pk"))
+    now = timezone.now()
+    Assignment.objects.bulk_create(
+        Assignment(
+            statement=s, auditor=data.admin, assigned_by=data.admin, status="skipped",
+            skip_reason="other", skip_note=f"note {s.pk}", released_at=now - timedelta(minutes=i),
+        )
+        for i, s in enumerate(statements)
+    )  # fmt: skip
+    BlindReview.objects.bulk_create(
+        BlindReview(statement=s, marked_by=data.admin) for s in statements[:MARKS_PER_PAGE]
+    )
+    client = client_for(data.admin)
+    skipped = Assignment.objects.filter(status="skipped").count()
+    marked = BlindReview.objects.count()
+    assert skipped > SKIPPED_PER_PAGE and marked > MARKS_PER_PAGE
+
+    for url, per_page, total, name in (
+        (reverse("audit:skipped"), SKIPPED_PER_PAGE, skipped, "skipped"),
+        (reverse("audit:blind_reviews"), MARKS_PER_PAGE, marked, "blind-marks"),
+    ):
+        first = client.get(url).content.decode()
+        last = client.get(url, {"page": 2}).content.decode()
+        rows = [
+            html.split(f'data-testid="{name}"')[1]
+            .split("<tbody>")[1]
+            .split("</tbody>")[0]
+            .count("<tr>")
+            for html in (first, last)
+        ]
+        assert rows == [per_page, total - per_page], url
+        assert f"{total} statements" in first and 'href="?page=2"' in first
+    newest, oldest = f"note {statements[0].pk}<", f"note {statements[-1].pk}<"
+    first = client.get(reverse("audit:skipped")).content.decode()
+    assert newest in first and oldest not in first
