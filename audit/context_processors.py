@@ -1,3 +1,7 @@
+from collections.abc import Callable
+from functools import lru_cache
+from typing import TypeVar
+
 from django.http import HttpRequest
 
 from audit.definitions import (
@@ -12,6 +16,8 @@ from audit.schemas import RELATIONSHIPS
 from audit.selectors import comments_unread_count
 from audit.services.guidelines import guideline_current
 from evalsite.access import is_admin, is_auditor
+
+T = TypeVar("T")
 
 
 def roles(request: HttpRequest) -> dict:
@@ -30,14 +36,28 @@ def inbox(request: HttpRequest) -> dict:
     return {"inbox_unread": lambda: comments_unread_count(user=user)}
 
 
-def _guidelines_html() -> Html | None:
-    current = guideline_current()
-    return render_markdown(current.text) if current else None
+@lru_cache(maxsize=16)
+def _rendered(pk: int, text: str) -> Html:
+    """A saved version never changes: its Markdown is rendered once per process."""
+    return render_markdown(text)
+
+
+def _once(read: Callable[[], T]) -> Callable[[], T]:
+    """`read` called at most once per request, and only if a template asks for it."""
+    found: list[T] = []
+
+    def call() -> T:
+        if not found:
+            found.append(read())
+        return found[0]
+
+    return call
 
 
 def shortcuts(request: HttpRequest) -> dict:
     """What the keyboard help lists (the relationship codes the digits 1-9 set, in order) and
     the reasons a statement can be skipped for."""
+    current = _once(guideline_current)
     return {
         "shortcut_relationships": RELATIONSHIPS[:9],
         "skip_reasons": Assignment.SkipReason.choices,
@@ -47,7 +67,10 @@ def shortcuts(request: HttpRequest) -> dict:
             "relationships": RELATIONSHIP_DEFINITIONS,
             "event_kinds": EVENT_KIND_DEFINITIONS,
         },
-        # Callables: read and rendered only on pages that show the guideline panel.
-        "guidelines_current": guideline_current,
-        "guidelines_html": _guidelines_html,
+        # Callables: read and rendered only on pages that show the guideline panel, the
+        # version once for both.
+        "guidelines_current": current,
+        "guidelines_html": lambda: (
+            _rendered(version.pk, version.text) if (version := current()) else None
+        ),
     }

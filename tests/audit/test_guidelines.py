@@ -3,6 +3,9 @@
 import json
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 
 from audit.models import AuditLogEntry, GuidelineVersion
 from audit.services import feedback_start, feedback_submit
@@ -231,3 +234,21 @@ def test_api_feedback_names_its_guideline_version(api, auditor, admin_user):
     assert api(auditor).get(f"/api/v1/feedback/{feedback.pk}/").json()["guideline_version"] is None
     response = api(auditor).post(f"/api/v1/feedback/{feedback.pk}/submit/", {}, format="json")
     assert response.json()["guideline_version"] == 1
+
+
+def test_a_page_with_the_guideline_panel_reads_the_version_in_force_once(
+    auditor_client, admin_user
+):
+    guideline_save(text="# Code what is said\n\nNothing else.", admin=admin_user)
+    discussion, _ = make_discussion("panel")
+    url = reverse("audit:discussion", args=[discussion.pk])
+    auditor_client.get(url)
+
+    with CaptureQueriesContext(connection) as queries:
+        html = auditor_client.get(url).content.decode()
+
+    reads = [q["sql"] for q in queries.captured_queries if "audit_guidelineversion" in q["sql"]]
+    assert len(reads) == 1, reads
+    assert "<h1>Code what is said</h1>" in html and "v1" in html
+    guideline_save(text="# Newer", admin=admin_user, base_number=1)
+    assert "<h1>Newer</h1>" in auditor_client.get(url).content.decode()
