@@ -458,14 +458,14 @@ def _batch_compute(items: list[Item], *, force: bool) -> None:
     ``rows_mark_stale`` locks them, so the two cannot deadlock), inputs read in bulk, figures stored by
     bulk writes. An item whose row is no longer stale was done meanwhile (a per-item task, or
     this batch before a retry) and is skipped; so is an item whose row is gone."""
-    with transaction.atomic():
+    # No cyclic collection while the decoded payloads and the figures pile up (as the
+    # library's batch API does): it found nothing to free and cost 5-8% of a batch.
+    with transaction.atomic(), collector_paused():
         rows = _stale_rows_locked(items, force=force)
         inputs = _batch_inputs(rows)
         writes = _BatchWrites()
-        # No cyclic collection while the figures pile up (as the library's batch API does).
-        with collector_paused():
-            for row in rows:
-                writes.add(row, inputs.get((row.scope, _target(row), row.run_id)), force)
+        for row in rows:
+            writes.add(row, inputs.get((row.scope, _target(row), row.run_id)), force)
         writes.save()
 
 
