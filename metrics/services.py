@@ -309,17 +309,20 @@ def _approved_ground_truth(
 ) -> tuple[dict[int, tuple], dict[int, list[tuple]]]:
     """The approved GT of the statements, and of the discussions' subject statements in
     order, as (statement, id, version, updated_at, edited_extraction, discussion) rows."""
+    # The subject statements first, so the GT is read by statement id alone: an OR of the
+    # two conditions made PostgreSQL join every approved feedback (a full scan per batch).
+    subjects = set(
+        Statement.objects.filter(
+            discussion_id__in=discussion_ids, speaker__type=Speaker.Type.SUBJECT
+        ).values_list("id", flat=True)
+        if discussion_ids
+        else ()
+    )
     by_statement: dict[int, tuple] = {}
     by_discussion: dict[int, list[tuple]] = {}
-    rows = (
+    for gt in (
         Feedback.objects.approved()
-        .filter(
-            Q(statement_id__in=statement_ids)
-            | Q(
-                statement__discussion_id__in=discussion_ids,
-                statement__speaker__type=Speaker.Type.SUBJECT,
-            )
-        )
+        .filter(statement_id__in=statement_ids | subjects)
         .order_by("statement__discussion_id", "statement__order")
         .values_list(
             "statement_id",
@@ -328,13 +331,11 @@ def _approved_ground_truth(
             "updated_at",
             "edited_extraction",
             "statement__discussion_id",
-            "statement__speaker__type",
         )
-    )
-    for *gt, speaker in rows:
-        by_statement[gt[0]] = tuple(gt)
-        if gt[5] in discussion_ids and speaker == Speaker.Type.SUBJECT:
-            by_discussion.setdefault(gt[5], []).append(tuple(gt))
+    ):
+        by_statement[gt[0]] = gt
+        if gt[0] in subjects:
+            by_discussion.setdefault(gt[5], []).append(gt)
     return by_statement, by_discussion
 
 
