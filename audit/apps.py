@@ -12,7 +12,7 @@ class AuditConfig(AppConfig):
             tallies,
             tasks,  # noqa: F401
         )
-        from audit.models import Assignment, Feedback
+        from audit.models import Adjudication, Assignment, Feedback
 
         # The stored tallies follow every write of the rows they count (see audit/tallies.py).
         for model, saved, deleted in (
@@ -22,3 +22,7 @@ class AuditConfig(AppConfig):
             post_init.connect(tallies.row_loaded, sender=model, dispatch_uid=f"tally-{model}")
             post_save.connect(saved, sender=model, dispatch_uid=f"tally-saved-{model}")
             post_delete.connect(deleted, sender=model, dispatch_uid=f"tally-deleted-{model}")
+        for signal, name in ((post_save, "saved"), (post_delete, "deleted")):
+            signal.connect(
+                tallies.adjudication_written, sender=Adjudication, dispatch_uid=f"tally-adj-{name}"
+            )

@@ -809,6 +809,14 @@ class CodingTally(models.Model):
     assigned = models.PositiveIntegerField(default=0)
     skipped = models.PositiveIntegerField(default=0)
     open = models.PositiveIntegerField(default=0, help_text="Assigned, not submitted or skipped.")
+    open_unsent = models.PositiveIntegerField(
+        default=0, help_text="Open assignments of statements the auditor has not sent."
+    )
+    to_adjudicate = models.PositiveIntegerField(
+        default=0,
+        help_text="Statements the auditor's sent coding shares with another auditor's, not yet "
+        "merged by an adjudication.",
+    )
 
     class Meta:
         constraints = [
@@ -823,6 +831,9 @@ class CodingTally(models.Model):
                 fields=["discussion", "auditor"],
                 condition=Q(in_review__gt=0),
                 name="tally_in_review",
+            ),
+            models.Index(
+                fields=["discussion"], condition=Q(to_adjudicate__gt=0), name="tally_to_adjudicate"
             ),
         ]
 

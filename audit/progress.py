@@ -26,7 +26,7 @@ from django.db.models import Exists, F, OuterRef, QuerySet, Sum
 from django.db.models.functions import Left
 
 from audit.figures import auditor_agreement, discussion_agreement
-from audit.models import Assignment, CodingTally, Discussion, Feedback, FeedbackRevision
+from audit.models import CodingTally, Discussion, Feedback, FeedbackRevision
 from evalsite.access import AUDITOR, is_admin
 
 S = Feedback.Status
@@ -211,7 +211,7 @@ def auditor_progress(*, auditors: Iterable[User]) -> list[ProgressRow]:
 def discussion_progress() -> list[ProgressRow]:
     """One row per discussion with any assignment or coding, in discussion order."""
     counted = list(_tally_counts("discussion_id", CodingTally.objects.all()))
-    labels = Discussion.objects.filter(pk__in=[r["discussion_id"] for r in counted])
+    labels = Discussion.objects.filter(pk__in=CodingTally.objects.values("discussion_id"))
     rows = {
         pk: ProgressRow(id=pk, label=label)
         for pk, label in labels.order_by("pk").values_list("pk", Left("summary", 80))
@@ -251,10 +251,10 @@ def team_progress(*, user: User) -> dict[str, list[ProgressRow]]:
 
 def auditors_with_work() -> list[User]:
     """Everyone in the auditor role, and anyone else with assignments or coding."""
-    # EXISTS, not joins: joining both assignments and feedback multiplies their rows per user.
+    # EXISTS, not joins: a join multiplies the rows per user. Anyone with assignments or
+    # coding has a stored tally.
     users = get_user_model().objects.filter(
         Exists(Group.objects.filter(user=OuterRef("pk"), name=AUDITOR))
-        | Exists(Assignment.objects.filter(auditor=OuterRef("pk")))
-        | Exists(Feedback.objects.filter(auditor=OuterRef("pk")))
+        | Exists(CodingTally.objects.filter(auditor=OuterRef("pk")))
     )
     return list(users.order_by("username"))

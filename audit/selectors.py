@@ -632,8 +632,17 @@ def statements_to_adjudicate(*, limit: int = 50) -> QuerySet[Statement]:
             feedback__adjudication__isnull=True,
         ),
     )
+    # Every discussion with a stored tally to adjudicate holds at least one such statement, so
+    # the first ``limit`` statements lie in the first ``limit`` of those discussions.
+    discussions = (
+        CodingTally.objects.filter(to_adjudicate__gt=0)
+        .order_by("discussion_id")
+        .values("discussion_id")
+        .distinct()[:limit]
+    )
     return (
-        Statement.objects.annotate(n_codings=codings)
+        Statement.objects.filter(discussion_id__in=Subquery(discussions))
+        .annotate(n_codings=codings)
         .filter(n_codings__gte=2, adjudication__feedback__isnull=True)
         .select_related("discussion")
         .order_by("discussion_id", "order")[:limit]

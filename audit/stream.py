@@ -144,7 +144,11 @@ def review_waiting_count() -> int:
 
 
 def my_open_assignments(*, user: User) -> QuerySet[Assignment]:
-    """The auditor's open assignments not yet submitted, in due order."""
+    """The auditor's open assignments not yet submitted, in due order: read in the discussions
+    whose stored tally has some (``my_open_count`` counts them all)."""
+    discussions = CodingTally.objects.filter(auditor=user, open_unsent__gt=0).values(
+        "discussion_id"
+    )
     # NOT EXISTS, not NOT IN: an anti-join on the (statement, auditor) index instead of
     # reading every coding the auditor sent
     sent = Feedback.objects.filter(auditor=user, statement_id=OuterRef("statement_id")).exclude(
@@ -153,10 +157,17 @@ def my_open_assignments(*, user: User) -> QuerySet[Assignment]:
     return (
         Assignment.objects.open()
         .of(user)
+        .filter(statement__discussion_id__in=discussions)
         .exclude(Exists(sent))
         .select_related("statement__discussion", "statement__speaker")
         .in_due_order()
     )
+
+
+def my_open_count(*, user: User) -> int:
+    """How many open assignments the auditor has not submitted yet (from the stored tallies)."""
+    found = CodingTally.objects.filter(auditor=user).aggregate(n=Sum("open_unsent"))
+    return found["n"] or 0
 
 
 def my_needs_changes(*, user: User) -> QuerySet[Feedback]:

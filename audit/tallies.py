@@ -26,16 +26,25 @@ from contextvars import ContextVar
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
-from audit.models import Assignment, CodingTally, Feedback, Speaker, Statement
+from audit.models import Adjudication, Assignment, CodingTally, Feedback, Speaker, Statement
 from audit.stream import waiting_q
 
 Pair = tuple[int, int]  # (discussion id, auditor id)
 S = Feedback.Status
 A = Assignment.Status
-FEEDBACK_COUNTS = ("coded", "submitted", "approved", "rejected", "in_review", "waiting")
-ASSIGNMENT_COUNTS = ("assigned", "skipped", "open")
+FEEDBACK_COUNTS = (
+    "coded",
+    "submitted",
+    "approved",
+    "rejected",
+    "in_review",
+    "waiting",
+    "to_adjudicate",
+)
+ASSIGNMENT_COUNTS = ("assigned", "skipped", "open", "open_unsent")
+SENT = (S.SUBMITTED, S.APPROVED)
 COUNTED = (*FEEDBACK_COUNTS, *ASSIGNMENT_COUNTS)
 BATCH = 500
 
@@ -54,11 +63,28 @@ def _feedback_counts(feedback: QuerySet[Feedback]) -> Iterable[dict[str, Any]]:
             rejected=Count("id", filter=Q(status=S.REJECTED)),
             in_review=Count("id", filter=Q(status=S.SUBMITTED)),
             waiting=Count("id", filter=waiting_q()),
+            to_adjudicate=Count("id", filter=_shared_q()),
         )
     )
 
 
+def _shared_q() -> Q:
+    """A sent coding (not an adjudication's result) another auditor's sent coding shares its
+    statement with, the statement not yet merged: what ``statements_to_adjudicate`` lists."""
+    codings = Feedback.objects.filter(status__in=SENT, adjudication__isnull=True)
+    other = codings.filter(statement_id=OuterRef("statement_id")).exclude(
+        auditor_id=OuterRef("auditor_id")
+    )
+    merged = Adjudication.objects.filter(
+        statement_id=OuterRef("statement_id"), feedback__isnull=False
+    )
+    return Q(status__in=SENT, adjudication__isnull=True) & Exists(other) & ~Exists(merged)
+
+
 def _assignment_counts(assignments: QuerySet[Assignment]) -> Iterable[dict[str, Any]]:
+    sent = Feedback.objects.filter(
+        statement_id=OuterRef("statement_id"), auditor_id=OuterRef("auditor_id")
+    ).exclude(status=S.DRAFT)
     return (
         assignments.order_by()
         .values("statement__discussion_id", "auditor_id")
@@ -66,6 +92,7 @@ def _assignment_counts(assignments: QuerySet[Assignment]) -> Iterable[dict[str, 
             assigned=Count("id"),
             skipped=Count("id", filter=Q(status=A.SKIPPED)),
             open=Count("id", filter=Q(status=A.OPEN)),
+            open_unsent=Count("id", filter=Q(status=A.OPEN) & ~Exists(sent)),
         )
     )
 
@@ -211,15 +238,29 @@ def feedback_saved(sender: type, instance: Feedback, created: bool, **kwargs: An
     key, before = _counted_as(instance), getattr(instance, "_tally_key", None)
     if not created and key is not None and key == before:
         return  # an autosave: nothing counted changed
-    was_approved = before is None or before[2] == S.APPROVED
-    changed = was_approved or instance.status == S.APPROVED
+    # Other coders' figures follow whether this coding is approved (theirs stop waiting) and
+    # whether it is sent (they share a statement to adjudicate).
+    changed = (
+        before is None
+        or before[2] != instance.status
+        or instance.status == S.APPROVED
+        or (created and instance.status in SENT)
+    )
     tallies_refresh(pairs=feedback_pairs(instance, approval_changed=changed))
     instance._tally_key = key  # type: ignore[attr-defined]
 
 
 def feedback_deleted(sender: type, instance: Feedback, **kwargs: Any) -> None:
-    approved = instance.__dict__.get("status", S.APPROVED) == S.APPROVED
-    tallies_refresh(pairs=feedback_pairs(instance, approval_changed=approved))
+    counted = instance.__dict__.get("status", S.APPROVED) in SENT
+    tallies_refresh(pairs=feedback_pairs(instance, approval_changed=counted))
+
+
+def adjudication_written(sender: type, instance: Adjudication, **kwargs: Any) -> None:
+    """A merge produced or undone: its statement's coders have one less (or more) to adjudicate."""
+    coders = Feedback.objects.filter(statement_id=instance.statement_id)
+    tallies_refresh(
+        pairs=set(coders.values_list("statement__discussion_id", "auditor_id").distinct())
+    )
 
 
 def assignment_saved(sender: type, instance: Assignment, created: bool, **kwargs: Any) -> None:

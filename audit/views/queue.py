@@ -29,7 +29,7 @@ from audit.selectors import (
 )
 from audit.services import WorkflowError, feedback_bulk_approve
 from audit.services.assignments import hidden_discussion_filter
-from audit.stream import my_needs_changes, my_open_assignments
+from audit.stream import my_needs_changes, my_open_assignments, my_open_count
 from audit.views.access import error_fragment
 from audit.views.team import review_home
 from evalsite.access import admin_required, auditor_required, is_admin
@@ -181,7 +181,7 @@ def my_work_context(user) -> dict:
     assignments, needs_changes = my_open_assignments(user=user), my_needs_changes(user=user)
     return {
         "my_assignments": assignments[:MY_LISTED],
-        "my_open": assignments.count(),
+        "my_open": my_open_count(user=user),
         "me": auditor_progress(auditors=[user])[0],
         "needs_changes": needs_changes[:MY_LISTED],
         "needs_changes_total": needs_changes.count(),
