@@ -235,7 +235,15 @@ class Feedback(models.Model):
             ),
         ]
         # an auditor's coding by status (sent back to them, waiting) without reading the rest
-        indexes = [models.Index(fields=["auditor", "status"], name="feedback_auditor_status")]
+        indexes = [
+            models.Index(fields=["auditor", "status"], name="feedback_auditor_status"),
+            # the few changes to approved ground truth waiting, among every approved coding
+            models.Index(
+                fields=["statement"],
+                condition=Q(proposed_extraction__isnull=False),
+                name="feedback_proposed",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"Feedback {self.pk} by {self.auditor} on statement {self.statement_id}"
