@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 
 def count_existing_work(apps, schema_editor):
-    # Counted by 0012 (the counting code reads columns that migration adds).
+    # Counted by 0013 (the counting code reads columns that migration adds).
     return
 
 

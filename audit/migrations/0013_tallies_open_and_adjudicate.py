@@ -14,7 +14,7 @@ def count_existing_work(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('audit', '0011_coding_tallies'),
+        ('audit', '0012_list_page_indexes'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('audit', '0012_tallies_open_and_adjudicate'),
+        ('audit', '0013_tallies_open_and_adjudicate'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
