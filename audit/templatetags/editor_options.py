@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from django import template
-from django.utils.html import format_html, format_html_join
-from django.utils.safestring import SafeString
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
 
 register = template.Library()
 
@@ -29,51 +29,43 @@ def _chosen(ident: Any, value: Any, multi: bool) -> bool:
     return isinstance(value, (list, tuple, set)) and ident in value
 
 
+def _mark(on: bool, word: str) -> str:
+    return f" {word}" if on else ""
+
+
 @register.simple_tag
 def options(
     items: Iterable[tuple[Any, str]], value: Any, *, multi: bool = False, show_ids: bool = False
 ) -> SafeString:
     """One <option> per (id, label), the chosen ones selected; `show_ids` adds "(id)"."""
-    shape = (
-        '<option value="{}"{}>{} ({})</option>' if show_ids else '<option value="{}"{}>{}</option>'
-    )
-    return format_html_join(
-        "",
-        shape,
-        (
-            (ident, " selected" if _chosen(ident, value, multi) else "", label)
-            + ((ident,) if show_ids else ())
-            for ident, label in items
-        ),
-    )
+    html = []
+    for ident, label in items:
+        text = f"{escape(label)} ({escape(ident)})" if show_ids else escape(label)
+        chosen = _mark(_chosen(ident, value, multi), "selected")
+        html.append(f'<option value="{escape(ident)}"{chosen}>{text}</option>')
+    return mark_safe("".join(html))  # every value above is escaped
 
 
 @register.simple_tag
 def titled_options(items: Iterable[tuple[str, str]], value: Any) -> SafeString:
     """One <option> per (choice, title) of a code list, the value's selected; the choice is
     the option's value and text."""
-    return format_html_join(
-        "",
-        "<option{}{}>{}</option>",
-        (
-            (
-                format_html(' title="{}"', title) if title else "",
-                " selected" if value == choice else "",
-                choice,
-            )
-            for choice, title in items
-        ),
-    )
+    html = []
+    for choice, title in items:
+        titled = f' title="{escape(title)}"' if title else ""
+        chosen = _mark(value == choice, "selected")
+        html.append(f"<option{titled}{chosen}>{escape(choice)}</option>")
+    return mark_safe("".join(html))  # every value above is escaped
 
 
 @register.simple_tag
 def checkboxes(name: str, items: Iterable[tuple[Any, str]], value: Any) -> SafeString:
     """One labelled checkbox per (id, label), ticked where the id is in the list `value`."""
-    return format_html_join(
-        "",
-        '<label class="opt"><input type="checkbox" name="{}" value="{}"{}> {}</label>',
-        (
-            (name, ident, " checked" if _chosen(ident, value, True) else "", label)
-            for ident, label in items
-        ),
-    )
+    html = []
+    for ident, label in items:
+        ticked = _mark(_chosen(ident, value, True), "checked")
+        html.append(
+            f'<label class="opt"><input type="checkbox" name="{escape(name)}" '
+            f'value="{escape(ident)}"{ticked}> {escape(label)}</label>'
+        )
+    return mark_safe("".join(html))  # every value above is escaped

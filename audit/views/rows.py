@@ -109,7 +109,11 @@ def load_discussion(
     *,
     upto_order: int | None = None,
     owner: User | None = None,
+    shown_from: int = 0,
 ) -> DiscussionData:
+    """The rows up to `upto_order`; statements before `shown_from` only name things (their
+    payloads and blind marks are read), so what only a shown card says is read for the shown
+    ones alone."""
     statements = discussion.statements.select_related("speaker").order_by("order")
     if upto_order is not None:
         statements = statements.filter(order__lte=upto_order)
@@ -117,10 +121,11 @@ def load_discussion(
     # Every other read names these statements by id: a window near the top of a long
     # discussion reads its own rows, not the whole discussion's payloads.
     ids = [statement.pk for statement in loaded]
+    shown = [statement.pk for statement in loaded if statement.order >= shown_from]
     feedback = Feedback.objects.visible_to(user).filter(statement_id__in=ids)
     if owner is not None:
         feedback = feedback.filter(auditor=owner)
-    approved = Feedback.objects.approved().filter(statement_id__in=ids)
+    approved = Feedback.objects.approved().filter(statement_id__in=shown)
     blind = BlindReview.objects.filter(statement_id__in=ids)
     return DiscussionData(
         statements=loaded,
@@ -132,9 +137,9 @@ def load_discussion(
         feedback=list(feedback.select_related("auditor").order_by("statement_id", "auditor_id")),
         approved_ids=set(approved.values_list("statement_id", flat=True)),
         blind_ids=set(blind.values_list("statement_id", flat=True)),
-        sealed_ids=blind_sealed_statement_ids(user=user, statements=ids),
+        sealed_ids=blind_sealed_statement_ids(user=user, statements=shown),
         provisional_ids=set(
-            TriageStatement.objects.filter(statement_id__in=ids, run=run)
+            TriageStatement.objects.filter(statement_id__in=shown, run=run)
             .provisional()
             .values_list("statement_id", flat=True)
         )
@@ -291,11 +296,13 @@ def discussion_rows(
     full_cards: int | None = None,
 ) -> list[StatementRow]:
     """Rows of a discussion; with `upto_order`, up to that statement with only it presented."""
-    data = load_discussion(discussion, user, run, upto_order=upto_order, owner=owner)
     only_last = upto_order is not None
+    data = load_discussion(
+        discussion, user, run, upto_order=upto_order, owner=owner, shown_from=upto_order or 0
+    )
     rows = build_rows(data, user, owner=owner, full_cards=full_cards, only_last=only_last)
     attach_f1(rows, data, user)
-    attach_unread(rows, user)
+    attach_unread(rows[-1:] if only_last else rows, user)
     return rows
 
 
@@ -319,7 +326,7 @@ def discussion_window(
 ) -> list[StatementRow]:
     """The rows of the statements from `first_order` to `last_order` (a window of the page).
     Earlier statements are read for the names the cards use (their payloads), never shown."""
-    data = load_discussion(discussion, user, run, upto_order=last_order)
+    data = load_discussion(discussion, user, run, upto_order=last_order, shown_from=first_order)
     rows = build_rows(data, user, full_cards=full_cards, first_order=first_order)
     attach_f1(rows, data, user, earlier=first_order)
     attach_unread(rows, user)
