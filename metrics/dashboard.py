@@ -283,7 +283,8 @@ def sarf_confusions(totals: dict[str, Any] | None, system: dict | None) -> list[
                     {
                         "label": gt,
                         "counts": counts,
-                        "cells": list(zip(labels, counts, strict=True)),  # (AI label, count)
+                        # (AI label, count, an error: the statements behind it are listed)
+                        "cells": [(ai, n, ai != gt) for ai, n in zip(labels, counts, strict=True)],
                     }
                     for gt, counts in zip(labels, matrix, strict=True)
                 ],

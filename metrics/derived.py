@@ -1,6 +1,6 @@
 """Figures derived from a run's stored statement results, stored as MetricResult rows so that
 no page computes them: the run comparison (per pair of runs) and the error analysis's event
-kinds (per run).
+kinds and the statements behind each error figure (per run, ``metrics.errors``).
 
 A row's ``input_hash`` is a digest of its runs' results fingerprint (``results_fingerprint``,
 which changes whenever any of those runs' results change). A page reads the row:
@@ -30,6 +30,7 @@ from django.utils import timezone
 from audit.models import ExtractionRun
 from evalsite.queue import named_task, task_enqueue
 from metrics import comparison
+from metrics.errors import error_analysis_compute
 from metrics.models import MetricResult
 from metrics.results import (
     failure_recorded,
@@ -40,14 +41,14 @@ from metrics.results import (
     row_locked_or_created,
     run_key,
 )
-from metrics.selectors import event_kind_errors_compute, results_fingerprint
+from metrics.selectors import results_fingerprint
 
 log = logging.getLogger(__name__)
 
 RUN_COMPARISON = "run_comparison"
 ERROR_ANALYSIS = "error_analysis"
 # Bump when a family's output for the same inputs changes.
-CODE_VERSIONS = {RUN_COMPARISON: "run-comparison/1", ERROR_ANALYSIS: "error-analysis/1"}
+CODE_VERSIONS = {RUN_COMPARISON: "run-comparison/1", ERROR_ANALYSIS: "error-analysis/2"}
 REQUEUE_AFTER = timedelta(minutes=2)
 # Their inputs are stored extraction results, whose fingerprint already moves with the match
 # settings: the rows record no settings of their own.
@@ -214,7 +215,7 @@ def error_analysis_result_compute(*, run_id: int) -> MetricResult | None:
         key=error_analysis_key(run_id),
         run_id=run_id,
         fingerprint=lambda: results_fingerprint(run),
-        compute=lambda: {"event_kinds": event_kind_errors_compute(run)},
+        compute=lambda: error_analysis_compute(run),
     )
 
 

@@ -227,3 +227,30 @@ class StatementPiece(models.Model):
     @staticmethod
     def make_key(family: str, *, run_id: int | None, statement_id: int) -> str:
         return f"{family}:r{run_id or '-'}:s{statement_id}"
+
+
+class StatementError(models.Model):
+    """How many times one statement counts in one figure of its run's error analysis (missed
+    people, wrong SARF codes, one event kind missed, one SARF confusion cell, ...), so the
+    page of the statements behind a figure reads one page of an index rather than every
+    statement result of the run. Written whole per run with the stored error analysis
+    (``metrics.errors``); as current as that analysis."""
+
+    run = models.ForeignKey("audit.ExtractionRun", on_delete=models.CASCADE, related_name="+")
+    # e.g. "people_fn", "sarf", "events_fn:married", "sarf:symptom:none:up" (variable, AI, GT)
+    figure = models.CharField(max_length=200)
+    discussion = models.ForeignKey("audit.Discussion", on_delete=models.CASCADE, related_name="+")
+    statement = models.ForeignKey("audit.Statement", on_delete=models.CASCADE, related_name="+")
+    order = models.IntegerField()
+    count = models.PositiveIntegerField()
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["run", "figure", "discussion", "order", "statement"],
+                name="metrics_staterr_listed",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.figure} x{self.count} in statement {self.statement_id} (run {self.run_id})"

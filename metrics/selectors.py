@@ -7,11 +7,11 @@ Selectors only read: computing and storing stay in the services and tasks.
 from __future__ import annotations
 
 import hashlib
-from collections import Counter, defaultdict
+from collections import defaultdict
 from statistics import fmean
 from typing import Any
 
-from django.db.models import F, FloatField, IntegerField, Q, QuerySet, Sum
+from django.db.models import FloatField, IntegerField, Q, QuerySet, Sum
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
@@ -28,6 +28,7 @@ from metrics.models import (
     DISCUSSION_ROWS,
     DISCUSSION_SORT_FIGURES,
     MetricResult,
+    StatementError,
     StatementPiece,
     values_figure,
 )
@@ -253,27 +254,6 @@ def my_progress(user: Any) -> dict[str, int]:
     }
 
 
-def event_kind_errors_compute(run: ExtractionRun) -> list[dict[str, Any]]:
-    """Event kinds the AI missed and invented, over the run's statement results. Reads every
-    statement row of the run (about a second at 50,000): a worker does it and stores the
-    result (``metrics.derived.error_analysis_read``)."""
-    kinds = (
-        MetricResult.objects.filter(family=EXTRACTION, scope=MetricResult.Scope.STATEMENT, run=run)
-        .exclude(values__isnull=True)
-        .values_list("values__fn_event_kinds", "values__fp_event_kinds")
-    )
-    missed: Counter[str] = Counter()
-    spurious: Counter[str] = Counter()
-    for fn_kinds, fp_kinds in kinds.iterator(chunk_size=5000):
-        missed.update(fn_kinds or [])
-        spurious.update(fp_kinds or [])
-    rows = [
-        {"kind": kind, "missed": missed[kind], "spurious": spurious[kind]}
-        for kind in missed.keys() | spurious.keys()
-    ]
-    return sorted(rows, key=lambda r: (-r["missed"], -r["spurious"], r["kind"]))
-
-
 def discussion_rows(run: ExtractionRun, sort: str) -> QuerySet:
     """The run's discussion results with their figures, sorted (``-`` prefix: descending).
     Each sort has its index (``metrics.models.DISCUSSION_SORT_FIGURES``), so a page of rows
@@ -306,74 +286,15 @@ def discussion_rows(run: ExtractionRun, sort: str) -> QuerySet:
     return rows.order_by(order, "discussion_id")
 
 
-# --- the statements behind an error count --------------------------------------------------
-
-ERROR_COUNT_KINDS = tuple(f"{e}_{c}" for e in ENTITY_KINDS for c in ("fn", "fp"))
+# --- the statements behind an error figure --------------------------------------------------
 
 
-def error_count_statements(run: ExtractionRun, *, kind: str) -> tuple[QuerySet, int]:
-    """The statement results of a run with a missed/spurious count of ``kind`` (people_fn, …),
-    filtered, ordered and summed by the database (a page of them is read, never all), and
-    the sum of those counts."""
-    count = Cast(KT(f"values__{kind}"), IntegerField())
-    rows = (
-        MetricResult.objects.filter(family=EXTRACTION, scope=MetricResult.Scope.STATEMENT, run=run)
-        .annotate(count=count)
-        .filter(count__gt=0)
+def error_statements_listed(run: ExtractionRun, *, figure: str) -> QuerySet:
+    """The statements behind one figure of the run's stored error analysis, each with how
+    many times it counts there, in discussion and statement order: read a page at a time
+    from their index (``metrics.errors``)."""
+    return (
+        StatementError.objects.filter(run=run, figure=figure)
+        .order_by("discussion_id", "order", "statement_id")
+        .values("statement_id", "discussion_id", "order", "count")
     )
-    total = rows.aggregate(total=Sum("count"))["total"] or 0
-    listed = rows.order_by("discussion_id", "statement__order").values(
-        "statement_id", "discussion_id", "count", order=F("statement__order")
-    )
-    return listed, total
-
-
-def error_statements(
-    run: ExtractionRun,
-    *,
-    kind: str = "",
-    event_kind: str = "",
-    missed: bool = True,
-    variable: str = "",
-    gt: str = "",
-    ai: str = "",
-) -> list[dict[str, Any]]:
-    """The statement results of a run behind one figure of the error analysis, each with how
-    many times it counts there: a missed/spurious count (``kind`` people_fn, …), wrong SARF
-    codes (``kind`` sarf), an event kind missed or spurious, or one SARF confusion cell."""
-    rows = MetricResult.objects.filter(
-        family=EXTRACTION, scope=MetricResult.Scope.STATEMENT, run=run
-    ).values("statement_id", "statement__order", "discussion_id", "values", "contribution")
-    found = []
-    for row in rows.order_by("discussion_id", "statement__order").iterator(chunk_size=2000):
-        if count := _error_count(row, kind, event_kind, missed, variable, gt, ai):
-            found.append(
-                {
-                    "statement_id": row["statement_id"],
-                    "discussion_id": row["discussion_id"],
-                    "order": row["statement__order"],
-                    "count": count,
-                }
-            )
-    return found
-
-
-def _error_count(row, kind, event_kind, missed, variable, gt, ai) -> int:
-    values, sarf = row["values"] or {}, ((row["contribution"] or {}).get("sarf") or {})
-    if kind in ERROR_COUNT_KINDS:
-        return int(values.get(kind) or 0)
-    if kind == "sarf":
-        return sum(
-            n
-            for table in sarf.values()
-            for g, cells in table.items()
-            for a, n in cells.items()
-            if a != g
-        )
-    if event_kind:
-        kinds = values.get("fn_event_kinds" if missed else "fp_event_kinds") or []
-        return sum(1 for k in kinds if k == event_kind)
-    if variable:
-        # The confusion tables are keyed AI value first, then ground truth.
-        return int(((sarf.get(variable) or {}).get(ai) or {}).get(gt) or 0)
-    return 0

@@ -11,9 +11,9 @@ import json
 from typing import Any
 
 from django.core.paginator import Paginator
-from django.db.models import QuerySet
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils.functional import cached_property
 from django.utils.safestring import SafeString, mark_safe
 
 from audit.models import ExtractionRun, Feedback
@@ -24,6 +24,7 @@ from metrics import dashboard as dash
 from metrics import selectors
 from metrics.comparison import RunComparison, comparison_from_json
 from metrics.derived import error_analysis_read, run_comparison_read
+from metrics.errors import error_figure
 from metrics.families.plots import bar_plot
 
 DISCUSSIONS_PER_PAGE = 50
@@ -235,10 +236,23 @@ def _plain(rows) -> list[dict[str, Any]]:
 ERROR_STATEMENTS_PER_PAGE = 50
 
 
+class CountedPaginator(Paginator):
+    """A paginator told how many rows there are (stored beside them): it never counts them."""
+
+    def __init__(self, object_list: Any, per_page: int, *, count: int) -> None:
+        super().__init__(object_list, per_page)
+        self.known_count = count
+
+    @cached_property
+    def count(self) -> int:
+        return self.known_count
+
+
 @admin_required
 def error_statements(request: HtmxHttpRequest) -> HttpResponse:
     """The statements behind one count or confusion cell of the error analysis, each linking
-    to the statement (in this run) where the error can be seen."""
+    to the statement (in this run) where the error can be seen; read from the stored error
+    analysis, a page at a time."""
     run = _run_param(request, "run")
     if run is None:
         return render(request, "metrics/error_statements.html", {"error": True}, status=400)
@@ -246,18 +260,18 @@ def error_statements(request: HtmxHttpRequest) -> HttpResponse:
         name: request.GET.get(name, "")[:64]
         for name in ("kind", "event_kind", "variable", "gt", "ai")
     }
-    rows: QuerySet | list[dict[str, Any]]
-    if query["kind"] in selectors.ERROR_COUNT_KINDS:  # the counts the tables link to
-        rows, total = selectors.error_count_statements(run, kind=query["kind"])
-    else:  # a SARF or event-kind cell: read from each statement's stored details
-        found = selectors.error_statements(run, missed=request.GET.get("missed") != "0", **query)
-        rows, total = found, sum(row["count"] for row in found)
-    page = Paginator(rows, ERROR_STATEMENTS_PER_PAGE).get_page(request.GET.get("page"))
+    missed = request.GET.get("missed") != "0"
+    figure = error_figure(missed=missed, **query)
+    analysis = error_analysis_read(run)
+    n, total = ((analysis.values or {}).get("figures") or {}).get(figure, (0, 0))
+    rows = selectors.error_statements_listed(run, figure=figure)
+    paginator = CountedPaginator(rows, ERROR_STATEMENTS_PER_PAGE, count=n)
     context = {
         "run": run,
-        "page": page,
-        "what": _error_label(query, missed=request.GET.get("missed") != "0"),
+        "page": paginator.get_page(request.GET.get("page")),
+        "what": _error_label(query, missed=missed),
         "total": total,
+        "analysis": analysis,
     }
     return render(request, "metrics/error_statements.html", context)
 

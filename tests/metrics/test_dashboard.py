@@ -439,3 +439,25 @@ def test_error_counts_and_confusion_cells_link_to_their_statements(admin_client,
 def test_error_statements_are_for_admins(auditor_client, results) -> None:
     url = reverse("metrics:error_statements")
     assert auditor_client.get(url, {"run": results["v2"].pk}).status_code == 403
+
+
+def test_the_statements_behind_a_figure_are_stored_with_the_error_analysis(
+    admin_client, results
+) -> None:
+    """The analysis stores per figure how many statements count in it and how many times; the
+    page lists them from the stored index and says so, and a confusion cell where ground
+    truth and AI agree is no error: it links to nothing."""
+    from metrics.derived import error_analysis_result_compute
+    from metrics.models import StatementError
+
+    v2 = results["v2"]
+    figures = error_analysis_result_compute(run_id=v2.pk).values["figures"]
+    for figure, (n, total) in figures.items():
+        stored = StatementError.objects.filter(run=v2, figure=figure)
+        assert (stored.count(), sum(stored.values_list("count", flat=True))) == (n, total)
+    n, total = figures["events_fn"]
+    listed = page(admin_client, reverse("metrics:error_statements"), run=v2.pk, kind="events_fn")
+    assert f"{total} in {n} statement" in listed
+    assert not [f for f in figures if f.startswith("sarf:") and f.split(":")[2] == f.split(":")[3]]
+    html = page(admin_client, reverse("metrics:errors"), run=v2.pk)
+    assert "gt=up&amp;ai=up" not in html and "gt=up&amp;ai=none" in html
