@@ -25,6 +25,8 @@ EXTRACTION = "extraction"  # the family whose statement results are read (metric
 ERROR_COUNT_KINDS = tuple(f"{e}_{c}" for e in ENTITY_KINDS for c in ("fn", "fp"))
 WRITE_BATCH = 5000
 READ_CHUNK = 2000
+# What a statement's counts are read from: these keys of its values and its SARF confusions.
+VALUE_KEYS = (*ERROR_COUNT_KINDS, "fn_event_kinds", "fp_event_kinds")
 FIGURE_LENGTH = StatementError._meta.get_field("figure").max_length or 200
 
 
@@ -48,8 +50,9 @@ def error_figure(
     return figure[:FIGURE_LENGTH]
 
 
-def statement_error_counts(values: dict | None, contribution: dict | None) -> Counter[str]:
-    """Each figure one statement result counts in, and how many times (zeros left out)."""
+def statement_error_counts(values: dict | None, sarf: dict | None) -> Counter[str]:
+    """Each figure one statement result counts in, and how many times (zeros left out), from
+    its values (``VALUE_KEYS``) and its contribution's SARF confusions."""
     values, counts = values or {}, Counter[str]()
     for kind in ERROR_COUNT_KINDS:
         counts[kind] = int(values.get(kind) or 0)
@@ -57,8 +60,7 @@ def statement_error_counts(values: dict | None, contribution: dict | None) -> Co
         counts.update(error_figure(event_kind=k, missed=missed) for k in values.get(key) or [])
     # The confusion tables are keyed AI value first, then ground truth; the cells where the
     # two agree are no error (the page links only the others).
-    sarf = (contribution or {}).get("sarf") or {}
-    for variable, table in sarf.items():
+    for variable, table in (sarf or {}).items():
         for ai, cells in table.items():
             for gt, n in cells.items():
                 if ai != gt:
@@ -73,9 +75,14 @@ def _statement_chunks(run: ExtractionRun) -> Iterator[list[Any]]:
     rows = MetricResult.objects.filter(
         family=EXTRACTION, scope=MetricResult.Scope.STATEMENT, run=run, statement__isnull=False
     ).order_by("pk")
-    fields = ("pk", "statement_id", "discussion_id", "statement__order", "values", "contribution")
+    # Only the keys counted, extracted by the database: a statement's whole values and
+    # contribution are several times larger, and decoding them was most of the time.
+    ids = ("pk", "statement_id", "discussion_id", "statement__order")
+    keys = [f"values__{key}" for key in VALUE_KEYS]
     last = 0
-    while chunk := list(rows.filter(pk__gt=last).values(*fields)[:READ_CHUNK]):
+    while chunk := list(
+        rows.filter(pk__gt=last).values(*ids, *keys, "contribution__sarf")[:READ_CHUNK]
+    ):
         yield chunk
         last = chunk[-1]["pk"]
 
@@ -105,7 +112,8 @@ def error_analysis_compute(run: ExtractionRun) -> dict[str, Any]:
         for chunk in _statement_chunks(run):
             rows = []
             for row in chunk:
-                counts = statement_error_counts(row["values"], row["contribution"])
+                values = {key: row[f"values__{key}"] for key in VALUE_KEYS}
+                counts = statement_error_counts(values, row["contribution__sarf"])
                 ids = (row["discussion_id"], row["statement_id"], row["statement__order"])
                 for figure, n in counts.items():
                     found = totals.setdefault(figure, [0, 0])
