@@ -231,6 +231,11 @@ def _present_row(row: StatementRow, labels: Labels, ai_labels: Labels) -> None:
 def attach_f1(rows: list[StatementRow], data: DiscussionData, user, *, earlier: int = 0) -> None:
     """Read the stored statement F1 (never computed here) for statements with ground truth;
     statements before the order `earlier` (not among the rows) only name the items."""
+    # Only the cards shown in full show an F1: their stored rows are the only ones read, and
+    # without any (a draft far down, no ground truth yet) nothing needs the names either.
+    wanted = [row.pk for row in rows if row.has_approved and row.presented]
+    if not wanted:
+        return
     approved = {f.statement_id: f for f in data.feedback if f.status == Feedback.Status.APPROVED}
     labels = Labels()
     if earlier:
@@ -243,13 +248,7 @@ def attach_f1(rows: list[StatementRow], data: DiscussionData, user, *, earlier: 
                     extraction = data.extractions.get(statement.pk)
                     ai = extraction.pdp_deltas if extraction else empty_pdp()
                 labels.feed(own.edited_extraction if own else ai)
-    # Only the cards shown in full show an F1: their stored rows are the only ones read.
-    wanted = [row.pk for row in rows if row.has_approved and row.presented]
-    results = (
-        statement_f1_results(run_id=data.run_id, statement_ids=wanted)
-        if data.run_id and wanted
-        else {}
-    )
+    results = statement_f1_results(run_id=data.run_id, statement_ids=wanted) if data.run_id else {}
     for row in rows:
         if row.statement.is_subject:
             labels.feed(row.mine.edited_extraction if row.mine else _visible_ai(row))
