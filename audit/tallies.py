@@ -138,12 +138,30 @@ def tallies_refresh(*, pairs: Iterable[Pair]) -> None:
     ordered = sorted(wanted)
     for start in range(0, len(ordered), BATCH):
         chunk = ordered[start : start + BATCH]
-        where = Q(
-            statement__discussion_id__in={d for d, _ in chunk},
-            auditor_id__in={a for _, a in chunk},
-        )
-        counted = _counted(where)
-        _store({pair: counted[pair] for pair in chunk if pair in counted}, chunk)
+        with transaction.atomic():  # the locks are held until the counts are written
+            _lock(chunk)
+            where = Q(
+                statement__discussion_id__in={d for d, _ in chunk},
+                auditor_id__in={a for _, a in chunk},
+            )
+            counted = _counted(where)
+            _store({pair: counted[pair] for pair in chunk if pair in counted}, chunk)
+
+
+def _lock(pairs: list[Pair]) -> None:
+    """Lock the pairs' rows (created empty if missing) before counting: a concurrent writer of
+    the same pair waits here until the other commits, then counts the other's rows too (each
+    statement reads what is committed), so neither overwrites the other with an older count."""
+    CodingTally.objects.bulk_create(
+        [CodingTally(discussion_id=d, auditor_id=a) for d, a in pairs],
+        batch_size=BATCH,
+        ignore_conflicts=True,
+    )
+    found = Q()
+    for discussion_id, auditor_id in pairs:
+        found |= Q(discussion_id=discussion_id, auditor_id=auditor_id)
+    locked = CodingTally.objects.select_for_update().filter(found)
+    list(locked.order_by("discussion_id", "auditor_id").values_list("pk", flat=True))
 
 
 @contextlib.contextmanager
