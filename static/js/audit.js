@@ -240,29 +240,42 @@
     }
   }
 
-  // Typing in the raw JSON editor survives a save of the form beside it: the save's reply
-  // refreshes that textarea (out of band), which would otherwise wipe what is being typed.
+  // Typing in the raw JSON editor survives a save of the form beside it. An autosave's reply
+  // refreshes that textarea out of band: a textarea being typed in is left as it is. A reply
+  // that replaces the whole card (adding an item) carries the typing over into the new card,
+  // in the same task as the swap, so no click can fall between the two.
+  function typedIn(area) {
+    return area.value !== area.defaultValue;
+  }
+
+  document.addEventListener("htmx:oobBeforeSwap", function (event) {
+    const target = event.detail.target;
+    if (target.matches && target.matches(".json-editor textarea") && typedIn(target)) {
+      event.detail.shouldSwap = false;
+    }
+  });
+
   let typedJson = [];
   document.addEventListener("htmx:beforeSwap", function (event) {
+    typedJson = [];
     const trigger = event.detail.requestConfig && event.detail.requestConfig.elt;
     if (trigger && trigger.closest && trigger.closest(".json-editor")) return;
     document.querySelectorAll(".json-editor textarea").forEach(function (area) {
-      if (area.id && area.value !== area.defaultValue) typedJson.push([area.id, area.value]);
+      if (area.id && typedIn(area)) typedJson.push([area.id, area.value]);
     });
   });
 
-  function restoreTypedJson() {
+  document.addEventListener("htmx:afterSwap", function () {
     typedJson.forEach(function ([id, value]) {
       const area = document.getElementById(id);
-      if (!area) return;
+      if (!area || typedIn(area)) return;
       area.value = value;
       area.closest("details").open = true;
     });
     typedJson = [];
-  }
+  });
 
   document.addEventListener("htmx:afterSettle", function (event) {
-    restoreTypedJson();
     if (pendingStep) {
       pendingStep = false;
       move(1);
