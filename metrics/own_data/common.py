@@ -24,9 +24,10 @@ from typing import Any
 
 from django.conf import settings as django_settings
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from audit.models import Extraction, Feedback, Speaker
+from audit.models import Extraction, ExtractionRun, Feedback, Speaker
 from evalsite.queue import task_enqueue
 from metrics import results
 from metrics.families.extraction import StatementF1Metrics, calculate_statement_f1
@@ -149,14 +150,12 @@ def pair_score(pair: StatementPair) -> StatementF1Metrics:
 
 def runs_with_ground_truth() -> list[int]:
     """Runs that extracted at least one subject statement with approved ground truth."""
-    approved = Feedback.objects.approved().values("statement_id")
-    return sorted(
-        set(
-            Extraction.objects.filter(statement_id__in=approved)
-            .values_list("run_id", flat=True)
-            .distinct()
-        )
-    )
+    # Per run, EXISTS stops at its first such extraction: joining every approved coding with
+    # every extraction to list a handful of runs read the whole table on each approval.
+    approved = Feedback.objects.approved().filter(statement_id=OuterRef("statement_id"))
+    extracted = Extraction.objects.filter(run_id=OuterRef("pk")).filter(Exists(approved))
+    runs = ExtractionRun.objects.filter(Exists(extracted)).order_by("pk")
+    return list(runs.values_list("pk", flat=True))
 
 
 def inputs_hash(family: str, inputs: Any) -> str:

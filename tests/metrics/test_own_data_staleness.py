@@ -64,6 +64,18 @@ class TestMarkStale:
         assert status(INTERAUDITOR_KEY) == STALE
         assert MetricResult.objects.filter(family__in=[REVIEW_SAVINGS, CALIBRATION]).count() == 2
 
+    def test_runs_with_ground_truth_are_those_that_extracted_an_approved_statement(
+        self, approved_statement, auditor
+    ) -> None:
+        run, statement = approved_statement
+        also = ExtractionRunFactory()
+        ExtractionFactory(run=also, statement=statement)
+        only_submitted = ExtractionRunFactory()
+        submitted = ExtractionFactory(run=only_submitted).statement
+        FeedbackFactory(statement=submitted, auditor=auditor, status=Feedback.Status.SUBMITTED)
+        ExtractionRunFactory()  # extracted nothing
+        assert common.runs_with_ground_truth() == sorted([run.pk, also.pk])
+
     def test_queued_tasks_recompute_after_commit(
         self, approved_statement, django_capture_on_commit_callbacks
     ) -> None:
