@@ -253,11 +253,13 @@ class Command(BaseCommand):
         )
         with transaction.atomic():  # queued on commit, as the page's start is
             job = metrics_recompute_all(run_id=workload.run.pk)
+        # Wait until it has planned (marked its results stale, queued its chunks): the
+        # approvals are timed while the slow worker computes the chunks.
         deadline = time.perf_counter() + options["timeout"]
-        while job.status != ComputeJob.Status.RUNNING and time.perf_counter() < deadline:
+        while not _computing(job) and time.perf_counter() < deadline:
             time.sleep(0.05)
             job.refresh_from_db()
-        if job.status != ComputeJob.Status.RUNNING:
+        if not _computing(job):
             raise CommandError(f"the background recompute did not start ({job.status}).")
         return workload, job
 
@@ -295,7 +297,8 @@ class Command(BaseCommand):
         if background:
             self.stdout.write(
                 f"  while a recompute-all of {background[1].total} results ran on the slow queue "
-                f"(still running after {overlapped} of {len(pipeline)} approvals); measured to "
+                f"({background[1].done} done by the last approval; still running after "
+                f"{overlapped} of {len(pipeline)} approvals); measured to "
                 "the fresh run row: the system trend waits for the recomputed run"
             )
 
@@ -367,3 +370,7 @@ def _reflects(run_row, system_row, run, n_statements: int) -> bool:
     return run_row.values["n_statements"] == n_statements and bool(
         in_system and in_system[0]["n_statements"] == n_statements
     )
+
+
+def _computing(job: ComputeJob) -> bool:
+    return job.status == ComputeJob.Status.RUNNING and job.total > 0
