@@ -33,28 +33,46 @@ def _waiting() -> QuerySet[Feedback]:
 
 def review_stream_next(*, after: Statement | None = None) -> Statement | None:
     """The next statement with coding waiting for review, by discussion then statement order
-    (after ``after``; from the start when nothing is after it)."""
-    waiting = _waiting()
-    ordered = ("statement__discussion_id", "statement__order")
-    if after is not None:
-        later = Q(statement__discussion_id__gt=after.discussion_id) | Q(
-            statement__discussion_id=after.discussion_id, statement__order__gt=after.order
-        )
-        found = waiting.filter(later).order_by(*ordered).values_list("statement_id", flat=True)
-        pk = found.first()
-        if pk is None:  # wrap around: earlier statements may still wait
-            pk = (
-                waiting.exclude(statement=after)
-                .order_by(*ordered)
-                .values_list("statement_id", flat=True)
-                .first()
-            )
+    (after ``after``; from the start when nothing is after it).
+
+    The discussions come from the stored tallies' waiting counts, so only one discussion's
+    feedback is read: ordering every waiting coding by position grew with the data."""
+    if after is None:
+        pk = _first_waiting_after(None)
     else:
-        first = _tallies_waiting().aggregate(d=Min("discussion_id"))["d"]
-        pk = None if first is None else _first_waiting(first)
+        pk = _later_in_discussion(after) or _first_waiting_after(after.discussion_id)
+        pk = pk or _first_waiting_but(after)  # wrap around: earlier statements may still wait
     if pk is None:
         return None
     return Statement.objects.select_related("discussion", "speaker").get(pk=pk)
+
+
+def _next_waiting_discussion(after_id: int | None) -> int | None:
+    tallies = _tallies_waiting()
+    if after_id is not None:
+        tallies = tallies.filter(discussion_id__gt=after_id)
+    return tallies.aggregate(d=Min("discussion_id"))["d"]
+
+
+def _first_waiting_after(discussion_id: int | None) -> int | None:
+    """The first statement waiting in the first discussion with work after this one."""
+    following = _next_waiting_discussion(discussion_id)
+    return None if following is None else _first_waiting(following)
+
+
+def _later_in_discussion(after: Statement) -> int | None:
+    found = _waiting().filter(
+        statement__discussion_id=after.discussion_id, statement__order__gt=after.order
+    )
+    return found.order_by("statement__order").values_list("statement_id", flat=True).first()
+
+
+def _first_waiting_but(after: Statement) -> int | None:
+    first = _next_waiting_discussion(None)
+    if first is None:
+        return None
+    found = _waiting().filter(statement__discussion_id=first).exclude(statement=after)
+    return found.order_by("statement__order").values_list("statement_id", flat=True).first()
 
 
 @dataclass(frozen=True)
