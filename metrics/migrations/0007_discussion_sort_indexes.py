@@ -4,6 +4,8 @@ import django.db.models.fields.json
 import django.db.models.functions.comparison
 from django.db import migrations, models
 
+import metrics.models
+
 
 class Migration(migrations.Migration):
 
@@ -19,42 +21,42 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='metricresult',
-            index=models.Index(models.F('run'), models.OrderBy(django.db.models.functions.comparison.Cast(django.db.models.fields.json.KeyTextTransform('statement_count', 'values'), models.IntegerField()), nulls_last=True), models.F('discussion'), condition=models.Q(('family', 'extraction'), ('scope', 'discussion')), name='metrics_disc_statements_a'),
+            index=metrics.models.NullsLastIndex(models.F('run'), models.OrderBy(django.db.models.functions.comparison.Cast(django.db.models.fields.json.KeyTextTransform('statement_count', 'values'), models.IntegerField()), nulls_last=True), models.F('discussion'), condition=models.Q(('family', 'extraction'), ('scope', 'discussion')), name='metrics_disc_statements_a'),
         ),
         migrations.AddIndex(
             model_name='metricresult',
-            index=models.Index(models.F('run'), models.OrderBy(django.db.models.functions.comparison.Cast(django.db.models.fields.json.KeyTextTransform('statement_count', 'values'), models.IntegerField()), descending=True, nulls_last=True), models.F('discussion'), condition=models.Q(('family', 'extraction'), ('scope', 'discussion')), name='metrics_disc_statements_d'),
+            index=metrics.models.NullsLastIndex(models.F('run'), models.OrderBy(django.db.models.functions.comparison.Cast(django.db.models.fields.json.KeyTextTransform('statement_count', 'values'), models.IntegerField()), descending=True, nulls_last=True), models.F('discussion'), condition=models.Q(('family', 'extraction'), ('scope', 'discussion')), name='metrics_disc_statements_d'),
         ),
         migrations.AddIndex(
             model_name='metricresult',
-            index=models.Index(models.F('run'), models.OrderBy(django.db.models.functions.comparison.Cast(django.db.models.fields.json.KeyTextTransform('aggregate_micro_f1', 'values'), models.FloatField()), nulls_last=True), models.F('discussion'), condition=models.Q(('family', 'extraction'), ('scope', 'discussion')), name='metrics_disc_f1_a'),
+            index=metrics.models.NullsLastIndex(models.F('run'), models.OrderBy(django.db.models.functions.comparison.Cast(django.db.models.fields.json.KeyTextTransform('aggregate_micro_f1', 'values'), models.FloatField()), nulls_last=True), models.F('discussion'), condition=models.Q(('family', 'extraction'), ('scope', 'discussion')), name='metrics_disc_f1_a'),
         ),
         migrations.AddIndex(
             model_name='metricresult',
-            index=models.Index(models.F('run'), models.OrderBy(django.db.models.functions.comparison.Cast(django.db.models.fields.json.KeyTextTransform('aggregate_micro_f1', 'values'), models.FloatField()), descending=True, nulls_last=True), models.F('discussion'), condition=models.Q(('family', 'extraction'), ('scope', 'discussion')), name='metrics_disc_f1_d'),
+            index=metrics.models.NullsLastIndex(models.F('run'), models.OrderBy(django.db.models.functions.comparison.Cast(django.db.models.fields.json.KeyTextTransform('aggregate_micro_f1', 'values'), models.FloatField()), descending=True, nulls_last=True), models.F('discussion'), condition=models.Q(('family', 'extraction'), ('scope', 'discussion')), name='metrics_disc_f1_d'),
         ),
         migrations.AddIndex(
             model_name='metricresult',
-            index=models.Index(models.F('run'), models.OrderBy(django.db.models.functions.comparison.Cast(django.db.models.fields.json.KeyTextTransform('people_f1', 'values'), models.FloatField()), nulls_last=True), models.F('discussion'), condition=models.Q(('family', 'extraction'), ('scope', 'discussion')), name='metrics_disc_people_a'),
+            index=metrics.models.NullsLastIndex(models.F('run'), models.OrderBy(django.db.models.functions.comparison.Cast(django.db.models.fields.json.KeyTextTransform('people_f1', 'values'), models.FloatField()), nulls_last=True), models.F('discussion'), condition=models.Q(('family', 'extraction'), ('scope', 'discussion')), name='metrics_disc_people_a'),
         ),
         migrations.AddIndex(
             model_name='metricresult',
-            index=models.Index(models.F('run'), models.OrderBy(django.db.models.functions.comparison.Cast(django.db.models.fields.json.KeyTextTransform('people_f1', 'values'), models.FloatField()), descending=True, nulls_last=True), models.F('discussion'), condition=models.Q(('family', 'extraction'), ('scope', 'discussion')), name='metrics_disc_people_d'),
+            index=metrics.models.NullsLastIndex(models.F('run'), models.OrderBy(django.db.models.functions.comparison.Cast(django.db.models.fields.json.KeyTextTransform('people_f1', 'values'), models.FloatField()), descending=True, nulls_last=True), models.F('discussion'), condition=models.Q(('family', 'extraction'), ('scope', 'discussion')), name='metrics_disc_people_d'),
         ),
         migrations.AddIndex(
             model_name='metricresult',
-            index=models.Index(models.F('run'), models.OrderBy(django.db.models.functions.comparison.Cast(django.db.models.fields.json.KeyTextTransform('events_f1', 'values'), models.FloatField()), nulls_last=True), models.F('discussion'), condition=models.Q(('family', 'extraction'), ('scope', 'discussion')), name='metrics_disc_events_a'),
+            index=metrics.models.NullsLastIndex(models.F('run'), models.OrderBy(django.db.models.functions.comparison.Cast(django.db.models.fields.json.KeyTextTransform('events_f1', 'values'), models.FloatField()), nulls_last=True), models.F('discussion'), condition=models.Q(('family', 'extraction'), ('scope', 'discussion')), name='metrics_disc_events_a'),
         ),
         migrations.AddIndex(
             model_name='metricresult',
-            index=models.Index(models.F('run'), models.OrderBy(django.db.models.functions.comparison.Cast(django.db.models.fields.json.KeyTextTransform('events_f1', 'values'), models.FloatField()), descending=True, nulls_last=True), models.F('discussion'), condition=models.Q(('family', 'extraction'), ('scope', 'discussion')), name='metrics_disc_events_d'),
+            index=metrics.models.NullsLastIndex(models.F('run'), models.OrderBy(django.db.models.functions.comparison.Cast(django.db.models.fields.json.KeyTextTransform('events_f1', 'values'), models.FloatField()), descending=True, nulls_last=True), models.F('discussion'), condition=models.Q(('family', 'extraction'), ('scope', 'discussion')), name='metrics_disc_events_d'),
         ),
         migrations.AddIndex(
             model_name='metricresult',
-            index=models.Index(models.F('run'), models.OrderBy(django.db.models.functions.comparison.Cast(django.db.models.fields.json.KeyTextTransform('pair_bonds_f1', 'values'), models.FloatField()), nulls_last=True), models.F('discussion'), condition=models.Q(('family', 'extraction'), ('scope', 'discussion')), name='metrics_disc_pair_bonds_a'),
+            index=metrics.models.NullsLastIndex(models.F('run'), models.OrderBy(django.db.models.functions.comparison.Cast(django.db.models.fields.json.KeyTextTransform('pair_bonds_f1', 'values'), models.FloatField()), nulls_last=True), models.F('discussion'), condition=models.Q(('family', 'extraction'), ('scope', 'discussion')), name='metrics_disc_pair_bonds_a'),
         ),
         migrations.AddIndex(
             model_name='metricresult',
-            index=models.Index(models.F('run'), models.OrderBy(django.db.models.functions.comparison.Cast(django.db.models.fields.json.KeyTextTransform('pair_bonds_f1', 'values'), models.FloatField()), descending=True, nulls_last=True), models.F('discussion'), condition=models.Q(('family', 'extraction'), ('scope', 'discussion')), name='metrics_disc_pair_bonds_d'),
+            index=metrics.models.NullsLastIndex(models.F('run'), models.OrderBy(django.db.models.functions.comparison.Cast(django.db.models.fields.json.KeyTextTransform('pair_bonds_f1', 'values'), models.FloatField()), descending=True, nulls_last=True), models.F('discussion'), condition=models.Q(('family', 'extraction'), ('scope', 'discussion')), name='metrics_disc_pair_bonds_d'),
         ),
     ]
