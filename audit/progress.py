@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import pairwise
@@ -201,11 +201,7 @@ def auditor_progress(*, auditors: Iterable[User]) -> list[ProgressRow]:
     spent = active_time(coding_moments(auditor_ids=ids))
     _add_time(rows, spent, "auditor_id", _submitted_pairs(spent))
     agreement = auditor_agreement()
-    for row in rows.values():
-        found = agreement.get(row.label)
-        if found is not None:
-            row.agreement_gt, row.agreement_coders = found.with_ground_truth, found.with_coders
-    return list(rows.values())
+    return _with_agreement(rows, lambda row: agreement.get(row.label))
 
 
 def discussion_progress() -> list[ProgressRow]:
@@ -220,8 +216,13 @@ def discussion_progress() -> list[ProgressRow]:
     spent = active_time(coding_moments())
     _add_time(rows, spent, "discussion_id", _submitted_pairs(spent))
     agreement = discussion_agreement()
+    return _with_agreement(rows, lambda row: agreement.get(row.id))
+
+
+def _with_agreement(rows: dict[int, ProgressRow], found_for: Callable) -> list[ProgressRow]:
+    """The rows, each with its agreement figures where the inter-auditor family has some."""
     for row in rows.values():
-        found = agreement.get(row.id)
+        found = found_for(row)
         if found is not None:
             row.agreement_gt, row.agreement_coders = found.with_ground_truth, found.with_coders
     return list(rows.values())
