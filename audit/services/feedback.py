@@ -8,6 +8,7 @@ computed from ground truth subscribes.
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from datetime import timedelta
 
 from django.conf import settings
@@ -44,9 +45,20 @@ from audit.tallies import tallies_batched
 from evalsite.access import admins, is_admin
 
 
-def feedback_problems(*, feedback: Feedback, payload: dict | None = None) -> list[PayloadIssue]:
-    """What stops this coding (or `payload`, a version of it) from being ground truth."""
+def feedback_problems(
+    *, feedback: Feedback, payload: dict | None = None, earlier: Sequence[dict | None] = ()
+) -> list[PayloadIssue]:
+    """What stops this coding (or `payload`, a version of it) from being ground truth.
+
+    `earlier`: payloads of the discussion's earlier statements the caller has read already
+    (the editor's rows). Knowing more ids only ever removes problems, so when these resolve
+    every reference the answer is the same as with every earlier payload, which is then not
+    read: far down a long discussion that read is most of the editor's time."""
     payload = feedback.edited_extraction if payload is None else payload
+    if earlier:
+        problems = pdp_problems(payload, known=payload_ids(earlier))
+        if not problems:
+            return problems
     return pdp_problems(payload, known=payload_ids(_earlier_payloads(feedback.statement)))
 
 

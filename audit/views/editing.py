@@ -46,7 +46,7 @@ from audit.views.access import error_fragment, safe_next, visible_feedback
 from audit.views.discussion import card_context, statement_url
 from audit.views.display import Card, Labels
 from audit.views.presence import presence_others
-from audit.views.rows import StatementRow, choose_run, coded_payloads
+from audit.views.rows import StatementRow, ai_payloads, choose_run, coded_payloads
 from audit.views.team import open_next
 from evalsite.access import auditor_required, is_admin
 from evalsite.http import HtmxHttpRequest
@@ -99,8 +99,10 @@ def build_editor(
     """Pickers list the people and bonds known so far: the coding of earlier statements
     (the feedback owner's, else the AI's) plus this statement's own items."""
     payload = payload if payload is not None else feedback.edited_extraction
-    problems = feedback_problems(feedback=feedback, payload=payload)
-    before = cumulative(coded_payloads(rows)[:-1])
+    coded_before = coded_payloads(rows)[:-1]
+    read = [*coded_before, *ai_payloads(rows)[:-1]]
+    problems = feedback_problems(feedback=feedback, payload=payload, earlier=read)
+    before = cumulative(coded_before)
     labels = Labels().feed(before).feed(payload)
     people = _options(before["people"], payload.get("people"), labels.person)
     bonds = _options(before["pair_bonds"], payload.get("pair_bonds"), labels.bond)

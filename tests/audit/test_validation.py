@@ -15,9 +15,11 @@ from audit.services import (
     NotReady,
     discussions_import,
     feedback_approve,
+    feedback_problems,
     feedback_start,
     feedback_submit,
 )
+from audit.services import feedback as feedback_service
 from tests.audit.test_views_support import (
     as_post,
     editor_fields,
@@ -150,6 +152,42 @@ def test_references_to_items_of_earlier_statements_are_fine(auditor, scene):
     # The second statement's shift names John (-1) and Mary (-2) of the first statement.
     feedback = feedback_start(statement=scene.second, auditor=auditor)
     assert feedback_submit(feedback=feedback, user=auditor).status == Feedback.Status.SUBMITTED
+
+
+def _refer_to(feedback: Feedback, ident: int) -> dict:
+    payload = copy.deepcopy(feedback.edited_extraction)
+    payload["events"][0]["person"] = ident
+    return payload
+
+
+def test_problems_from_payloads_already_read_skip_the_discussion_read(auditor, scene, monkeypatch):
+    feedback = feedback_start(statement=scene.second, auditor=auditor)
+    full = feedback_problems(feedback=feedback)
+    monkeypatch.setattr(feedback_service, "_earlier_payloads", _must_not_read)
+    # The first statement's AI extraction, as the editor has read it, knows John and Mary.
+    read = [scene.extraction.pdp_deltas]
+    assert feedback_problems(feedback=feedback, earlier=read) == full == []
+
+
+def _must_not_read(statement):
+    raise AssertionError("the earlier payloads were read again")
+
+
+def test_an_id_only_another_coder_knows_is_found_beyond_the_payloads_read(
+    auditor, second_auditor, scene
+):
+    # Another auditor's coding of the first statement names someone the AI did not (-90).
+    theirs = feedback_start(statement=scene.first, auditor=second_auditor)
+    payload = copy.deepcopy(theirs.edited_extraction)
+    payload["people"].append({"id": -90, "name": "Uncle Bob"})
+    Feedback.objects.filter(pk=theirs.pk).update(edited_extraction=payload)
+    feedback = feedback_start(statement=scene.second, auditor=auditor)
+    read = [scene.extraction.pdp_deltas]  # what the editor read: no -90 in it
+    assert (
+        feedback_problems(feedback=feedback, payload=_refer_to(feedback, -90), earlier=read) == []
+    )
+    dangling = feedback_problems(feedback=feedback, payload=_refer_to(feedback, -91), earlier=read)
+    assert [problem.path for problem in dangling] == ["events[0].person"]
 
 
 # --- §1 services and API: 4xx with each problem ------------------------------------------------
