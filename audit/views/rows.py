@@ -100,6 +100,7 @@ class DiscussionData:
     sealed_ids: set[int]
     provisional_ids: set[int]
     run_id: int | None = None
+    shown_from: int = 0  # statements before this order only name things
 
 
 def load_discussion(
@@ -122,19 +123,23 @@ def load_discussion(
     # discussion reads its own rows, not the whole discussion's payloads.
     ids = [statement.pk for statement in loaded]
     shown = [statement.pk for statement in loaded if statement.order >= shown_from]
-    feedback = Feedback.objects.visible_to(user).filter(statement_id__in=ids)
+    naming = [statement.pk for statement in loaded if statement.order < shown_from]
+    visible = Feedback.objects.visible_to(user)
+    feedback = visible.filter(statement_id__in=shown)
     if owner is not None:
         feedback = feedback.filter(auditor=owner)
+    # Above the shown statements only the owner's coding names things: of it, only what
+    # build_rows and attach_f1 read (a long discussion's full rows cost more than its payloads).
+    named_by = visible.filter(statement_id__in=naming, auditor=owner or user)
     approved = Feedback.objects.approved().filter(statement_id__in=shown)
     blind = BlindReview.objects.filter(statement_id__in=ids)
     return DiscussionData(
         statements=loaded,
-        extractions={
-            e.statement_id: e for e in Extraction.objects.filter(statement_id__in=ids, run=run)
-        }
-        if run
-        else {},
-        feedback=list(feedback.select_related("auditor").order_by("statement_id", "auditor_id")),
+        extractions=_extractions(run, shown=shown, naming=naming),
+        feedback=[
+            *named_by.only(*NAMING_FEEDBACK_FIELDS).order_by("statement_id"),
+            *feedback.select_related("auditor").order_by("statement_id", "auditor_id"),
+        ],
         approved_ids=set(approved.values_list("statement_id", flat=True)),
         blind_ids=set(blind.values_list("statement_id", flat=True)),
         sealed_ids=blind_sealed_statement_ids(user=user, statements=shown),
@@ -146,7 +151,24 @@ def load_discussion(
         if run
         else set(),
         run_id=run.pk if run else None,
+        shown_from=shown_from,
     )
+
+
+# What a statement above the shown ones is read for: its payloads name things.
+NAMING_FEEDBACK_FIELDS = ("id", "statement_id", "auditor_id", "status", "edited_extraction")
+
+
+def _extractions(run: ExtractionRun | None, *, shown: list[int], naming: list[int]) -> dict:
+    if run is None:
+        return {}
+    light = Extraction.objects.filter(statement_id__in=naming, run=run)
+    full = Extraction.objects.filter(statement_id__in=shown, run=run)
+    return {
+        extraction.statement_id: extraction
+        for rows in (light.only("id", "statement_id", "pdp_deltas"), full)
+        for extraction in rows
+    }
 
 
 def build_rows(
@@ -189,6 +211,13 @@ def build_rows(
 def _row(statement, data: DiscussionData, feedback: list[Feedback], owner, viewer) -> StatementRow:
     admin = is_admin(viewer)
     mine = next((f for f in feedback if f.auditor_id == owner.pk), None)
+    if statement.order < data.shown_from:  # it only names things: its payloads are all it has
+        return StatementRow(
+            statement=statement,
+            extraction=data.extractions.get(statement.pk),
+            mine=mine,
+            ai_hidden=statement.pk in data.blind_ids and not admin,
+        )
     sealed = statement.pk in data.sealed_ids
     others = [f for f in feedback if f.auditor_id != owner.pk] if admin and not sealed else []
     row = StatementRow(

@@ -266,6 +266,34 @@ def test_coding_pages_queries_do_not_grow_with_the_data():
     assert Feedback.objects.filter(auditor=small.auditor).count() > 2 * coded
 
 
+def test_coding_pages_queries_do_not_grow_with_the_statements_above():
+    """A statement near the top of the long discussion and one far down: the rows above are
+    read for their payloads in the same queries, never one by one."""
+    data, extras = seeded(discussions=1, statements=3, long=LONG)
+    far = extras["rejected"]
+    near = Feedback.objects.filter(
+        auditor=data.auditor, statement__discussion=far.statement.discussion,
+        statement__order__lt=5, status=far.status,
+    ).first() or _rejected_copy(far, order=3)  # fmt: skip
+    client = client_for(data.auditor)
+    counts = {
+        name: [
+            queries_of(client, reverse(name, args=[pk]))
+            for pk in ((near.pk, far.pk) if name == "audit:feedback_edit" else
+                       (near.statement_id, far.statement_id))
+        ]
+        for name in ("audit:feedback_edit", "audit:statement")
+    }  # fmt: skip
+    assert far.statement.order - near.statement.order > 40
+    assert all(a == b for a, b in counts.values()), counts
+
+
+def _rejected_copy(far: Feedback, *, order: int) -> Feedback:
+    statement = Statement.objects.get(discussion=far.statement.discussion, order=order)
+    Feedback.objects.filter(statement=statement, auditor=far.auditor).update(status=far.status)
+    return Feedback.objects.get(statement=statement, auditor=far.auditor)
+
+
 def test_team_progress_and_my_queue_queries_do_not_grow_with_the_data():
     small, _ = seeded(discussions=2, statements=4, long=0, prefix="small")
     as_admin = [reverse("audit:team"), reverse("api-progress"), reverse("audit:review_queue")]
