@@ -12,14 +12,21 @@ each person picker of each event, and a template loop costs tens of microseconds
 
 from __future__ import annotations
 
+import html as stdlib_html
 from collections.abc import Iterable
 from typing import Any
 
 from django import template
-from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 register = template.Library()
+
+
+def escape(value: Any) -> str:
+    """Django's `escape` without the SafeString it wraps each piece in (the same text, five
+    times faster: over a thousand options far down a long discussion); the joined result is
+    marked safe once."""
+    return stdlib_html.escape(str(value))
 
 
 def _chosen(ident: Any, value: Any, multi: bool) -> bool:
