@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from audit.models import Discussion, ExtractionRun, Feedback, Statement
+from audit.models import CodingTally, Discussion, ExtractionRun, Feedback, Statement
+from audit.services import feedback_start, feedback_submit
+from audit.tallies import tallies_counted, tallies_stored
 from tests.api_fixtures import make_discussion
 from tests.conftest import require_service
 from tests.factories import SIMPLE_PDP, ExtractionFactory, ExtractionRunFactory
@@ -168,3 +171,39 @@ def test_simultaneous_reads_reset_a_moot_choice_once(admin_user, second_admin, t
     logged = AuditLogEntry.objects.filter(action=AuditLogEntry.Action.ADJUDICATION_RESET)
     assert logged.count() == 1
     assert Adjudication.objects.get().reset_choices == responses[0].json()["reset_choices"]
+
+
+def test_two_writers_of_one_tally_both_count(auditor):
+    """Two transactions submit two codings of the same (discussion, auditor) at once: the
+    second waits on the first's lock of the tally row, then counts the first's committed
+    submit too, so the stored tally ends at 2 (without the lock: 1, the older count wins)."""
+    _, (_, first, second) = make_discussion("Tallied race", n_subject=2)
+    codings = [feedback_start(statement=s, auditor=auditor) for s in (first, second)]
+    first_counted = threading.Event()
+    errors: list[BaseException] = []
+
+    def submit(feedback: Feedback, *, hold: bool) -> None:
+        try:
+            with transaction.atomic():
+                if not hold:
+                    first_counted.wait(10)
+                feedback_submit(feedback=feedback, user=auditor)
+                if hold:  # counted and holding the lock: let the other count meanwhile
+                    first_counted.set()
+                    time.sleep(0.5)
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [
+        threading.Thread(target=submit, args=(codings[0],), kwargs={"hold": True}),
+        threading.Thread(target=submit, args=(codings[1],), kwargs={"hold": False}),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    assert tallies_stored() == tallies_counted()
+    assert CodingTally.objects.get(auditor=auditor).submitted == 2
