@@ -11,8 +11,9 @@ class AuditConfig(AppConfig):
         from audit import (
             tallies,
             tasks,  # noqa: F401
+            team_figures,
         )
-        from audit.models import Adjudication, Assignment, Feedback
+        from audit.models import Adjudication, Assignment, Discussion, Feedback, FeedbackRevision
 
         # The stored tallies follow every write of the rows they count (see audit/tallies.py).
         for model, saved, deleted in (
@@ -26,3 +27,10 @@ class AuditConfig(AppConfig):
             signal.connect(
                 tallies.adjudication_written, sender=Adjudication, dispatch_uid=f"tally-adj-{name}"
             )
+        # The team page's stored rows: the label follows the summary, time the history.
+        post_save.connect(
+            team_figures.discussion_label_changed, sender=Discussion, dispatch_uid="team-label"
+        )
+        post_save.connect(
+            team_figures.revision_written, sender=FeedbackRevision, dispatch_uid="team-times"
+        )

@@ -11,6 +11,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from evalsite.access import is_admin
+from evalsite.indexes import NullsLastIndex
 
 if TYPE_CHECKING:
     from audit.views.display import FieldChange
@@ -847,3 +848,101 @@ class CodingTally(models.Model):
 
     def __str__(self) -> str:
         return f"tally of auditor {self.auditor_id} in discussion {self.discussion_id}"
+
+
+class TeamFigures(models.Model):
+    """The team page's figures of one discussion or one auditor, stored so a page reads its
+    rows instead of summing every tally and replaying every coder's history on each view.
+
+    - The counts are the sums of the row's ``CodingTally`` rows (``pairs``: how many have
+      work), changed by the difference each tally refresh makes, in its transaction
+      (``audit.team_figures``); ``tallies_rebuild`` recounts them with the tallies.
+    - Active time, median and statements per day are written by the worker that replays the
+      coders' history (``team_times_refresh``), queued when a revision is written.
+    - Agreement is written by the worker that computes the inter-auditor family (``None``:
+      not measured yet)."""
+
+    pairs = models.PositiveIntegerField(default=0, help_text="Tallies with work.")
+    coded = models.PositiveIntegerField(default=0)
+    submitted = models.PositiveIntegerField(default=0)
+    approved = models.PositiveIntegerField(default=0)
+    rejected = models.PositiveIntegerField(default=0)
+    in_review = models.PositiveIntegerField(default=0)
+    waiting = models.PositiveIntegerField(default=0)
+    to_adjudicate = models.PositiveIntegerField(default=0)
+    assigned = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0)
+    open = models.PositiveIntegerField(default=0)
+    open_unsent = models.PositiveIntegerField(default=0)
+    active_seconds = models.FloatField(default=0.0)
+    median_seconds = models.FloatField(null=True, blank=True)
+    per_day = models.FloatField(null=True, blank=True)
+    agreement_gt = models.FloatField(null=True, blank=True)
+    agreement_coders = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+# The per-discussion table's sort columns (the page's names) and the stored field each reads.
+TEAM_SORT_FIELDS = {
+    "label": "label",
+    "assigned": "assigned",
+    "coded": "coded",
+    "submitted": "submitted",
+    "approved": "approved",
+    "rejected": "rejected",
+    "skipped": "skipped",
+    "active_minutes": "active_seconds",
+    "median_minutes": "median_seconds",
+    "per_day": "per_day",
+    "agreement_gt": "agreement_gt",
+    "agreement_coders": "agreement_coders",
+}
+LISTED = Q(pairs__gt=0)
+
+
+def _team_sort_indexes() -> list[models.Index]:
+    """One index per sort column and direction over the listed discussions, in the order the
+    page asks (missing figures last, then by discussion): a page is read in index order."""
+    indexes: list[models.Index] = []
+    for name, field in TEAM_SORT_FIELDS.items():
+        for suffix, order in (
+            ("a", models.F(field).asc(nulls_last=True)),
+            ("d", models.F(field).desc(nulls_last=True)),
+        ):
+            indexes.append(
+                NullsLastIndex(
+                    order,
+                    models.F("discussion"),
+                    condition=LISTED,
+                    name=f"team_{name[:14]}_{suffix}",
+                )
+            )
+    return indexes
+
+
+class DiscussionFigures(TeamFigures):
+    """One discussion's row of the team page (see ``TeamFigures``)."""
+
+    discussion = models.OneToOneField(
+        Discussion, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    label = models.CharField(max_length=80, blank=True, help_text="The summary's start.")
+
+    class Meta:
+        indexes = _team_sort_indexes()
+
+    def __str__(self) -> str:
+        return f"team figures of discussion {self.discussion_id}"
+
+
+class AuditorFigures(TeamFigures):
+    """One auditor's row of the team page and their own progress (see ``TeamFigures``)."""
+
+    auditor = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+
+    def __str__(self) -> str:
+        return f"team figures of auditor {self.auditor_id}"

@@ -26,7 +26,15 @@ from django.db.models import Exists, F, OuterRef, QuerySet, Sum
 from django.db.models.functions import Left
 
 from audit.figures import auditor_agreement, discussion_agreement
-from audit.models import CodingTally, Discussion, Feedback, FeedbackRevision
+from audit.models import (
+    AuditorFigures,
+    CodingTally,
+    Discussion,
+    DiscussionFigures,
+    Feedback,
+    FeedbackRevision,
+    TeamFigures,
+)
 from evalsite.access import AUDITOR, is_admin
 
 S = Feedback.Status
@@ -40,6 +48,9 @@ COLUMNS = (
     "agreement_gt",
     "agreement_coders",
 )
+TIMES = ("active_seconds", "median_seconds", "per_day")
+# What a stored row (``audit.models.TeamFigures``) gives a ProgressRow.
+STORED = (*COUNTS, "open", *TIMES, "agreement_gt", "agreement_coders")
 
 
 @dataclass
@@ -179,13 +190,56 @@ def _add_time(rows: dict[int, ProgressRow], spent: list[Spent], key: str, submit
         row.per_day = round(row.submitted / len(days[row_id]), 2) if days[row_id] else None
 
 
-def _submitted_pairs(spent: list[Spent]) -> set[tuple[int, int]]:
-    """Of the (auditor, statement) pairs with active time, those submitted (or decided)."""
+def _submitted_pairs(spent: list[Spent], *, everyone: bool = False) -> set[tuple[int, int]]:
+    """Of the (auditor, statement) pairs with active time, those submitted (or decided);
+    ``everyone``: the time is everyone's, so every sent coding is read, without a list of ids."""
     statements = {s.statement_id for s in spent}
-    sent = Feedback.objects.exclude(status=S.DRAFT).filter(
-        statement_id__in=statements, auditor_id__in={s.auditor_id for s in spent}
-    )
-    return set(sent.values_list("auditor_id", "statement_id")) if statements else set()
+    sent = Feedback.objects.exclude(status=S.DRAFT)
+    if not everyone:
+        sent = sent.filter(
+            statement_id__in=statements, auditor_id__in={s.auditor_id for s in spent}
+        )
+    return set(sent.values_list("auditor_id", "statement_id").iterator()) if statements else set()
+
+
+TimeFigures = dict[int, dict[str, float | None]]
+
+
+def coding_times() -> tuple[TimeFigures, TimeFigures]:
+    """Per discussion and per auditor with stored figures: active seconds, median seconds per
+    submitted statement and submitted statements per active day, from every coder's history
+    (the worker's replay, ``audit.team_figures.team_times_refresh``)."""
+    spent = active_time(coding_moments())
+    submitted = _submitted_pairs(spent, everyone=True)
+    found: list[TimeFigures] = []
+    for key, model in (("discussion_id", DiscussionFigures), ("auditor_id", AuditorFigures)):
+        rows = {
+            pk: ProgressRow(id=pk, label="", submitted=n)
+            for pk, n in model.objects.values_list("pk", "submitted").iterator()
+        }
+        _add_time(rows, spent, key, submitted)
+        found.append(
+            {
+                pk: {name: getattr(row, name) for name in TIMES}
+                for pk, row in rows.items()
+                if row.active_seconds or row.per_day is not None
+            }
+        )
+    return found[0], found[1]
+
+
+def stored_row(figures: TeamFigures | None, *, id: int, label: str) -> ProgressRow:
+    """A row of the team page from its stored figures (none stored: no work)."""
+    if figures is None:
+        return ProgressRow(id=id, label=label)
+    return ProgressRow(id=id, label=label, **{name: getattr(figures, name) for name in STORED})
+
+
+def auditor_progress_stored(*, auditors: Iterable[User]) -> list[ProgressRow]:
+    """``auditor_progress`` from the stored rows: one read, however much each auditor did."""
+    users = list(auditors)
+    stored = {row.pk: row for row in AuditorFigures.objects.filter(pk__in=[u.pk for u in users])}
+    return [stored_row(stored.get(u.pk), id=u.pk, label=u.get_username()) for u in users]
 
 
 # --- the two tables -----------------------------------------------------------------------------

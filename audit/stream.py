@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.db.models import Count, Exists, Min, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import Left
 
-from audit.models import Assignment, CodingTally, Discussion, Feedback, Statement
+from audit.models import Assignment, AuditorFigures, CodingTally, Discussion, Feedback, Statement
 
 S = Feedback.Status
 
@@ -183,9 +183,10 @@ def my_open_assignments(*, user: User) -> QuerySet[Assignment]:
 
 
 def my_open_count(*, user: User) -> int:
-    """How many open assignments the auditor has not submitted yet (from the stored tallies)."""
-    found = CodingTally.objects.filter(auditor=user).aggregate(n=Sum("open_unsent"))
-    return found["n"] or 0
+    """How many open assignments the auditor has not submitted yet (the sum of their stored
+    tallies, stored: ``audit.team_figures``)."""
+    found = AuditorFigures.objects.filter(pk=user.pk).values_list("open_unsent", flat=True)
+    return found.first() or 0
 
 
 def my_needs_changes(*, user: User) -> QuerySet[Feedback]:

@@ -30,6 +30,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from audit.models import Adjudication, Assignment, CodingTally, Feedback, Speaker, Statement
 from audit.stream import waiting_q
+from audit.team_figures import figures_add, figures_rebuild
 
 Pair = tuple[int, int]  # (discussion id, auditor id)
 S = Feedback.Status
@@ -139,19 +140,23 @@ def tallies_refresh(*, pairs: Iterable[Pair]) -> None:
     for start in range(0, len(ordered), BATCH):
         chunk = ordered[start : start + BATCH]
         with transaction.atomic():  # the locks are held until the counts are written
-            _lock(chunk)
+            before = _lock(chunk)
             where = Q(
                 statement__discussion_id__in={d for d, _ in chunk},
                 auditor_id__in={a for _, a in chunk},
             )
             counted = _counted(where)
-            _store({pair: counted[pair] for pair in chunk if pair in counted}, chunk)
+            after = {pair: counted[pair] for pair in chunk if pair in counted}
+            _store(after, chunk)
+            # the team page's sums change by what these pairs' counts changed
+            figures_add(before=before, after=after)
 
 
-def _lock(pairs: list[Pair]) -> None:
+def _lock(pairs: list[Pair]) -> dict[Pair, dict[str, int]]:
     """Lock the pairs' rows (created empty if missing) before counting: a concurrent writer of
     the same pair waits here until the other commits, then counts the other's rows too (each
-    statement reads what is committed), so neither overwrites the other with an older count."""
+    statement reads what is committed), so neither overwrites the other with an older count.
+    Returns the locked rows' counts (what the refresh changes)."""
     CodingTally.objects.bulk_create(
         [CodingTally(discussion_id=d, auditor_id=a) for d, a in pairs],
         batch_size=BATCH,
@@ -161,7 +166,10 @@ def _lock(pairs: list[Pair]) -> None:
     for discussion_id, auditor_id in pairs:
         found |= Q(discussion_id=discussion_id, auditor_id=auditor_id)
     locked = CodingTally.objects.select_for_update().filter(found)
-    list(locked.order_by("discussion_id", "auditor_id").values_list("pk", flat=True))
+    rows = locked.order_by("discussion_id", "auditor_id").values(
+        "discussion_id", "auditor_id", *COUNTED
+    )
+    return {(row.pop("discussion_id"), row.pop("auditor_id")): row for row in rows}
 
 
 @contextlib.contextmanager
@@ -187,6 +195,7 @@ def tallies_rebuild() -> int:
     counts = _counted(None)
     CodingTally.objects.all().delete()
     _store(counts, [])
+    figures_rebuild()
     return len(counts)
 
 

@@ -1,4 +1,5 @@
-"""Celery tasks of audit's background jobs: large ground-truth exports and imports.
+"""Celery tasks of audit's background jobs: large ground-truth exports and imports, and the
+team page's active time.
 
 They keep the names they were first published under (``metrics.tasks.*``): routes
 (settings.CELERY_TASK_ROUTES) and messages already queued refer to these names.
@@ -10,6 +11,7 @@ from celery import shared_task
 
 from audit.services.export_jobs import ground_truth_export_job_run
 from audit.services.import_jobs import ground_truth_import_job_run
+from audit.team_figures import team_times_refresh
 from evalsite.queue import RETRYING
 
 
@@ -23,3 +25,9 @@ def export_ground_truth_job(job_id: int) -> None:
 def import_ground_truth_job(job_id: int) -> None:
     """A large ground-truth import (ComputeJob kind "import"): imports the stored file."""
     ground_truth_import_job_run(job_id=job_id)
+
+
+@shared_task(name="audit.tasks.team_times", **RETRYING)
+def team_times() -> None:
+    """Replay the coders' history into the team page's stored active time."""
+    team_times_refresh()

@@ -228,6 +228,7 @@ CELERY_TASK_ROUTES = {
 # The stale sweep has a queue of its own that every worker serves, whatever its -Q list
 # (evalsite/celery.py adds it), so the sweep runs while any worker is alive.
 SWEEP_QUEUE = "sweep"
+CELERY_TASK_ROUTES["audit.tasks.team_times"] = {"queue": "slow"}
 CELERY_TASK_ROUTES["metrics.tasks.recompute_stale"] = {"queue": SWEEP_QUEUE}
 STALE_SWEEP_SECONDS = float(os.environ.get("STALE_SWEEP_SECONDS", "60"))
 # Rows marked stale this recently are left to their own queued task by the periodic sweep.

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import F, FloatField, IntegerField, OrderBy, Q
+from django.db.models import F, FloatField, IntegerField, Q
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
 # The background-job record belongs to the ground floor (audit runs export/import jobs with it);
 # re-exported for metrics' own recompute jobs.
 from audit.models import ComputeJob as ComputeJob
+from evalsite.indexes import NullsLastIndex as BaseNullsLastIndex
 
 
 class RowJSONField(models.JSONField):
@@ -46,22 +47,8 @@ def values_figure(key: str, field: type[models.Field]) -> Cast:
     return Cast(KT(f"values__{key}"), field())
 
 
-class NullsLastIndex(models.Index):
-    """An index over an order with NULLS LAST where the database can hold one (PostgreSQL).
-    SQLite, the embedded default of `make run`, refuses the modifier in an index: there the
-    same index is made without it (a sort it serves less well, on demo-sized tables)."""
-
-    def create_sql(self, model, schema_editor, using="", **kwargs):
-        if schema_editor.connection.vendor == "postgresql":
-            return super().create_sql(model, schema_editor, using, **kwargs)
-        return self._without_nulls_order().create_sql(model, schema_editor, using, **kwargs)
-
-    def _without_nulls_order(self) -> models.Index:
-        expressions = [
-            OrderBy(e.expression, descending=e.descending) if isinstance(e, OrderBy) else e
-            for e in self.expressions
-        ]
-        return models.Index(*expressions, condition=self.condition, name=self.name)
+class NullsLastIndex(BaseNullsLastIndex):
+    """Kept under this name: migration 0007 refers to ``metrics.models.NullsLastIndex``."""
 
 
 def _discussion_sort_indexes() -> list[models.Index]:

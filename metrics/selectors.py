@@ -11,12 +11,12 @@ from collections import defaultdict
 from statistics import fmean
 from typing import Any
 
-from django.db.models import FloatField, IntegerField, Q, QuerySet, Sum
+from django.db.models import FloatField, IntegerField, Q, QuerySet
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
 from audit.figures import AuditorAgreement, StoredResult
-from audit.models import CodingTally, ExtractionRun, Feedback, Statement
+from audit.models import AuditorFigures, ExtractionRun, Feedback, Statement
 from audit.pdp import ENTITY_KINDS
 from audit.selectors import filtered_by
 from audit.services.blind import coding_sealed_statement_ids
@@ -235,16 +235,12 @@ def dashboard_status(run: ExtractionRun | None) -> str:
 
 
 def my_progress(user: Any) -> dict[str, int]:
-    """Statements this user coded, by the status of their feedback: the sum of their stored
-    tallies (a row per discussion), not a count of every coding they ever made."""
-    sums = CodingTally.objects.filter(auditor=user).aggregate(
-        coded=Sum("coded"),
-        sent=Sum("submitted"),
-        submitted=Sum("in_review"),
-        approved=Sum("approved"),
-        rejected=Sum("rejected"),
-    )
-    figures = {name: value or 0 for name, value in sums.items()}
+    """Statements this user coded, by the status of their feedback: the stored sum of their
+    tallies (``audit.team_figures``: one row), not a count of every coding they ever made."""
+    names = ("coded", "submitted", "in_review", "approved", "rejected")
+    stored = AuditorFigures.objects.filter(pk=user.pk).values_list(*names).first()
+    figures = dict(zip(names, stored or (0,) * len(names), strict=True))
+    figures["sent"], figures["submitted"] = figures["submitted"], figures["in_review"]
     return {
         "draft": figures["coded"] - figures["sent"],
         "submitted": figures["submitted"],

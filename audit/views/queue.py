@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from audit.forms import QueueFilterForm
 from audit.models import Discussion, Feedback
-from audit.progress import auditor_progress
+from audit.progress import auditor_progress_stored
 from audit.selectors import (
     QueueDiscussion,
     adjudicable_statement_ids,
@@ -182,7 +182,7 @@ def my_work_context(user) -> dict:
     return {
         "my_assignments": assignments[:MY_LISTED],
         "my_open": my_open_count(user=user),
-        "me": auditor_progress(auditors=[user])[0],
+        "me": auditor_progress_stored(auditors=[user])[0],
         "needs_changes": needs_changes[:MY_LISTED],
         "needs_changes_total": needs_changes.count(),
         "threads": threads_unread(user=user),

@@ -19,7 +19,15 @@ from django.views.decorators.http import require_GET, require_POST
 
 from audit.forms import base_version
 from audit.models import Assignment, Discussion, Statement
-from audit.progress import COLUMNS, ProgressRow, rows_sorted, team_progress
+from audit.progress import (
+    COLUMNS,
+    ProgressRow,
+    auditor_progress_stored,
+    auditors_with_work,
+    rows_sorted,
+    stored_row,
+    team_progress,
+)
 from audit.selectors import statements_to_adjudicate, threads_unread
 from audit.services import WorkflowError, feedback_start, feedback_submit
 from audit.services.assignments import (
@@ -44,6 +52,7 @@ from audit.stream import (
     review_waiting_discussions,
     skipped_assignments,
 )
+from audit.team_figures import discussion_figures_sorted
 from audit.views.access import error_fragment, visible_feedback
 from evalsite.access import admin_required, auditor_required
 from evalsite.http import HtmxHttpRequest, page_redirect
@@ -300,21 +309,23 @@ TEAM_DISCUSSIONS = 50  # rows of the per-discussion table a page shows (download
 @require_GET
 @admin_required
 def team(request: HtmxHttpRequest) -> HttpResponse:
-    """Per auditor and per discussion figures, sortable, with CSV / JSON downloads."""
-    figures = team_progress(user=request.user)
+    """Per auditor and per discussion figures, sortable, with CSV / JSON downloads.
+
+    The page reads the stored rows (``audit.team_figures``): the auditors' and one page of the
+    discussions in the order of its sort's index; a download computes every row."""
     download = request.GET.get("download", "")
     if download in ("csv", "json"):
-        return _download(figures, download)
+        return _download(team_progress(user=request.user), download)
     sort = request.GET.get("sort", "label")
     dsort = request.GET.get("dsort", "id")
-    # Every discussion's figures are sorted (any column may be the key); a page is shown.
-    discussions = Paginator(rows_sorted(figures["discussions"], dsort), TEAM_DISCUSSIONS)
+    discussions = Paginator(discussion_figures_sorted(dsort), TEAM_DISCUSSIONS)
     dpage = discussions.get_page(request.GET.get("dpage"))
+    auditors = auditor_progress_stored(auditors=auditors_with_work())
     tables = [
         {
             "name": "auditors",
             "caption": "Per auditor",
-            "rows": rows_sorted(figures["auditors"], sort),
+            "rows": rows_sorted(auditors, sort),
             "headers": _headers(sort),
             "param": "sort",
             "other_param": "dsort",
@@ -323,7 +334,7 @@ def team(request: HtmxHttpRequest) -> HttpResponse:
         {
             "name": "discussions",
             "caption": "Per discussion",
-            "rows": dpage.object_list,
+            "rows": [stored_row(row, id=row.pk, label=row.label) for row in dpage.object_list],
             "page": dpage,
             "headers": _headers(dsort),
             "param": "dsort",

@@ -30,6 +30,7 @@ from django.utils import timezone
 from audit.models import BlindReview, Extraction, Feedback, Speaker, Statement
 from audit.pdp import payload_items
 from audit.selectors import adjudication_counts
+from audit.team_figures import team_agreement_store
 from metrics.cards import FRESH, UPDATING, card_state, whole_family_card_base, whole_family_row
 from metrics.families.extraction import SARF_VARIABLES, StatementF1Metrics, calculate_statement_f1
 from metrics.families.interauditor import (
@@ -461,7 +462,7 @@ def interauditor_result_compute(*, force: bool = False) -> MetricResult:
         pieces = agreement_pieces(grouped, ai, force=force)
         return interauditor_values(codings, pieces, resamples=resamples)
 
-    return result_compute(
+    result = result_compute(
         family=INTERAUDITOR,
         key=INTERAUDITOR_KEY,
         scope=Scope.SYSTEM,
@@ -470,6 +471,22 @@ def interauditor_result_compute(*, force: bool = False) -> MetricResult:
         compute=compute,
         read_at=read_at,
         force=force,
+    )
+    team_agreement_write()
+    return result
+
+
+def team_agreement_write() -> None:
+    """Store each discussion's and auditor's agreement on the team page's rows (read there
+    without aggregating the pieces on every view), from the stored result and pieces."""
+    from metrics.selectors import auditor_agreement_read, discussion_agreement_read
+
+    def figures(found: dict) -> dict:
+        return {key: (a.with_ground_truth, a.with_coders) for key, a in found.items()}
+
+    team_agreement_store(
+        discussions=figures(discussion_agreement_read()),
+        auditors=figures(auditor_agreement_read()),
     )
 
 

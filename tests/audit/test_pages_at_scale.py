@@ -466,3 +466,23 @@ def test_the_skipped_and_blind_lists_are_paged_newest_first():
     newest, oldest = f"note {statements[0].pk}<", f"note {statements[-1].pk}<"
     first = client.get(reverse("audit:skipped")).content.decode()
     assert newest in first and oldest not in first
+
+
+def test_the_team_page_reads_its_stored_rows_in_the_order_the_computed_rows_sort():
+    """Every column, both ways: the page's first 50 discussions are the computed rows' first 50
+    (ties by discussion), with the same figures, agreement included (the seed stores the
+    inter-auditor pieces of one statement in ten)."""
+    from audit.progress import COLUMNS, discussion_progress, rows_sorted
+    from audit.team_figures import discussion_figures_sorted
+
+    seeded(discussions=60, statements=12, long=0)
+    computed = discussion_progress()
+    assert {r.agreement_coders for r in computed} - {None}, "the seed stores agreement"
+    for column in ("id", "label", *COLUMNS):
+        for dsort in (column, f"-{column}"):
+            expected = rows_sorted(computed, dsort)[:50]
+            shown = list(discussion_figures_sorted(dsort)[:50])
+            assert [r.pk for r in shown] == [r.id for r in expected], dsort
+            for stored, row in zip(shown, expected, strict=True):
+                assert stored.agreement_coders == pytest.approx(row.agreement_coders), dsort
+                assert (stored.coded, stored.submitted) == (row.coded, row.submitted), dsort

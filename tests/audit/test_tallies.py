@@ -33,6 +33,7 @@ from audit.services.assignments import (
     statement_skip,
 )
 from audit.tallies import tallies_counted, tallies_rebuild, tallies_stored
+from audit.team_figures import figures_counted, figures_stored
 from tests.factories import DiscussionFactory, SpeakerFactory, StatementFactory, pdp, person
 
 pytestmark = pytest.mark.django_db
@@ -136,11 +137,14 @@ def test_stored_tallies_equal_a_recount_after_any_sequence_of_workflow_actions(
         except WorkflowError as exc:
             done.append(f"refused: {exc}")  # a refused action changes nothing
         assert tallies_stored() == tallies_counted(), done[-1]
+        assert figures_stored() == figures_counted(), done[-1]
     wanted = {"submit", "approve", "reject", "assign", "skip", "reassign", "adjudicate"}
     assert wanted <= set(done), wanted - set(done)
     stored = tallies_stored()
+    figures = figures_stored()
     assert tallies_rebuild() == len(stored)
     assert tallies_stored() == stored
+    assert figures_stored() == figures
 
 
 def test_a_deleted_discussion_takes_its_tallies_with_it(auditor):

@@ -1,12 +1,15 @@
 from django.core.management.base import BaseCommand
 
 from audit.tallies import tallies_counted, tallies_rebuild, tallies_stored
+from audit.team_figures import figures_counted, figures_stored, team_times_refresh
 
 
 class Command(BaseCommand):
     help = (
         "Recount the stored per-discussion, per-auditor tallies from the feedback and "
-        "assignments (with --check: only report the pairs that differ, exit 1 if any)."
+        "assignments, their sums per discussion and per auditor (the team page's rows) and the "
+        "team page's active time (with --check: only report the counts that differ, exit 1 if "
+        "any)."
     )
 
     def add_arguments(self, parser):
@@ -14,18 +17,19 @@ class Command(BaseCommand):
 
     def handle(self, *args, check: bool, **options):
         if check:
-            counted, stored = tallies_counted(), tallies_stored()
-            differ = sorted(
-                p for p in set(counted) | set(stored) if counted.get(p) != stored.get(p)
-            )
-            for discussion_id, auditor_id in differ[:50]:
-                self.stdout.write(
-                    f"discussion {discussion_id} auditor {auditor_id}: stored "
-                    f"{stored.get((discussion_id, auditor_id))}, counted "
-                    f"{counted.get((discussion_id, auditor_id))}"
-                )
-            self.stdout.write(f"{len(differ)} of {len(counted)} pairs differ.")
+            differ = self._differ("pair", tallies_counted(), tallies_stored())
+            for key, counted in figures_counted().items():
+                differ += self._differ(key.removesuffix("_id"), counted, figures_stored()[key])
             if differ:
                 raise SystemExit(1)
             return
         self.stdout.write(f"Recounted {tallies_rebuild()} discussion x auditor pairs.")
+        self.stdout.write(f"Active time of {team_times_refresh()} discussions and auditors.")
+
+    def _differ(self, what: str, counted: dict, stored: dict) -> int:
+        """Report the keys whose stored counts differ from the recount; returns how many."""
+        differ = sorted(k for k in set(counted) | set(stored) if counted.get(k) != stored.get(k))
+        for key in differ[:50]:
+            self.stdout.write(f"{what} {key}: stored {stored.get(key)}, counted {counted.get(key)}")
+        self.stdout.write(f"{len(differ)} of {len(counted)} {what}s differ.")
+        return len(differ)

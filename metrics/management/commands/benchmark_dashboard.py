@@ -47,7 +47,10 @@ from metrics.families.extraction import (
     statement_contribution,
 )
 from metrics.match_settings import match_settings
-from metrics.models import MetricResult
+from metrics.models import MetricResult, StatementPiece
+from metrics.own_data.agreement import team_agreement_write
+from metrics.own_data.common import INTERAUDITOR_KEY
+from metrics.registry import INTERAUDITOR
 from metrics.results import run_key
 from metrics.services import (
     CODE_VERSION,
@@ -304,6 +307,7 @@ def pages_data_create(data: DashboardData) -> dict[str, Any]:
         ],
         batch_size=BATCH,
     )
+    _agreement_create(data, second, [s for s in statements if s.order % 10 == 3])
     A = Assignment.Status
     plan = [
         (data.auditor, 5, A.OPEN, ""),
@@ -342,6 +346,48 @@ def pages_data_create(data: DashboardData) -> dict[str, Any]:
     tallies_rebuild()  # bulk created and updated, past the model signals
     submitted = Feedback.objects.filter(auditor=second).order_by("pk").first()
     return {"second": second, "rejected": rejected, "submitted": submitted}
+
+
+def _agreement_create(data: DashboardData, second: Any, shared: list[Statement]) -> None:
+    """The inter-auditor family's stored pieces of the statements both auditors coded (one in
+    ten) and its system result, as the worker leaves them, and the team page's agreement the
+    worker writes from them (``team_agreement_write``)."""
+    coders = {
+        (statement_id, auditor_id): pk
+        for statement_id, auditor_id, pk in Feedback.objects.filter(
+            statement_id__in=[s.pk for s in shared]
+        ).values_list("statement_id", "auditor_id", "pk")
+    }
+    pieces = []
+    for s in shared:
+        mine, theirs = coders[(s.pk, data.auditor.pk)], coders[(s.pk, second.pk)]
+        f1 = (s.discussion_id % 10) / 10  # differs between discussions, for the sort
+        piece = {"pairs": [[mine, theirs, f1, f1, [], 1, 1]], "truth": [[mine, f1, 1, 0]]}
+        key = StatementPiece.make_key(INTERAUDITOR, run_id=None, statement_id=s.pk)
+        pieces.append(
+            StatementPiece(
+                key=key, family=INTERAUDITOR, statement=s, input_hash="bench", piece=piece
+            )
+        )
+    StatementPiece.objects.bulk_create(pieces, batch_size=BATCH)
+    pair = {"auditor_a": data.auditor.get_username(), "auditor_b": second.get_username()}
+    values = {
+        "pairs": [{**pair, "symmetric_f1": {"point": 0.45}, "n_comparisons": len(shared)}],
+        "auditors": [{"auditor": pair["auditor_a"], "mean_f1": {"point": 0.45}}],
+    }
+    MetricResult.objects.update_or_create(
+        key=INTERAUDITOR_KEY,
+        defaults={
+            "family": INTERAUDITOR,
+            "scope": MetricResult.Scope.SYSTEM,
+            "values": values,
+            "code_version": CODE_VERSION,
+            "input_hash": "bench",
+            "status": MetricResult.Status.FRESH,
+            "computed_at": timezone.now(),
+        },
+    )
+    team_agreement_write()
 
 
 # --- the pages -----------------------------------------------------------------------------

@@ -1,0 +1,216 @@
+"""The team page's stored rows (``DiscussionFigures``, ``AuditorFigures``): how they are kept
+and read.
+
+- counts: every tally refresh (``audit.tallies``) passes the counts it found before and after
+  for its pairs; the difference is added to the pairs' discussion and auditor rows in the same
+  transaction, under the tallies' row locks, so two writers never lose each other's change.
+  ``figures_rebuild`` sums the tallies again (with ``tallies_rebuild``);
+- active time: ``team_times_refresh`` replays every coder's history (``audit.progress``), on
+  the worker (``audit.tasks.team_times``, queued once per transaction that writes a revision);
+- agreement: ``team_agreement_store``, called by the worker that computes the inter-auditor
+  family (audit never imports metrics).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from typing import Any
+
+from django.core.cache import cache
+from django.db import transaction
+from django.db.models import Count, F, QuerySet, Sum
+from django.db.models.functions import Left
+
+from audit.models import (
+    TEAM_SORT_FIELDS,
+    AuditorFigures,
+    CodingTally,
+    Discussion,
+    DiscussionFigures,
+    FeedbackRevision,
+)
+
+Pair = tuple[int, int]  # (discussion id, auditor id)
+SUMMED = (
+    "coded",
+    "submitted",
+    "approved",
+    "rejected",
+    "in_review",
+    "waiting",
+    "to_adjudicate",
+    "assigned",
+    "skipped",
+    "open",
+    "open_unsent",
+)
+COUNTS = ("pairs", *SUMMED)
+TIMES = ("active_seconds", "median_seconds", "per_day")
+AGREEMENT = ("agreement_gt", "agreement_coders")
+BATCH = 500
+
+
+# --- counts: the tallies' differences ------------------------------------------------------------
+
+
+def _difference(before: Mapping[str, int] | None, after: Mapping[str, int] | None) -> dict:
+    old, new = before or {}, after or {}
+    change = {name: new.get(name, 0) - old.get(name, 0) for name in SUMMED}
+    change["pairs"] = int(any(new.values())) - int(any(old.values()))
+    return {name: value for name, value in change.items() if value}
+
+
+def figures_add(*, before: Mapping[Pair, Mapping[str, int]], after: Mapping[Pair, dict]) -> None:
+    """Add what a tally refresh changed to the discussions' and auditors' rows (pairs absent
+    from ``after`` have no work left)."""
+    by_discussion: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    by_auditor: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for pair in set(before) | set(after):
+        for name, value in _difference(before.get(pair), after.get(pair)).items():
+            by_discussion[pair[0]][name] += value
+            by_auditor[pair[1]][name] += value
+    _rows_ensure(discussion_ids=list(by_discussion), auditor_ids=list(by_auditor))
+    # In id order, discussions then auditors: concurrent refreshes take the locks in one order.
+    for model, changes in ((DiscussionFigures, by_discussion), (AuditorFigures, by_auditor)):
+        for pk in sorted(changes):
+            change = {name: F(name) + value for name, value in changes[pk].items() if value}
+            if change:
+                model.objects.filter(pk=pk).update(**change)
+
+
+def _rows_ensure(*, discussion_ids: list[int], auditor_ids: list[int]) -> None:
+    """Create the rows that do not exist yet (a discussion's with its label)."""
+    have = set(DiscussionFigures.objects.filter(pk__in=discussion_ids).values_list("pk", flat=True))
+    missing = [pk for pk in discussion_ids if pk not in have]
+    if missing:
+        labels = Discussion.objects.filter(pk__in=missing).values_list("pk", Left("summary", 80))
+        DiscussionFigures.objects.bulk_create(
+            [DiscussionFigures(discussion_id=pk, label=label) for pk, label in labels],
+            ignore_conflicts=True,
+        )
+    AuditorFigures.objects.bulk_create(
+        [AuditorFigures(auditor_id=pk) for pk in auditor_ids], ignore_conflicts=True
+    )
+
+
+def figures_counted() -> dict[str, dict[int, dict[str, int]]]:
+    """The counts a rebuild would store: the tallies summed per discussion and per auditor
+    (rows with nothing counted left out)."""
+    found: dict[str, dict[int, dict[str, int]]] = {}
+    for key in ("discussion_id", "auditor_id"):
+        sums = (
+            CodingTally.objects.order_by()
+            .values(key)
+            .annotate(pairs=Count("pk"), **{name: Sum(name) for name in SUMMED})
+        )
+        found[key] = {row.pop(key): row for row in sums}
+    return found
+
+
+def figures_stored() -> dict[str, dict[int, dict[str, int]]]:
+    """The stored counts, in the shape of ``figures_counted``."""
+    found = {}
+    for key, model in (("discussion_id", DiscussionFigures), ("auditor_id", AuditorFigures)):
+        rows = model.objects.exclude(**dict.fromkeys(COUNTS, 0)).values("pk", *COUNTS)
+        found[key] = {row.pop("pk"): row for row in rows}
+    return found
+
+
+def figures_rebuild() -> None:
+    """Sum every tally again into the rows (time and agreement stay as they are)."""
+    counted = figures_counted()
+    _rows_ensure(
+        discussion_ids=list(counted["discussion_id"]), auditor_ids=list(counted["auditor_id"])
+    )
+    for key, model in (("discussion_id", DiscussionFigures), ("auditor_id", AuditorFigures)):
+        model.objects.exclude(pk__in=list(counted[key])).update(**dict.fromkeys(COUNTS, 0))
+        rows: list[Any] = [model(pk=pk, **counts) for pk, counts in counted[key].items()]
+        model.objects.bulk_update(rows, list(COUNTS), batch_size=BATCH)
+
+
+def discussion_label_changed(sender: type, instance: Discussion, **kwargs: object) -> None:
+    """A discussion's summary changed: its row's label follows (no row: nothing to do)."""
+    DiscussionFigures.objects.filter(pk=instance.pk).update(label=instance.summary[:80])
+
+
+# --- active time: the worker -------------------------------------------------------------------
+
+TIMES_QUEUED = "team-times-queued"
+
+
+def revision_written(sender: type, instance: FeedbackRevision, **kwargs: object) -> None:
+    """A coder worked: replay the history once the transaction commits, unless a replay is
+    already queued and not started (the worker takes the key away when it starts)."""
+    from audit.tasks import team_times
+    from evalsite.queue import task_enqueue
+
+    def queue() -> None:
+        if cache.add(TIMES_QUEUED, 1, timeout=600):
+            task_enqueue(team_times)
+
+    transaction.on_commit(queue)
+
+
+def team_times_refresh() -> int:
+    """Every discussion's and auditor's active time, median per statement and statements per
+    day, from every coder's history; returns how many rows carry time."""
+    from audit.progress import coding_times
+
+    cache.delete(TIMES_QUEUED)
+    discussions, auditors = coding_times()
+    written = 0
+    for model, times in ((DiscussionFigures, discussions), (AuditorFigures, auditors)):
+        model.objects.exclude(pk__in=list(times)).exclude(active_seconds=0, per_day=None).update(
+            active_seconds=0.0, median_seconds=None, per_day=None
+        )
+        rows: list[Any] = [model(pk=pk, **figures) for pk, figures in times.items()]
+        written += len(rows)
+        model.objects.bulk_update(rows, list(TIMES), batch_size=BATCH)
+    return written
+
+
+# --- agreement: written by the inter-auditor family's worker ------------------------------------
+
+
+def team_agreement_store(
+    *,
+    discussions: Mapping[int, tuple[float | None, float | None]],
+    auditors: Mapping[str, tuple[float | None, float | None]],
+) -> None:
+    """Store each discussion's (by id) and auditor's (by username) agreement (with ground
+    truth, with other coders); every other row's agreement becomes unmeasured."""
+    from django.contrib.auth import get_user_model
+
+    ids = dict(
+        get_user_model().objects.filter(username__in=list(auditors)).values_list("username", "pk")
+    )
+    by_auditor = {ids[name]: figures for name, figures in auditors.items() if name in ids}
+    with transaction.atomic():
+        _rows_ensure(discussion_ids=[], auditor_ids=list(by_auditor))
+        for model, found in ((DiscussionFigures, discussions), (AuditorFigures, by_auditor)):
+            model.objects.exclude(pk__in=list(found)).exclude(
+                agreement_gt=None, agreement_coders=None
+            ).update(agreement_gt=None, agreement_coders=None)
+            rows: list[Any] = [
+                model(pk=pk, agreement_gt=gt, agreement_coders=coders)
+                for pk, (gt, coders) in found.items()
+            ]
+            model.objects.bulk_update(rows, list(AGREEMENT), batch_size=BATCH)
+
+
+# --- reads ----------------------------------------------------------------------------------------
+
+
+def discussion_figures_sorted(sort: str) -> QuerySet[DiscussionFigures]:
+    """The listed discussions' rows in the page's order ("-": descending; missing figures last,
+    then by discussion), each order an index of its own."""
+    name = sort.lstrip("-")
+    rows = DiscussionFigures.objects.filter(pairs__gt=0)
+    field = TEAM_SORT_FIELDS.get(name)
+    if name == "id":
+        return rows.order_by("-discussion_id" if sort.startswith("-") else "discussion_id")
+    if field is None:  # an unknown column: discussion order
+        return rows.order_by("discussion_id")
+    key = F(field).desc(nulls_last=True) if sort.startswith("-") else F(field).asc(nulls_last=True)
+    return rows.order_by(key, "discussion_id")
