@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.contrib.auth.models import User
 from django.core.paginator import Page, Paginator
+from django.db import connection
 from django.db.models import Count, Exists, F, Min, OuterRef, Q, QuerySet, Subquery, Sum, Value
 from django.db.models.functions import Coalesce
 
@@ -29,6 +30,7 @@ from audit.models import (
     TriageSettings,
     TriageStatement,
 )
+from audit.pdp import ENTITY_KINDS, as_id, payload_ids
 from audit.services.blind import submitted_statement_ids
 from audit.views.display import diff_summary, field_changes
 from evalsite.access import admins, is_admin
@@ -655,3 +657,56 @@ def adjudication_counts() -> list[tuple[int, int]]:
     """(unanimous, adjudicated) item counts of every statement whose merge was produced."""
     rows = Adjudication.objects.filter(feedback__isnull=False).order_by("statement_id")
     return [tuple(r) for r in rows.values_list("unanimous_items", "adjudicated_items")]  # type: ignore[misc]
+
+
+# --- ids a coding may refer to -----------------------------------------------------------------
+
+# The ids of the dict items of each entity list of every payload (every run's extraction and
+# every coder's coding) of the statements above one, as JSON text: PostgreSQL takes them out of
+# the payloads, so the 2-3 KB payloads are neither sent nor decoded (an approval far down a
+# long discussion read about 775 of them for a few hundred ids).
+_EARLIER_IDS_SQL = """
+SELECT DISTINCT lists.kind, (item -> 'id')::text
+FROM (
+    SELECT payload.pdp_deltas AS doc FROM {extraction} payload
+    JOIN {statement} statement ON statement.id = payload.statement_id
+    WHERE statement.discussion_id = %(discussion)s AND statement."order" < %(order)s
+    UNION ALL
+    SELECT payload.edited_extraction FROM {feedback} payload
+    JOIN {statement} statement ON statement.id = payload.statement_id
+    WHERE statement.discussion_id = %(discussion)s AND statement."order" < %(order)s
+) payloads
+CROSS JOIN (VALUES ('people'), ('events'), ('pair_bonds')) AS lists(kind)
+CROSS JOIN LATERAL jsonb_array_elements(
+    CASE WHEN jsonb_typeof(payloads.doc -> lists.kind) = 'array'
+    THEN payloads.doc -> lists.kind ELSE '[]'::jsonb END
+) AS item
+WHERE jsonb_typeof(item) = 'object' AND item ? 'id'
+"""
+
+
+def earlier_item_ids(*, statement: Statement) -> dict[str, set]:
+    """The ids of the people, events and pair bonds in every payload of the discussion's
+    earlier statements (which a delta may refer to): `audit.pdp.payload_ids` of them all."""
+    if connection.vendor != "postgresql":
+        earlier = {"statement__discussion_id": statement.discussion_id}
+        earlier["statement__order__lt"] = statement.order
+        ai = Extraction.objects.filter(**earlier).values_list("pdp_deltas", flat=True)
+        coded = Feedback.objects.filter(**earlier).values_list("edited_extraction", flat=True)
+        return payload_ids([*ai, *coded])
+    tables = {
+        "extraction": Extraction._meta.db_table,
+        "feedback": Feedback._meta.db_table,
+        "statement": Statement._meta.db_table,
+    }
+    ids: dict[str, set] = {kind: set() for kind in ENTITY_KINDS}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _EARLIER_IDS_SQL.format(**tables),
+            {"discussion": statement.discussion_id, "order": statement.order},
+        )
+        for kind, text in cursor.fetchall():
+            ident = as_id(json.loads(text))  # as payload_ids reads an id: ints and strings
+            if ident is not None:
+                ids[kind].add(ident)
+    return ids

@@ -28,6 +28,7 @@ from audit.models import (
 )
 from audit.pdp import payload_ids, pdp_problems
 from audit.schemas import PayloadIssue, validate_pdp
+from audit.selectors import earlier_item_ids
 from audit.services.assignments import assignment_release_on_submit, check_may_code
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.comments import comment_add
@@ -52,23 +53,14 @@ def feedback_problems(
 
     `earlier`: payloads of the discussion's earlier statements the caller has read already
     (the editor's rows). Knowing more ids only ever removes problems, so when these resolve
-    every reference the answer is the same as with every earlier payload, which is then not
-    read: far down a long discussion that read is most of the editor's time."""
+    every reference the answer is the same as with every earlier payload's ids, which are then
+    not read: far down a long discussion that read is most of the editor's time."""
     payload = feedback.edited_extraction if payload is None else payload
     if earlier:
         problems = pdp_problems(payload, known=payload_ids(earlier))
         if not problems:
             return problems
-    return pdp_problems(payload, known=payload_ids(_earlier_payloads(feedback.statement)))
-
-
-def _earlier_payloads(statement: Statement) -> list[dict]:
-    """Every payload of the discussion's earlier statements: a delta may refer to their items."""
-    earlier = {"statement__discussion_id": statement.discussion_id}
-    earlier["statement__order__lt"] = statement.order
-    ai = Extraction.objects.filter(**earlier).values_list("pdp_deltas", flat=True)
-    coded = Feedback.objects.filter(**earlier).values_list("edited_extraction", flat=True)
-    return [*ai, *coded]
+    return pdp_problems(payload, known=earlier_item_ids(statement=feedback.statement))
 
 
 def _check_ready(feedback: Feedback, *, action: str) -> None:

@@ -58,3 +58,52 @@ def test_list_filters_apply_only_what_was_given_in_id_order():
         )
         == []
     )
+
+
+ODD_IDS = [-1, 7, "p-ä", "", 0, True, None, 1.0, 2.5, [3], {"id": 4}, 10**20, -(10**20)]
+
+
+def _odd_payload(rng) -> dict:
+    """A payload with every kind of item and id the stored JSON may hold, valid or not."""
+    payload: dict = {}
+    for kind in ("people", "events", "pair_bonds"):
+        shape = rng.random()
+        if shape < 0.1:
+            payload[kind] = {"id": rng.choice(ODD_IDS)}  # not a list: no items
+        elif shape < 0.2:
+            continue  # the list is missing
+        else:
+            items: list = []
+            for _ in range(rng.randrange(4)):
+                item = rng.choice([{"id": rng.choice(ODD_IDS)}, {"name": "no id"}, "id", 5])
+                items.append(item)
+            payload[kind] = items
+    payload["delete"] = [rng.choice(ODD_IDS)]  # deletions name ids, they are not items
+    return payload
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_earlier_item_ids_are_the_ids_of_every_earlier_payload(seed, auditor, second_auditor):
+    import random
+
+    from audit.pdp import payload_ids
+
+    rng = random.Random(seed)
+    discussion = DiscussionFactory()
+    runs = [ExtractionRunFactory(), ExtractionRunFactory()]
+    statements = [StatementFactory(discussion=discussion, order=i) for i in range(6)]
+    payloads: list[list[dict]] = []
+    for statement in statements:
+        here = []
+        for run in runs:
+            here.append(_odd_payload(rng))
+            ExtractionFactory(statement=statement, run=run, pdp_deltas=here[-1])
+        for coder in (auditor, second_auditor):
+            here.append(_odd_payload(rng))
+            FeedbackFactory(statement=statement, auditor=coder, edited_extraction=here[-1])
+        payloads.append(here)
+    elsewhere = StatementFactory(order=0)  # another discussion's ids are not known here
+    ExtractionFactory(statement=elsewhere, run=runs[0], pdp_deltas={"people": [{"id": -999}]})
+    for index, statement in enumerate(statements):
+        above = [payload for here in payloads[:index] for payload in here]
+        assert selectors.earlier_item_ids(statement=statement) == payload_ids(above), index

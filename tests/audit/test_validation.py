@@ -163,13 +163,13 @@ def _refer_to(feedback: Feedback, ident: int) -> dict:
 def test_problems_from_payloads_already_read_skip_the_discussion_read(auditor, scene, monkeypatch):
     feedback = feedback_start(statement=scene.second, auditor=auditor)
     full = feedback_problems(feedback=feedback)
-    monkeypatch.setattr(feedback_service, "_earlier_payloads", _must_not_read)
+    monkeypatch.setattr(feedback_service, "earlier_item_ids", _must_not_read)
     # The first statement's AI extraction, as the editor has read it, knows John and Mary.
     read = [scene.extraction.pdp_deltas]
     assert feedback_problems(feedback=feedback, earlier=read) == full == []
 
 
-def _must_not_read(statement):
+def _must_not_read(*, statement):
     raise AssertionError("the earlier payloads were read again")
 
 
