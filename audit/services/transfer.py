@@ -17,6 +17,7 @@ import copy
 import itertools
 import json
 import textwrap
+from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import IO, Any, Protocol
@@ -79,7 +80,10 @@ class ImportSummary:
     extractions_created: int = 0
     approved_created: int = 0
     approved_kept: int = 0
-    touched_statement_ids: list[int] = field(default_factory=list)
+    # Whose extraction or ground truth the import created, once per statement and 8 bytes
+    # each: what stays in memory through a large import grows by 0.8 MB per 100,000 statements.
+    touched_statement_ids: array[int] = field(default_factory=lambda: array("q"))
+    # The first LOGGED_FEEDBACK_IDS only: what the audit log names.
     imported_feedback_ids: list[int] = field(default_factory=list)
 
     def line(self) -> str:
@@ -487,8 +491,8 @@ def _import_ground_truth(statement: Statement, data: dict, summary, by) -> None:
     )
     revision_record(feedback, author=by, action="import", before=None)
     summary.approved_created += 1
-    summary.imported_feedback_ids.append(feedback.pk)
-    summary.touched_statement_ids.append(statement.pk)
+    if len(summary.imported_feedback_ids) < LOGGED_FEEDBACK_IDS:
+        summary.imported_feedback_ids.append(feedback.pk)
 
 
 def _provenance(meta: dict) -> str:
@@ -649,6 +653,7 @@ def _leaves(error: SchemaError) -> list[SchemaError]:
 
 
 LOGGED_EXTERNAL_IDS = 1000  # the audit log names the first discussions of an import
+LOGGED_FEEDBACK_IDS = 10_000  # and the first ground truths it imported
 
 
 # Any number fixed for this purpose; pg_advisory_xact_lock keys are application-defined.
@@ -671,7 +676,7 @@ def _log_import(summary: ImportSummary, by, external_ids: list[str | None]) -> N
         message=f"Imported: {summary.line()}.",
         details={
             "external_ids": external_ids,
-            "imported_feedback": summary.imported_feedback_ids[:10_000],
+            "imported_feedback": summary.imported_feedback_ids,
             "statements_created": summary.statements_created,
             "extractions_created": summary.extractions_created,
             "approved_created": summary.approved_created,
@@ -684,11 +689,11 @@ def _import_discussion(fields: dict, statements: list, run: ExtractionRun, summa
     discussion = _get_discussion(fields, summary)
     for index, data in enumerate(statements):
         statement = _get_statement(discussion, data, data.get("order", index), summary)
-        before = summary.extractions_created
+        before = (summary.extractions_created, summary.approved_created)
         _import_extraction(statement, data, _run_for(data, run), summary)
-        if summary.extractions_created != before:
-            summary.touched_statement_ids.append(statement.pk)
         _import_ground_truth(statement, data, summary, by)
+        if (summary.extractions_created, summary.approved_created) != before:
+            summary.touched_statement_ids.append(statement.pk)
 
 
 def _announce_import(summary: ImportSummary) -> None:

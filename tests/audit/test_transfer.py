@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 from django.core.management import CommandError, call_command
 
-from audit.models import Discussion, Extraction, Feedback, Statement
+from audit.models import AuditLogEntry, Discussion, Extraction, Feedback, Statement
 from audit.schemas import GROUND_TRUTH_EXPORT_SCHEMA, PayloadError
 from audit.services import discussions_import, ground_truth_export, transfer
 from audit.services.transfer import NothingToExport
@@ -325,3 +325,18 @@ def test_the_import_command_reads_many_discussions_and_prints_its_peak_memory(tm
     )
     assert "3 discussions created" in out.getvalue()
     assert re.search(r"peak memory \d+ MB", err.getvalue())
+
+
+def test_what_an_import_keeps_in_memory_does_not_grow_with_its_size(admin_user, monkeypatch):
+    """Each touched statement once (not once for its extraction and again for its ground
+    truth), and only the feedback ids the audit log names."""
+    monkeypatch.setattr(transfer, "LOGGED_FEEDBACK_IDS", 2)
+    data = {"discussions": [discussion_file(f"d{i}") for i in range(3)]}
+    summary = discussions_import(by=admin_user, data=data)
+    touched = Statement.objects.filter(extractions__isnull=False).order_by("pk")
+    assert list(summary.touched_statement_ids) == list(touched.values_list("pk", flat=True))
+    assert len(summary.touched_statement_ids) == 6 and summary.approved_created == 3
+    first_two = list(Feedback.objects.order_by("pk").values_list("pk", flat=True)[:2])
+    assert summary.imported_feedback_ids == first_two
+    logged = AuditLogEntry.objects.get(object_type="import")
+    assert logged.details["imported_feedback"] == first_two
