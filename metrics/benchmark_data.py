@@ -1,5 +1,7 @@
 """Synthetic data for the benchmark commands: N discussions × M subject statements with
-approved ground truth and one extraction run, deleted again afterwards.
+approved ground truth (of all of them or of the first share of the discussions) and one
+extraction run — optionally a partner run before it, as the previous run of real use —,
+deleted again afterwards.
 
 Rows are bulk-created without the signals' recomputation, so seeding 1,000 × 50 takes
 seconds; what the benchmark then times is the computation itself.
@@ -14,17 +16,21 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Speaker, Statement
-from audit.synthetic import generate_workload
+from audit.synthetic import extraction_run, generate_workload
 from audit.tallies import tallies_batched, tallies_refresh
 from evalsite.access import ensure_role_groups
 from metrics import invalidation
 from metrics.services import system_result_compute
 
+# The partner run's AI: another extraction of the same ground truth, as noisy as the run's.
+PARTNER_NOISE = 0.2
+
 
 class SeededWorkload:
-    """Synthetic discussions with approved GT, one run, and submitted feedback to approve."""
+    """Synthetic discussions with approved GT, one run, and submitted feedback to approve;
+    ``partner`` is the previous run (or None)."""
 
-    def __init__(self, tag, run, admin, auditor, pending):
+    def __init__(self, tag, run, admin, auditor, pending, partner=None):
         self.tag, self.run, self.admin, self.auditor, self.pending = (
             tag,
             run,
@@ -32,15 +38,32 @@ class SeededWorkload:
             auditor,
             pending,
         )
+        self.partner = partner
 
     @classmethod
     @transaction.atomic
     def create(
-        cls, *, discussions: int, statements: int, seed: int = 0, approvals: int = 0
+        cls,
+        *,
+        discussions: int,
+        statements: int,
+        seed: int = 0,
+        approvals: int = 0,
+        partner_run: bool = False,
+        approved_share: float = 1.0,
     ) -> SeededWorkload:
+        """``partner_run``: a second, older run extracted every statement too (what review
+        triage's consistency signal compares with). ``approved_share``: only the first share
+        of the discussions has approved ground truth; the others are not coded at all."""
         tag = f"bench-{uuid.uuid4().hex[:8]}"
         workload = generate_workload(discussions, statements, seed=seed)
         n_statements = statements
+        # Created first: the run's partner is the newest other run (its previous one).
+        partner = None
+        if partner_run:
+            partner = ExtractionRun.objects.create(
+                model_name="benchmark-partner", prompt_version=tag
+            )
         run = ExtractionRun.objects.create(model_name="benchmark", prompt_version=tag)
         admin, auditor = _bench_user(f"{tag}-admin", admin=True), _bench_user(f"{tag}-auditor")
         rows = _seed_statements(tag, workload)
@@ -49,24 +72,29 @@ class SeededWorkload:
             Extraction(statement=st, run=run, pdp_deltas=s.ai_delta)
             for st, s in zip(rows, deltas, strict=True)
         )
+        if partner is not None:
+            _partner_extractions(partner, rows, workload)
         n_pending = min(approvals, len(rows))
         pending_ids = {rows[-1 - i * n_statements % len(rows)].pk for i in range(n_pending)}
+        coded = set(_coded_discussions(rows, round(approved_share * discussions)))
         Feedback.objects.bulk_create(
             _feedback(st, s.gt_delta, auditor, admin, pending=st.pk in pending_ids)
             for st, s in zip(rows, deltas, strict=True)
+            if st.discussion_id in coded or st.pk in pending_ids
         )
-        # bulk created, past the model signals
-        tallies_refresh(pairs={(st.discussion_id, auditor.pk) for st in rows})
+        tallies_refresh(pairs={(st.discussion_id, auditor.pk) for st in rows})  # bulk created
         pending = list(
             Feedback.objects.filter(statement_id__in=pending_ids).order_by("statement_id")
         )
-        return cls(tag, run, admin, auditor, pending)
+        return cls(tag, run, admin, auditor, pending, partner)
 
     def delete(self) -> None:
         # The signals would recompute as rows go; the run goes too, so only the trend changes.
         with invalidation.suspended(), transaction.atomic(), tallies_batched():
             Discussion.objects.filter(external_id__startswith=f"{self.tag}-").delete()
             self.run.delete()
+            if self.partner is not None:
+                self.partner.delete()
             get_user_model().objects.filter(pk__in=[self.admin.pk, self.auditor.pk]).delete()
         system_result_compute()
 
@@ -76,6 +104,24 @@ def _bench_user(username: str, *, admin: bool = False):
     user = get_user_model().objects.create(username=username, is_active=False)
     user.groups.add(admin_group if admin else auditor_group)
     return user
+
+
+def _partner_extractions(partner: ExtractionRun, rows: list[Statement], workload) -> None:
+    """The previous run's own noisy extraction of every subject statement (another draw of the
+    synthetic AI on the same ground truth)."""
+    deltas = (delta for d in workload for delta in extraction_run(d, noise=PARTNER_NOISE, ai_run=1))
+    Extraction.objects.bulk_create(
+        (
+            Extraction(statement=st, run=partner, pdp_deltas=delta)
+            for st, delta in zip(rows, deltas, strict=True)
+        ),
+        batch_size=2000,
+    )
+
+
+def _coded_discussions(rows: list[Statement], count: int) -> list[int]:
+    """The first ``count`` discussions in seeding order: the coded ones."""
+    return list(dict.fromkeys(st.discussion_id for st in rows))[:count]
 
 
 def _seed_statements(tag: str, workload) -> list[Statement]:

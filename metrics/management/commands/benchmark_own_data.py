@@ -2,7 +2,9 @@
 triage) at scale.
 
 Seeds N discussions × M statements (approved ground truth, one extraction run, one submitted
-coding to approve, and a second auditor's coding of a share of the statements), then prints
+coding to approve, and a second auditor's coding of a share of the statements; with
+--partner-run a previous run's extraction of every statement, which review triage compares
+the run with; with --approved-share only that share of the discussions coded), then prints
 per family:
 
 - the full recompute: CPU seconds and peak memory of a fresh process computing the family's
@@ -82,6 +84,17 @@ class Command(BaseCommand):
             help="share of statements a second auditor also coded (inter-auditor pairs)",
         )
         parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--partner-run",
+            action="store_true",
+            help="seed a previous run's extraction of every statement (triage's partner run)",
+        )
+        parser.add_argument(
+            "--approved-share",
+            type=float,
+            default=1.0,
+            help="share of the discussions with approved ground truth (the rest uncoded)",
+        )
         parser.add_argument("--families", nargs="+", choices=OWN_FAMILIES, default=OWN_FAMILIES)
         parser.add_argument("--no-worker", action="store_true", help="skip the worker's memory")
         parser.add_argument("--keep", action="store_true", help="keep the seeded data")
@@ -101,11 +114,15 @@ class Command(BaseCommand):
             statements=options["statements"],
             seed=options["seed"],
             approvals=1,
+            partner_run=options["partner_run"],
+            approved_share=options["approved_share"],
         )
         second = _second_coder(seeded, options["second_coder_share"])
         self.stdout.write(
             f"seeded {options['discussions']} discussions × {options['statements']} statements "
-            f"({second} coded twice) in {time.perf_counter() - started:.1f} s"
+            f"({second} coded twice, {_approved(seeded)} approved"
+            f"{', a partner run' if seeded.partner else ''}) "
+            f"in {time.perf_counter() - started:.1f} s"
         )
         try:
             self._benchmark(seeded, options)
@@ -197,6 +214,10 @@ class _slow_worker(_workers):
                 process.kill()
             raise
         return self
+
+
+def _approved(seeded: SeededWorkload) -> int:
+    return Feedback.objects.filter(auditor=seeded.auditor, status=Feedback.Status.APPROVED).count()
 
 
 def _second_coder(seeded: SeededWorkload, share: float) -> int:
