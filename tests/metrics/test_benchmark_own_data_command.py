@@ -9,6 +9,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from audit.models import ExtractionRun
+from metrics.management.commands.benchmark_own_data import Command
 from metrics.models import MetricResult, StatementPiece
 from metrics.registry import CALIBRATION, INTERAUDITOR, REVIEW_SAVINGS, TRIAGE
 from metrics.results import run_key
@@ -52,3 +54,20 @@ def test_a_failed_row_is_reported(monkeypatch) -> None:
     monkeypatch.setattr("metrics.own_data.calibration.calibration_pieces", broken)
     with pytest.raises(CommandError, match="calibration: the row is failed"):
         _measure(CALIBRATION, "--run-id", str(world.runs[0].pk))
+
+
+@pytest.mark.django_db
+def test_a_kept_run_is_measured_without_seeding_again(monkeypatch) -> None:
+    world = World(seed=9)
+    runs = ExtractionRun.objects.count()
+    measured = []
+    monkeypatch.setattr(
+        Command, "_worker_peak", lambda self, run_id, families: measured.append((run_id, families))
+    )
+    run_id = world.runs[0].pk
+    call_command(
+        "benchmark_own_data", "--worker-only", "--kept-run", str(run_id), "--families", TRIAGE
+    )
+    assert measured == [(run_id, [TRIAGE])] and ExtractionRun.objects.count() == runs
+    with pytest.raises(CommandError, match="add --worker-only"):
+        call_command("benchmark_own_data", "--kept-run", str(run_id))

@@ -99,6 +99,12 @@ class Command(BaseCommand):
         parser.add_argument("--no-worker", action="store_true", help="skip the worker's memory")
         parser.add_argument("--keep", action="store_true", help="keep the seeded data")
         parser.add_argument("--worker-only", action="store_true", help="only the worker's memory")
+        parser.add_argument(
+            "--kept-run",
+            type=int,
+            metavar="RUN_ID",
+            help="with --worker-only: measure a run seeded earlier with --keep, seed nothing",
+        )
         # One measurement in this process (used by the command itself).
         parser.add_argument("--measure", choices=OWN_FAMILIES, help=ARG_HIDDEN)
         parser.add_argument("--run-id", type=int, help=ARG_HIDDEN)
@@ -107,6 +113,11 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         if options["measure"]:
             self._measure_here(options["measure"], options["run_id"], options["force"])
+            return
+        if options["kept_run"] is not None:
+            if not options["worker_only"]:
+                raise CommandError("--kept-run measures the worker only: add --worker-only.")
+            self._worker_peak(options["kept_run"], options["families"])
             return
         started = time.perf_counter()
         seeded = SeededWorkload.create(
