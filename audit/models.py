@@ -844,6 +844,13 @@ class CodingTally(models.Model):
             models.Index(
                 fields=["discussion"], condition=Q(to_adjudicate__gt=0), name="tally_to_adjudicate"
             ),
+            # the auditor's discussions with open assignments to code (``my_open_assignments``),
+            # without reading a tally per discussion they ever worked in
+            models.Index(
+                fields=["auditor", "discussion"],
+                condition=Q(open_unsent__gt=0),
+                name="tally_open_unsent",
+            ),
         ]
 
     def __str__(self) -> str:
