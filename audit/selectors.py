@@ -262,6 +262,17 @@ def discussion_queue_filter(
     return queryset
 
 
+# Progress filters that my stored tallies answer: nothing coded, something sent back.
+TALLIED_STATUSES = ("not_started", "needs_changes")
+
+
+def _tallied_status(*, user: User, status: str) -> Exists:
+    mine = CodingTally.objects.filter(auditor=user, discussion_id=OuterRef("pk"))
+    if status == "not_started":
+        return ~Exists(mine.filter(coded__gt=0))
+    return Exists(mine.filter(rejected__gt=0))
+
+
 def discussion_queue_page(
     *,
     user: User,
@@ -275,12 +286,19 @@ def discussion_queue_page(
 
     In discussion order (the default) the page is cut from the discussion ids first and only
     its discussions are counted, so the page costs the same however many discussions there
-    are. A progress filter or the weakest-first order of review triage needs every
-    discussion's counts to filter or sort on, and takes the whole annotated query."""
+    are; so with the "not started" and "needs changes" filters, which my stored tallies answer.
+    The "in progress" and "done" filters (they compare with the statements still to code) and
+    the weakest-first order of review triage need every discussion's counts to filter or sort
+    on, and take the whole annotated query."""
     discussions = Discussion.objects.all()
     if visible is not None:  # joins: one row per match, so as a subquery
         discussions = discussions.filter(pk__in=Discussion.objects.filter(visible).values("pk"))
-    if status or triage_lowest_first():
+    lowest_first = triage_lowest_first()
+    if status in TALLIED_STATUSES and not lowest_first:
+        # my stored tally says it (only subject statements are coded), so the page is cut
+        # from the discussion ids as below: the anti-join walks them in id order
+        discussions, status = discussions.filter(_tallied_status(user=user, status=status)), ""
+    if status or lowest_first:
         queue = discussion_queue_filter(
             discussion_queue(user=user).filter(pk__in=discussions.values("pk")), status=status, q=q
         )

@@ -180,6 +180,30 @@ def test_the_queue_counts_its_page_as_the_whole_query_does():
         assert page == whole
 
 
+@pytest.mark.parametrize("status", ["not_started", "needs_changes"])
+def test_the_tallied_progress_filters_page_what_the_whole_query_filters(status):
+    """ "Not started" and "needs changes" come from the stored tallies, a page of ids at a time;
+    they list what the annotated query's filter lists (the seed's auditor has one coding sent
+    back in the long discussion; the second auditor coded one statement in ten, not in every
+    discussion)."""
+    from audit.selectors import discussion_queue_filter, discussion_queue_page
+
+    data, extras = seeded(discussions=6, statements=12)
+    Feedback.objects.filter(
+        auditor=extras["second"], statement__discussion_id=data.discussion_ids[0]
+    ).delete()
+    listed = []
+    for user in (data.auditor, extras["second"]):
+        whole = discussion_queue_filter(discussion_queue(user=user), status=status, q="")
+        expected = list(whole.order_by("id").values_list("pk", flat=True))
+        _, page = discussion_queue_page(
+            user=user, visible=None, status=status, q="", page=1, per_page=50
+        )
+        assert [d.pk for d in page] == expected, (user, status)
+        listed += expected
+    assert listed, "the seed gives each filter something to list"
+
+
 def test_queue_queries_do_not_grow_with_the_data():
     small, _ = seeded(discussions=2, statements=3, prefix="small")
     before = queries_of(client_for(small.auditor), reverse("home"))
