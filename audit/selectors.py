@@ -266,11 +266,11 @@ def discussion_queue_filter(
 TALLIED_STATUSES = ("not_started", "needs_changes")
 
 
-def _tallied_status(*, user: User, status: str) -> Exists:
+def _tallied_status(*, user: User, status: str) -> Q:
     mine = CodingTally.objects.filter(auditor=user, discussion_id=OuterRef("pk"))
     if status == "not_started":
-        return ~Exists(mine.filter(coded__gt=0))
-    return Exists(mine.filter(rejected__gt=0))
+        return ~Q(Exists(mine.filter(coded__gt=0)))
+    return Q(Exists(mine.filter(rejected__gt=0)))
 
 
 def discussion_queue_page(
