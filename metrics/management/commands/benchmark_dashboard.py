@@ -248,6 +248,21 @@ def dashboard_data_create(
     return DashboardData(created, discussions, n_statements, admin, auditor, long, ids)
 
 
+def statement_approved(run: ExtractionRun, other: ExtractionRun) -> MetricResult:
+    """What an approval's recompute leaves: one statement's result in ``run`` rewritten (here
+    with the figures ``other`` has for it, which differ) and the run's totals moved."""
+    rows = MetricResult.objects.filter(family=EXTRACTION, scope=Scope.STATEMENT)
+    row = rows.filter(run=run).order_by("statement__discussion_id", "statement__order")[
+        rows.filter(run=run).count() // 2
+    ]
+    source = rows.get(run=other, statement_id=row.statement_id)
+    row.values, row.contribution = source.values, source.contribution
+    row.input_hash, row.computed_at = "bench-approved", timezone.now()
+    row.save(update_fields=["values", "contribution", "input_hash", "computed_at"])
+    MetricResult.objects.filter(key=run_key(EXTRACTION, run.pk)).update(computed_at=timezone.now())
+    return row
+
+
 # --- what the other pages need: AI extractions, review work, assignments, skips, log -------
 
 
@@ -553,6 +568,12 @@ class Command(BaseCommand):
             help="leave out the pages whose name contains one of these",
         )
         parser.add_argument(
+            "--approval",
+            action="store_true",
+            help="after the first error analysis, change one statement's result (as an approval's "
+            "recompute does) and time the error analysis again",
+        )
+        parser.add_argument(
             "--compare",
             action="store_true",
             help="kept for old scripts: every page is timed anyway",
@@ -594,6 +615,8 @@ class Command(BaseCommand):
             f"in {time.perf_counter() - started:.1f} s"
         )
         self._derived_compute(data)
+        if options.get("approval"):
+            self._approval_error_analysis(data)
         clients = {True: Client(), False: Client()}
         clients[True].force_login(data.admin)
         clients[False].force_login(data.auditor)
@@ -623,6 +646,15 @@ class Command(BaseCommand):
         error_analysis_result_compute(run_id=right.pk)
         elapsed = (time.perf_counter() - started) * 1000
         self.stdout.write(f"error analysis computed in the background in {elapsed:.0f} ms")
+
+    def _approval_error_analysis(self, data: DashboardData) -> None:
+        """The worker's error analysis after one statement's result changed."""
+        run = data.runs[-1]
+        statement_approved(run, data.runs[0])
+        started = time.perf_counter()
+        error_analysis_result_compute(run_id=run.pk)
+        elapsed = (time.perf_counter() - started) * 1000
+        self.stdout.write(f"error analysis after one approval in {elapsed:.0f} ms")
 
     def _report(self, name: str, times: list[float], queries: int) -> Timing:
         median, p95 = statistics.median(times), percentile(times, 0.95)
