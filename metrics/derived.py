@@ -29,8 +29,7 @@ from django.utils import timezone
 
 from audit.models import ExtractionRun
 from evalsite.queue import named_task, task_enqueue
-from metrics import comparison
-from metrics.errors import error_analysis_compute
+from metrics import comparison, errors
 from metrics.models import MetricResult
 from metrics.results import (
     failure_recorded,
@@ -48,7 +47,7 @@ log = logging.getLogger(__name__)
 RUN_COMPARISON = "run_comparison"
 ERROR_ANALYSIS = "error_analysis"
 # Bump when a family's output for the same inputs changes.
-CODE_VERSIONS = {RUN_COMPARISON: "run-comparison/1", ERROR_ANALYSIS: "error-analysis/2"}
+CODE_VERSIONS = {RUN_COMPARISON: "run-comparison/1", ERROR_ANALYSIS: errors.CODE_VERSION}
 REQUEUE_AFTER = timedelta(minutes=2)
 # Their inputs are stored extraction results, whose fingerprint already moves with the match
 # settings: the rows record no settings of their own.
@@ -145,24 +144,27 @@ def derived_compute(
 ) -> MetricResult:
     """Compute and store the figures, fresh for the fingerprint read before computing; any
     error but a transient database one is stored as failed on that fingerprint (the last
-    figures stay)."""
+    figures stay). What the computation writes beside them (the error index) is committed
+    with them or not at all."""
     hashed = _input_hash(family, fingerprint())
-    with failure_recorded(
-        family=family,
-        scope=Scope.RUN,
-        code_version=CODE_VERSIONS[family],
-        settings=NO_SETTINGS,
-        run_id=run_id,
-        key=key,
-        input_hash=hashed,
+    with (
+        failure_recorded(
+            family=family,
+            scope=Scope.RUN,
+            code_version=CODE_VERSIONS[family],
+            settings=NO_SETTINGS,
+            run_id=run_id,
+            key=key,
+            input_hash=hashed,
+        ),
+        transaction.atomic(),
     ):
         values = json_ready(compute())
-        with transaction.atomic():
-            row = row_locked_or_created(key=key, family=family, scope=Scope.RUN, run_id=run_id)
-            row.values, row.input_hash, row.code_version = values, hashed, CODE_VERSIONS[family]
-            row.status, row.stale_since, row.error = Status.FRESH, None, ""
-            row.computed_at = timezone.now()
-            row.save(update_fields=[*STORED_FIELDS, "computed_at"])
+        row = row_locked_or_created(key=key, family=family, scope=Scope.RUN, run_id=run_id)
+        row.values, row.input_hash, row.code_version = values, hashed, CODE_VERSIONS[family]
+        row.status, row.stale_since, row.error = Status.FRESH, None, ""
+        row.computed_at = timezone.now()
+        row.save(update_fields=[*STORED_FIELDS, "computed_at"])
     return MetricResult.objects.get(key=key)
 
 
@@ -205,17 +207,20 @@ def error_analysis_read(run: ExtractionRun) -> Derived:
     )
 
 
-def error_analysis_result_compute(*, run_id: int) -> MetricResult | None:
-
+def error_analysis_result_compute(*, run_id: int, full: bool = False) -> MetricResult | None:
+    """The run's error analysis; its error index updated for the statements whose results
+    changed since the stored one (``full``: rebuilt whole, ``metrics.errors``)."""
     run = ExtractionRun.objects.filter(pk=run_id).first()
     if run is None:
         return None
+    key = error_analysis_key(run_id)
+    stored = MetricResult.objects.filter(key=key).values_list("values", flat=True)
     return derived_compute(
         family=ERROR_ANALYSIS,
-        key=error_analysis_key(run_id),
+        key=key,
         run_id=run_id,
         fingerprint=lambda: results_fingerprint(run),
-        compute=lambda: error_analysis_compute(run),
+        compute=lambda: errors.error_analysis_compute(run, stored=stored.first, full=full),
     )
 
 

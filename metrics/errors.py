@@ -4,24 +4,45 @@ The error analysis (``metrics.derived``) is computed by a worker from every stat
 of a run. In the same pass it counts, per statement, each figure the analysis and the run's
 error tables link to (missed / spurious entities per type, wrong SARF codes, an event kind
 missed or spurious, one SARF confusion cell) and stores the non-zero counts as
-``StatementError`` rows, replaced whole for the run; the totals per figure (statements,
-count) go into the stored analysis. The page of the statements behind a figure then reads
-one page of that index and the stored totals, whatever the size of the run.
+``StatementError`` rows; the totals per figure (statements, count) go into the stored
+analysis. The page of the statements behind a figure then reads one page of that index and
+the stored totals, whatever the size of the run.
+
+The index is kept incrementally, with the plumbing of the own-data families' pieces
+(``metrics.own_data.pieces``): each statement's rows are stored with a hash of what produced
+them (its result's input hash and computed_at, its discussion and order: every rewrite of a
+result moves its computed_at). When the run's results change, only the statements whose hash
+moved (or whose result went away) have their rows read, subtracted from the stored totals,
+deleted and written again, so one approval costs a few statements' rows rather than the
+run's. A full rebuild (``full``; also when there is no stored index to start from, or when
+more than ``FULL_SHARE`` of the statements changed) writes every row again; both give the
+same rows and totals. The index, its hashes and the analysis that holds the totals are
+written in one transaction (``metrics.derived``), so the totals always match the rows.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from django.db import connection, transaction
 
 from audit.models import ExtractionRun
 from audit.pdp import ENTITY_KINDS
-from metrics.models import MetricResult, StatementError
+from metrics.models import MetricResult, StatementError, StatementPiece
+from metrics.own_data.pieces import PiecesDiff, pieces_diff, pieces_remove, pieces_store
 
+log = logging.getLogger(__name__)
+
+# Bump when a statement's rows for the same result change: every stored hash is then outdated.
+CODE_VERSION = "error-analysis/3"
 EXTRACTION = "extraction"  # the family whose statement results are read (metrics.services)
+INDEX = "error_analysis"  # the family of the index's stored hashes (``StatementPiece``)
+# More statements changed than this share of the run: rewriting all is cheaper than reading,
+# subtracting and deleting each changed statement's rows first.
+FULL_SHARE = 0.5
 ERROR_COUNT_KINDS = tuple(f"{e}_{c}" for e in ENTITY_KINDS for c in ("fn", "fp"))
 WRITE_BATCH = 5000
 READ_CHUNK = 2000
@@ -69,22 +90,66 @@ def statement_error_counts(values: dict | None, sarf: dict | None) -> Counter[st
     return +counts
 
 
-def _statement_chunks(run: ExtractionRun) -> Iterator[list[Any]]:
-    """The run's statement results, read in chunks by id (never a server-side cursor: the
-    connection also carries the COPY of what each chunk counts)."""
-    rows = MetricResult.objects.filter(
+Totals = dict[str, list[int]]  # figure -> [statements, count]
+
+
+class IndexDrift(Exception):
+    """The stored index and the stored totals disagree: the index is rebuilt whole."""
+
+
+def _results(run: ExtractionRun) -> Any:
+    return MetricResult.objects.filter(
         family=EXTRACTION, scope=MetricResult.Scope.STATEMENT, run=run, statement__isnull=False
-    ).order_by("pk")
+    )
+
+
+def _stamps(run: ExtractionRun) -> dict[int, list[Any]]:
+    """Per statement result of the run, what its rows are computed from: any rewrite of the
+    result moves its computed_at; its discussion and order are written into the rows. Reads
+    no JSON."""
+    fields = ("statement_id", "discussion_id", "statement__order", "input_hash", "computed_at")
+    return {
+        statement_id: [discussion_id, order, digest, computed_at]
+        for statement_id, discussion_id, order, digest, computed_at in _results(run)
+        .values_list(*fields)
+        .iterator(chunk_size=5000)
+    }
+
+
+def _chunks(ids: Sequence[int]) -> Iterator[list[int]]:
+    for start in range(0, len(ids), READ_CHUNK):
+        yield list(ids[start : start + READ_CHUNK])
+
+
+def _rows_counted(run: ExtractionRun, statement_ids: list[int], totals: Totals) -> list[tuple]:
+    """The index rows of these statements' results, added to ``totals``."""
     # Only the keys counted, extracted by the database: a statement's whole values and
     # contribution are several times larger, and decoding them was most of the time.
-    ids = ("pk", "statement_id", "discussion_id", "statement__order")
+    ids = ("discussion_id", "statement_id", "statement__order")  # in COLUMNS order
     keys = [f"values__{key}" for key in VALUE_KEYS]
-    last = 0
-    while chunk := list(
-        rows.filter(pk__gt=last).values(*ids, *keys, "contribution__sarf")[:READ_CHUNK]
-    ):
-        yield chunk
-        last = chunk[-1]["pk"]
+    rows = []
+    found = _results(run).filter(statement_id__in=statement_ids)
+    for row in found.values(*ids, *keys, "contribution__sarf"):
+        values = {key: row[f"values__{key}"] for key in VALUE_KEYS}
+        counts = statement_error_counts(values, row["contribution__sarf"])
+        for figure, n in counts.items():
+            total = totals.setdefault(figure, [0, 0])
+            total[0], total[1] = total[0] + 1, total[1] + n
+            rows.append((run.pk, figure, *(row[key] for key in ids), n))
+    return rows
+
+
+def _rows_removed(run: ExtractionRun, statement_ids: list[int], totals: Totals) -> None:
+    """Take these statements' stored rows out of ``totals`` and delete them."""
+    stored = StatementError.objects.filter(run=run, statement_id__in=statement_ids)
+    for figure, n in stored.values_list("figure", "count"):
+        total = totals.get(figure)
+        if total is None or total[0] < 1 or total[1] < n:
+            raise IndexDrift(f"run {run.pk}: figure {figure!r} exceeds its stored total")
+        total[0], total[1] = total[0] - 1, total[1] - n
+        if not total[0]:
+            del totals[figure]
+    stored.delete()
 
 
 def _event_kinds(totals: dict[str, list[int]]) -> list[dict[str, Any]]:
@@ -98,35 +163,91 @@ def _event_kinds(totals: dict[str, list[int]]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: (-r["missed"], -r["spurious"], r["kind"]))
 
 
-def error_analysis_compute(run: ExtractionRun) -> dict[str, Any]:
-    """Count every statement result of the run into its figures, replace the run's stored
-    ``StatementError`` rows with them, and return the analysis: the event kinds missed and
-    invented, and per figure [statements, count]. Reads every statement row of the run
-    (about a second at 50,000): a worker does it (``metrics.derived``)."""
-    totals: dict[str, list[int]] = {}
+def error_analysis_compute(
+    run: ExtractionRun,
+    *,
+    stored: Callable[[], dict[str, Any] | None] = lambda: None,
+    full: bool = False,
+) -> dict[str, Any]:
+    """Bring the run's ``StatementError`` rows up to date with its statement results and
+    return the analysis: the event kinds missed and invented, and per figure [statements,
+    count]. ``stored``: the analysis stored with the current rows (read once the run is
+    locked), whose totals an incremental update starts from; ``full`` rewrites every row.
+    Reads every statement result of the run without its JSON (hashes), then only the changed
+    statements' (all of them on a full rebuild): a worker does it (``metrics.derived``)."""
     with transaction.atomic():
         # One writer per run at a time. No key update: rows that refer to the run (results,
         # extractions) are still written meanwhile.
         ExtractionRun.objects.select_for_update(no_key=True).filter(pk=run.pk).first()
-        StatementError.objects.filter(run=run).delete()
-        for chunk in _statement_chunks(run):
-            rows = []
-            for row in chunk:
-                values = {key: row[f"values__{key}"] for key in VALUE_KEYS}
-                counts = statement_error_counts(values, row["contribution__sarf"])
-                ids = (row["discussion_id"], row["statement_id"], row["statement__order"])
-                for figure, n in counts.items():
-                    found = totals.setdefault(figure, [0, 0])
-                    found[0], found[1] = found[0] + 1, found[1] + n
-                    rows.append((run.pk, figure, *ids, n))
-            _rows_write(rows)
-    return {"event_kinds": _event_kinds(totals), "figures": totals}
+        previous = None if full else stored()
+        diff = pieces_diff(
+            family=INDEX,
+            run_id=run.pk,
+            stamps=_stamps(run),
+            force=previous is None,
+            code_version=CODE_VERSION,
+        )
+        totals = None
+        if previous is not None and _updatable(diff, previous):
+            try:
+                with transaction.atomic():
+                    totals = _index_update(run, diff, previous["figures"])
+            except IndexDrift:
+                log.warning("error index of run %s disagrees with its totals: rebuilt", run.pk)
+        if totals is None:
+            totals = _index_rebuild(run, diff)
+    return {"event_kinds": _event_kinds(totals), "figures": totals, "indexed": len(diff.hashes)}
+
+
+def _updatable(diff: PiecesDiff, previous: dict[str, Any]) -> bool:
+    """The stored totals are those of the stored index (as many statements as it has hashes:
+    a deleted statement takes its rows and hash with it, but not its part of the totals), and
+    few enough statements changed."""
+    changed = len(diff.outdated) + len(diff.gone)
+    return (
+        "figures" in previous
+        and previous.get("indexed") == diff.stored > 0
+        and changed <= FULL_SHARE * len(diff.hashes)
+    )
+
+
+def _index_update(run: ExtractionRun, diff: PiecesDiff, previous: Totals) -> Totals:
+    """Rewrite the rows of the statements whose hash moved, delete those of the statements
+    whose result went away, and move the totals by the difference."""
+    totals = {figure: list(total) for figure, total in previous.items()}
+    for chunk in _chunks(diff.gone):
+        _rows_removed(run, chunk, totals)
+    pieces_remove(family=INDEX, run_id=run.pk, statement_ids=diff.gone)
+    for chunk in _chunks(diff.outdated):
+        _rows_removed(run, chunk, totals)
+        _statements_write(run, chunk, diff, totals)
+    return totals
+
+
+def _index_rebuild(run: ExtractionRun, diff: PiecesDiff) -> Totals:
+    """Every statement's rows and hash written again, the totals counted from nothing."""
+    StatementError.objects.filter(run=run).delete()
+    StatementPiece.objects.filter(family=INDEX, run=run).delete()
+    totals: Totals = {}
+    for chunk in _chunks(sorted(diff.hashes)):
+        _statements_write(run, chunk, diff, totals)
+    return totals
+
+
+def _statements_write(
+    run: ExtractionRun, statement_ids: list[int], diff: PiecesDiff, totals: Totals
+) -> None:
+    """These statements' rows, counted into ``totals``, and the hashes they were made from
+    (an empty piece: the rows are the statement's part of the index)."""
+    _rows_write(_rows_counted(run, statement_ids, totals))
+    pieces: dict[int, dict] = {statement_id: {} for statement_id in statement_ids}
+    pieces_store(family=INDEX, run_id=run.pk, pieces=pieces, hashes=diff.hashes)
 
 
 COLUMNS = ("run_id", "figure", "discussion_id", "statement_id", "order", "count")
 
 
-def _rows_write(rows: list[tuple[int, str, int, int, int, int]]) -> None:
+def _rows_write(rows: list[tuple]) -> None:
     """On PostgreSQL a COPY (a run has hundreds of thousands of rows: building a model object and
     binding six parameters per row cost ten times more); elsewhere bulk inserts."""
     if connection.vendor == "postgresql":

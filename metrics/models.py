@@ -212,6 +212,8 @@ class StatementPiece(models.Model):
     ``input_hash`` is the hash of the statement's inputs (ground truth and extraction stamps,
     its codings, or its extraction in the run and the partner run) with the family's code version and the match settings: a piece whose
     hash differs from the current inputs' is computed again (``metrics.own_data.pieces``).
+    The error index keeps its per-statement hashes here too (family ``error_analysis``, an
+    empty piece: its rows are ``StatementError``).
     """
 
     key = models.CharField(max_length=200, unique=True)
@@ -238,8 +240,9 @@ class StatementError(models.Model):
     """How many times one statement counts in one figure of its run's error analysis (missed
     people, wrong SARF codes, one event kind missed, one SARF confusion cell, ...), so the
     page of the statements behind a figure reads one page of an index rather than every
-    statement result of the run. Written whole per run with the stored error analysis
-    (``metrics.errors``); as current as that analysis."""
+    statement result of the run. Written with the stored error analysis, for the statements
+    whose results changed since the last one (``metrics.errors``); as current as that
+    analysis."""
 
     run = models.ForeignKey("audit.ExtractionRun", on_delete=models.CASCADE, related_name="+")
     # e.g. "people_fn", "sarf", "events_fn:married", "sarf:symptom:none:up" (variable, AI, GT)

@@ -57,9 +57,10 @@ def compute_run_comparison(left_id: int, right_id: int) -> None:
 
 
 @shared_task(name="metrics.tasks.compute_error_analysis", **RETRYING)
-def compute_error_analysis(run_id: int) -> None:
-    """A run's event-kind errors, stored (metrics.derived)."""
-    derived.error_analysis_result_compute(run_id=run_id)
+def compute_error_analysis(run_id: int, full: bool = False) -> None:
+    """A run's event-kind errors and error index, stored (metrics.derived); ``full`` rebuilds
+    the index whole rather than for the statements that changed."""
+    derived.error_analysis_result_compute(run_id=run_id, full=full)
 
 
 @shared_task(name="metrics.tasks.compute_system", **RETRYING)

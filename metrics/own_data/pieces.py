@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from metrics.match_settings import match_settings
@@ -40,12 +41,13 @@ Piece = dict[str, Any]
 PieceCompute = Callable[[list[int]], Mapping[int, Piece]]
 
 
-def piece_hasher(family: str) -> Callable[[Any], str]:
-    """Hash of one statement's inputs with the family's code version, its piece format and
-    the match settings (those hashed once, not per statement)."""
+def piece_hasher(family: str, *, code_version: str | None = None) -> Callable[[Any], str]:
+    """Hash of one statement's inputs with the family's code version (``code_version`` for a
+    family outside the own-data ones), its piece format and the match settings (those hashed
+    once, not per statement)."""
     salt = input_hash(
         None,
-        code_version=CODE_VERSIONS[family],
+        code_version=code_version or CODE_VERSIONS[family],
         settings=match_settings().to_dict(),
         piece_format=PIECE_FORMATS.get(family, 1),
     )
@@ -60,6 +62,54 @@ def piece_hasher(family: str) -> Callable[[Any], str]:
 def _chunks(ids: Sequence[int], size: int) -> Iterator[list[int]]:
     for start in range(0, len(ids), size):
         yield list(ids[start : start + size])
+
+
+@dataclass
+class PiecesDiff:
+    """Which stored pieces of a run still stand against the statements' current inputs."""
+
+    hashes: dict[int, str]  # every wanted statement -> the hash of its current inputs
+    kept: dict[int, Piece]  # stored pieces whose hash matches
+    gone: list[int]  # stored pieces of statements no longer wanted
+    stored: int = 0  # how many pieces were stored
+
+    @property
+    def outdated(self) -> list[int]:
+        """Statements to compute, in ascending order: no piece, or one of other inputs."""
+        return sorted(set(self.hashes) - set(self.kept))
+
+
+def pieces_diff(
+    *,
+    family: str,
+    run_id: int | None,
+    stamps: Mapping[int, Any],
+    force: bool = False,
+    code_version: str | None = None,
+) -> PiecesDiff:
+    """Compare ``stamps`` (statement id -> what its piece is computed from) with the stored
+    pieces; with ``force`` none is kept (only which statements have one is read)."""
+    hash_of = piece_hasher(family, code_version=code_version)
+    wanted = {statement_id: hash_of(stamp) for statement_id, stamp in stamps.items()}
+    rows = StatementPiece.objects.filter(family=family, run_id=run_id)
+    kept: dict[int, Piece] = {}
+    gone, count = [], 0
+    if force:
+        stored: Any = (
+            (statement_id, None, None)
+            for statement_id in rows.values_list("statement_id", flat=True).iterator(
+                chunk_size=5000
+            )
+        )
+    else:
+        stored = rows.values_list("statement_id", "input_hash", "piece").iterator(chunk_size=2000)
+    for statement_id, stored_hash, piece in stored:
+        count += 1
+        if statement_id not in wanted:
+            gone.append(statement_id)
+        elif not force and stored_hash == wanted[statement_id]:
+            kept[statement_id] = piece
+    return PiecesDiff(wanted, kept, gone, count)
 
 
 def pieces_refresh(
@@ -77,35 +127,26 @@ def pieces_refresh(
     computed, a chunk at a time, and stored; pieces of statements no longer in ``stamps``
     are deleted.
     """
-    hash_of = piece_hasher(family)
-    wanted = {statement_id: hash_of(stamp) for statement_id, stamp in stamps.items()}
-    rows = StatementPiece.objects.filter(family=family, run_id=run_id)
-    pieces: dict[int, Piece] = {}
-    gone = []
-    if force:  # only which statements have one, to delete those that went away
-        stored: Any = (
-            (statement_id, None, None)
-            for statement_id in rows.values_list("statement_id", flat=True).iterator(
-                chunk_size=5000
-            )
-        )
-    else:
-        stored = rows.values_list("statement_id", "input_hash", "piece").iterator(chunk_size=2000)
-    for statement_id, stored_hash, piece in stored:
-        if statement_id not in wanted:
-            gone.append(statement_id)
-        elif not force and stored_hash == wanted[statement_id]:
-            pieces[statement_id] = piece
-    for chunk in _chunks(gone, 5000):
-        rows.filter(statement_id__in=chunk).delete()
-    for chunk in _chunks(sorted(set(wanted) - set(pieces)), CHUNK):
+    diff = pieces_diff(family=family, run_id=run_id, stamps=stamps, force=force)
+    pieces_remove(family=family, run_id=run_id, statement_ids=diff.gone)
+    pieces = diff.kept
+    for chunk in _chunks(diff.outdated, CHUNK):
         fresh = {statement_id: json_ready(piece) for statement_id, piece in compute(chunk).items()}
-        _store(family, run_id, fresh, wanted)
+        pieces_store(family=family, run_id=run_id, pieces=fresh, hashes=diff.hashes)
         pieces.update(fresh)
     return dict(sorted(pieces.items()))
 
 
-def _store(family: str, run_id: int | None, fresh: Mapping[int, Piece], hashes: dict) -> None:
+def pieces_remove(*, family: str, run_id: int | None, statement_ids: Sequence[int]) -> None:
+    rows = StatementPiece.objects.filter(family=family, run_id=run_id)
+    for chunk in _chunks(statement_ids, 5000):
+        rows.filter(statement_id__in=chunk).delete()
+
+
+def pieces_store(
+    *, family: str, run_id: int | None, pieces: Mapping[int, Piece], hashes: Mapping[int, str]
+) -> None:
+    """Store (or replace) these statements' pieces (plain JSON) with their inputs' hashes."""
     StatementPiece.objects.bulk_create(
         [
             StatementPiece(
@@ -116,7 +157,7 @@ def _store(family: str, run_id: int | None, fresh: Mapping[int, Piece], hashes: 
                 input_hash=hashes[statement_id],
                 piece=piece,
             )
-            for statement_id, piece in fresh.items()
+            for statement_id, piece in pieces.items()
         ],
         update_conflicts=True,
         unique_fields=["key"],
