@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import Model
 
 from audit.models import ExtractionRun
 from audit.pdp import ENTITY_KINDS
@@ -103,13 +104,13 @@ def _results(run: ExtractionRun) -> Any:
     )
 
 
-def _stamps(run: ExtractionRun) -> dict[int, list[Any]]:
+def _stamps(run: ExtractionRun) -> dict[int, str]:
     """Per statement result of the run, what its rows are computed from: any rewrite of the
     result moves its computed_at; its discussion and order are written into the rows. Reads
     no JSON."""
     fields = ("statement_id", "discussion_id", "statement__order", "input_hash", "computed_at")
     return {
-        statement_id: [discussion_id, order, digest, computed_at]
+        statement_id: f"{discussion_id}|{order}|{digest}|{computed_at}"
         for statement_id, discussion_id, order, digest, computed_at in _results(run)
         .values_list(*fields)
         .iterator(chunk_size=5000)
@@ -121,22 +122,34 @@ def _chunks(ids: Sequence[int]) -> Iterator[list[int]]:
         yield list(ids[start : start + READ_CHUNK])
 
 
-def _rows_counted(run: ExtractionRun, statement_ids: list[int], totals: Totals) -> list[tuple]:
-    """The index rows of these statements' results, added to ``totals``."""
-    # Only the keys counted, extracted by the database: a statement's whole values and
-    # contribution are several times larger, and decoding them was most of the time.
-    ids = ("discussion_id", "statement_id", "statement__order")  # in COLUMNS order
-    keys = [f"values__{key}" for key in VALUE_KEYS]
+# What a statement's rows are made of: ids in COLUMNS order, then the keys counted, extracted
+# by the database (a statement's whole values and contribution are several times larger, and
+# decoding them was most of the time).
+ROW_IDS = ("discussion_id", "statement_id", "statement__order")
+ROW_FIELDS = (*ROW_IDS, *(f"values__{key}" for key in VALUE_KEYS), "contribution__sarf")
+
+
+def _rows_counted(run: ExtractionRun, results: list[dict], totals: Totals) -> list[tuple]:
+    """The index rows of these statement results (``ROW_FIELDS``), added to ``totals``."""
     rows = []
-    found = _results(run).filter(statement_id__in=statement_ids)
-    for row in found.values(*ids, *keys, "contribution__sarf"):
+    for row in results:
         values = {key: row[f"values__{key}"] for key in VALUE_KEYS}
         counts = statement_error_counts(values, row["contribution__sarf"])
         for figure, n in counts.items():
             total = totals.setdefault(figure, [0, 0])
             total[0], total[1] = total[0] + 1, total[1] + n
-            rows.append((run.pk, figure, *(row[key] for key in ids), n))
+            rows.append((run.pk, figure, *(row[key] for key in ROW_IDS), n))
     return rows
+
+
+def _result_chunks(run: ExtractionRun) -> Iterator[list[dict]]:
+    """Every statement result of the run, read in chunks by id (never a server-side cursor:
+    the connection also carries the COPY of what each chunk counts)."""
+    rows = _results(run).order_by("pk")
+    last = 0
+    while chunk := list(rows.filter(pk__gt=last).values("pk", *ROW_FIELDS)[:READ_CHUNK]):
+        yield chunk
+        last = chunk[-1]["pk"]
 
 
 def _rows_removed(run: ExtractionRun, statement_ids: list[int], totals: Totals) -> None:
@@ -186,6 +199,7 @@ def error_analysis_compute(
             stamps=_stamps(run),
             force=previous is None,
             code_version=CODE_VERSION,
+            read_pieces=False,
         )
         totals = None
         if previous is not None and _updatable(diff, previous):
@@ -229,8 +243,15 @@ def _index_rebuild(run: ExtractionRun, diff: PiecesDiff) -> Totals:
     StatementError.objects.filter(run=run).delete()
     StatementPiece.objects.filter(family=INDEX, run=run).delete()
     totals: Totals = {}
-    for chunk in _chunks(sorted(diff.hashes)):
-        _statements_write(run, chunk, diff, totals)
+    for chunk in _result_chunks(run):
+        _copy(StatementError, COLUMNS, _rows_counted(run, chunk, totals))
+    key = StatementPiece.make_key
+    empty = "{}" if connection.vendor == "postgresql" else {}  # COPY takes the JSON text
+    hashes = (
+        (key(INDEX, run_id=run.pk, statement_id=s), INDEX, run.pk, s, digest, empty)
+        for s, digest in diff.hashes.items()
+    )
+    _copy(StatementPiece, PIECE_COLUMNS, hashes)
     return totals
 
 
@@ -239,28 +260,29 @@ def _statements_write(
 ) -> None:
     """These statements' rows, counted into ``totals``, and the hashes they were made from
     (an empty piece: the rows are the statement's part of the index)."""
-    _rows_write(_rows_counted(run, statement_ids, totals))
+    results = _results(run).filter(statement_id__in=statement_ids).values(*ROW_FIELDS)
+    _copy(StatementError, COLUMNS, _rows_counted(run, list(results), totals))
     pieces: dict[int, dict] = {statement_id: {} for statement_id in statement_ids}
     pieces_store(family=INDEX, run_id=run.pk, pieces=pieces, hashes=diff.hashes)
 
 
 COLUMNS = ("run_id", "figure", "discussion_id", "statement_id", "order", "count")
+PIECE_COLUMNS = ("key", "family", "run_id", "statement_id", "input_hash", "piece")
 
 
-def _rows_write(rows: list[tuple]) -> None:
+def _copy(model: type[Model], columns: Sequence[str], rows: Iterable[tuple]) -> None:
     """On PostgreSQL a COPY (a run has hundreds of thousands of rows: building a model object and
     binding six parameters per row cost ten times more); elsewhere bulk inserts."""
     if connection.vendor == "postgresql":
         quote = connection.ops.quote_name
-        table, columns = quote(StatementError._meta.db_table), ", ".join(map(quote, COLUMNS))
+        table, names = quote(model._meta.db_table), ", ".join(map(quote, columns))
         with (
             connection.cursor() as cursor,
-            cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy,
+            cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy,
         ):
             for row in rows:
                 copy.write_row(row)
         return
-    StatementError.objects.bulk_create(
-        [StatementError(**dict(zip(COLUMNS, row, strict=True))) for row in rows],
-        batch_size=WRITE_BATCH,
+    model.objects.bulk_create(  # type: ignore[attr-defined]
+        [model(**dict(zip(columns, row, strict=True))) for row in rows], batch_size=WRITE_BATCH
     )

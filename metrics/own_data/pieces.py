@@ -86,9 +86,11 @@ def pieces_diff(
     stamps: Mapping[int, Any],
     force: bool = False,
     code_version: str | None = None,
+    read_pieces: bool = True,
 ) -> PiecesDiff:
     """Compare ``stamps`` (statement id -> what its piece is computed from) with the stored
-    pieces; with ``force`` none is kept (only which statements have one is read)."""
+    pieces; with ``force`` none is kept (only which statements have one is read). Without
+    ``read_pieces`` only the hashes are read (the kept pieces are then empty)."""
     hash_of = piece_hasher(family, code_version=code_version)
     wanted = {statement_id: hash_of(stamp) for statement_id, stamp in stamps.items()}
     rows = StatementPiece.objects.filter(family=family, run_id=run_id)
@@ -102,13 +104,14 @@ def pieces_diff(
             )
         )
     else:
-        stored = rows.values_list("statement_id", "input_hash", "piece").iterator(chunk_size=2000)
+        fields = ("statement_id", "input_hash", "piece" if read_pieces else "input_hash")
+        stored = rows.values_list(*fields).iterator(chunk_size=2000)
     for statement_id, stored_hash, piece in stored:
         count += 1
         if statement_id not in wanted:
             gone.append(statement_id)
         elif not force and stored_hash == wanted[statement_id]:
-            kept[statement_id] = piece
+            kept[statement_id] = piece if read_pieces else {}
     return PiecesDiff(wanted, kept, gone, count)
 
 
