@@ -69,8 +69,11 @@ class SeededWorkload:
         rows = _seed_statements(tag, workload)
         deltas = [s for d in workload for s in d.subject_statements()]
         Extraction.objects.bulk_create(
-            Extraction(statement=st, run=run, pdp_deltas=s.ai_delta)
-            for st, s in zip(rows, deltas, strict=True)
+            (
+                Extraction(statement=st, run=run, pdp_deltas=s.ai_delta)
+                for st, s in zip(rows, deltas, strict=True)
+            ),
+            batch_size=2000,  # one INSERT of 250,000 rows is over PostgreSQL's 1 GB limit
         )
         if partner is not None:
             _partner_extractions(partner, rows, workload)
@@ -78,9 +81,12 @@ class SeededWorkload:
         pending_ids = {rows[-1 - i * n_statements % len(rows)].pk for i in range(n_pending)}
         coded = set(_coded_discussions(rows, round(approved_share * discussions)))
         Feedback.objects.bulk_create(
-            _feedback(st, s.gt_delta, auditor, admin, pending=st.pk in pending_ids)
-            for st, s in zip(rows, deltas, strict=True)
-            if st.discussion_id in coded or st.pk in pending_ids
+            (
+                _feedback(st, s.gt_delta, auditor, admin, pending=st.pk in pending_ids)
+                for st, s in zip(rows, deltas, strict=True)
+                if st.discussion_id in coded or st.pk in pending_ids
+            ),
+            batch_size=2000,
         )
         tallies_refresh(pairs={(st.discussion_id, auditor.pk) for st in rows})  # bulk created
         pending = list(
@@ -133,9 +139,12 @@ def _seed_statements(tag: str, workload) -> list[Statement]:
         for d, w in zip(discussions, workload, strict=True)
     )
     return Statement.objects.bulk_create(
-        Statement(discussion=d, speaker=sp, order=s.order, text=s.text)
-        for d, sp, w in zip(discussions, speakers, workload, strict=True)
-        for s in w.subject_statements()
+        (
+            Statement(discussion=d, speaker=sp, order=s.order, text=s.text)
+            for d, sp, w in zip(discussions, speakers, workload, strict=True)
+            for s in w.subject_statements()
+        ),
+        batch_size=5000,
     )
 
 

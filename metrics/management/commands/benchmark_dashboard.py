@@ -39,6 +39,7 @@ from audit.synthetic import extraction_run, generate_discussion
 from audit.tallies import tallies_rebuild
 from evalsite.access import ensure_role_groups
 from metrics.derived import error_analysis_result_compute, run_comparison_result_compute
+from metrics.errors import statement_results_changed
 from metrics.families.extraction import (
     add_contributions,
     calculate_cumulative_f1,
@@ -259,6 +260,7 @@ def statement_approved(run: ExtractionRun, other: ExtractionRun) -> MetricResult
     row.values, row.contribution = source.values, source.contribution
     row.input_hash, row.computed_at = "bench-approved", timezone.now()
     row.save(update_fields=["values", "contribution", "input_hash", "computed_at"])
+    statement_results_changed([row])
     MetricResult.objects.filter(key=run_key(EXTRACTION, run.pk)).update(computed_at=timezone.now())
     return row
 
@@ -427,6 +429,8 @@ def bench_pages(data: DashboardData, extras: dict[str, Any], statements: int) ->
         Page("auditor dashboard", "/metrics/", False),
         Page("auditor home (queue)", "/", False),
         Page("my queue", "/audit/queue/", False),
+        Page("my queue: done", "/audit/queue/?status=done", False),
+        Page("my queue: in progress", "/audit/queue/?status=in_progress", False),
         Page(f"audit page ({statements})", f"/audit/discussions/{first.pk}/", False),
         Page("statement page", f"/audit/statements/{statement.pk}/", False),
         Page("admin dashboard", "/metrics/", True),
@@ -574,6 +578,12 @@ class Command(BaseCommand):
             "recompute does) and time the error analysis again, then its full rebuild",
         )
         parser.add_argument(
+            "--keep",
+            action="store_true",
+            help="commit the seeded data instead of rolling it back (to profile a page on it "
+            "afterwards; use a database of its own)",
+        )
+        parser.add_argument(
             "--compare",
             action="store_true",
             help="kept for old scripts: every page is timed anyway",
@@ -590,7 +600,8 @@ class Command(BaseCommand):
             try:
                 with transaction.atomic():
                     results[scale] = self._benchmark({**options, "discussions": scale})
-                    raise _Rollback
+                    if not options["keep"]:
+                        raise _Rollback
             except _Rollback:
                 self.stdout.write("seeded rows rolled back\n")
         if len(scales) > 1:
