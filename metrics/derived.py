@@ -214,7 +214,10 @@ def error_analysis_result_compute(*, run_id: int, full: bool = False) -> MetricR
     if run is None:
         return None
     key = error_analysis_key(run_id)
-    stored = MetricResult.objects.filter(key=key).values_list("values", flat=True)
+    # An analysis of another code version may have counted other rows: rebuilt whole.
+    stored = MetricResult.objects.filter(key=key, code_version=errors.CODE_VERSION).values_list(
+        "values", flat=True
+    )
     return derived_compute(
         family=ERROR_ANALYSIS,
         key=key,

@@ -11,13 +11,20 @@ the stored totals, whatever the size of the run.
 The index is kept incrementally, with the plumbing of the own-data families' pieces
 (``metrics.own_data.pieces``): each statement's rows are stored with a hash of what produced
 them (its result's input hash and computed_at, its discussion and order: every rewrite of a
-result moves its computed_at). When the run's results change, only the statements whose hash
-moved (or whose result went away) have their rows read, subtracted from the stored totals,
-deleted and written again, so one approval costs a few statements' rows rather than the
-run's. A full rebuild (``full``; also when there is no stored index to start from, or when
-more than ``FULL_SHARE`` of the statements changed) writes every row again; both give the
-same rows and totals. The index, its hashes and the analysis that holds the totals are
-written in one transaction (``metrics.derived``), so the totals always match the rows.
+result moves its computed_at). Whatever writes or removes a statement result records it
+(``statement_results_changed``, a ``StatementResultChange`` row in the same transaction); an
+update reads those rows, compares only their statements' hashes, and for those whose hash
+moved (or whose result went away) reads their rows, subtracts them from the stored totals,
+deletes them and writes them again; then it deletes the change rows it read, and only those.
+So one approval costs a few statements' rows, whatever the size of the run, and a change
+committed while an update runs is left for the next one rather than lost. Deleted
+statements (their rows and hash go by cascade, their part of the totals would not) are found
+by counting the stored hashes. A full rebuild (``full``; also when there is no stored index
+of this code version to start from, when more than ``FULL_SHARE`` of the statements changed,
+or when the count disagrees) reads every result and writes every row again; both give the
+same rows and totals. The index, its hashes, the consumed changes and the analysis that holds
+the totals are written in one transaction (``metrics.derived``), so the totals always match
+the rows.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection, transaction
@@ -32,8 +40,13 @@ from django.db.models import Model
 
 from audit.models import ExtractionRun
 from audit.pdp import ENTITY_KINDS
-from metrics.models import MetricResult, StatementError, StatementPiece
-from metrics.own_data.pieces import PiecesDiff, pieces_diff, pieces_remove, pieces_store
+from metrics.models import MetricResult, StatementError, StatementPiece, StatementResultChange
+from metrics.own_data.pieces import (
+    piece_hasher,
+    pieces_diff,
+    pieces_remove,
+    pieces_store,
+)
 
 log = logging.getLogger(__name__)
 
@@ -99,22 +112,71 @@ class IndexDrift(Exception):
 
 
 def _results(run: ExtractionRun) -> Any:
+    """The run's statement results that hold figures (a placeholder waiting for its first
+    computation has none, and no change is recorded when it is created)."""
     return MetricResult.objects.filter(
-        family=EXTRACTION, scope=MetricResult.Scope.STATEMENT, run=run, statement__isnull=False
+        family=EXTRACTION,
+        scope=MetricResult.Scope.STATEMENT,
+        run=run,
+        statement__isnull=False,
+        computed_at__isnull=False,
     )
 
 
-def _stamps(run: ExtractionRun) -> dict[int, str]:
-    """Per statement result of the run, what its rows are computed from: any rewrite of the
-    result moves its computed_at; its discussion and order are written into the rows. Reads
-    no JSON."""
+def _stamps(run: ExtractionRun, statement_ids: Sequence[int] | None = None) -> dict[int, str]:
+    """Per statement result of the run (of these statements only, when given), what its rows
+    are computed from: any rewrite of the result moves its computed_at; its discussion and
+    order are written into the rows. Reads no JSON."""
     fields = ("statement_id", "discussion_id", "statement__order", "input_hash", "computed_at")
+    results = _results(run).values_list(*fields)
+    chunks = (
+        [results.iterator(chunk_size=5000)]
+        if statement_ids is None
+        else (results.filter(statement_id__in=chunk) for chunk in _chunks(statement_ids))
+    )
     return {
         statement_id: f"{discussion_id}|{order}|{digest}|{computed_at}"
-        for statement_id, discussion_id, order, digest, computed_at in _results(run)
-        .values_list(*fields)
-        .iterator(chunk_size=5000)
+        for chunk in chunks
+        for statement_id, discussion_id, order, digest, computed_at in chunk
     }
+
+
+# --- the changes recorded since the last update ---------------------------------------------
+
+
+def statement_results_changed(rows: Iterable[MetricResult]) -> None:
+    """Record that these extraction results were written or removed, in the caller's
+    transaction: the change then commits with the result or not at all, and the next update
+    of the run's error index rewrites the statements' rows (statement results only; the
+    others are left out)."""
+    changes = [
+        StatementResultChange(run_id=row.run_id, statement_id=row.statement_id)
+        for row in rows
+        if row.scope == MetricResult.Scope.STATEMENT and row.run_id and row.statement_id
+    ]
+    StatementResultChange.objects.bulk_create(changes, batch_size=WRITE_BATCH)
+
+
+@dataclass(frozen=True)
+class Changes:
+    """The changes recorded for a run when the update read them."""
+
+    ids: list[int]  # the rows read: only these are deleted
+    statement_ids: list[int]  # the statements they name, ascending, once each
+
+
+def _changes_read(run: ExtractionRun) -> Changes:
+    """Read before any result: every change read here committed with its result, so the reads
+    that follow see that result (or a later one)."""
+    rows = list(StatementResultChange.objects.filter(run=run).values_list("pk", "statement_id"))
+    return Changes([pk for pk, _ in rows], sorted({statement_id for _, statement_id in rows}))
+
+
+def _changes_consume(changes: Changes) -> None:
+    """Delete the rows read, by id: a change committed after they were read (by a transaction
+    that wrote its result meanwhile) is not among them and waits for the next update."""
+    for chunk in _chunks(changes.ids):
+        StatementResultChange.objects.filter(pk__in=chunk).delete()
 
 
 def _chunks(ids: Sequence[int]) -> Iterator[list[int]]:
@@ -176,6 +238,9 @@ def _event_kinds(totals: dict[str, list[int]]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: (-r["missed"], -r["spurious"], r["kind"]))
 
 
+Index = tuple[Totals, int]  # the totals, and how many statements the index holds
+
+
 def error_analysis_compute(
     run: ExtractionRun,
     *,
@@ -185,85 +250,92 @@ def error_analysis_compute(
     """Bring the run's ``StatementError`` rows up to date with its statement results and
     return the analysis: the event kinds missed and invented, and per figure [statements,
     count]. ``stored``: the analysis stored with the current rows (read once the run is
-    locked), whose totals an incremental update starts from; ``full`` rewrites every row.
-    Reads every statement result of the run without its JSON (hashes), then only the changed
-    statements' (all of them on a full rebuild): a worker does it (``metrics.derived``)."""
+    locked; None when its code version is another), whose totals an incremental update starts
+    from; ``full`` rewrites every row. An update reads the changes recorded since the last
+    one and only those statements' results and rows; a full rebuild reads every result of the
+    run. A worker does it (``metrics.derived``)."""
     with transaction.atomic():
         # One writer per run at a time. No key update: rows that refer to the run (results,
-        # extractions) are still written meanwhile.
+        # extractions, recorded changes) are still written meanwhile.
         ExtractionRun.objects.select_for_update(no_key=True).filter(pk=run.pk).first()
+        changes = _changes_read(run)
         previous = None if full else stored()
-        diff = pieces_diff(
-            family=INDEX,
-            run_id=run.pk,
-            stamps=_stamps(run),
-            force=previous is None,
-            code_version=CODE_VERSION,
-            read_pieces=False,
-        )
-        totals = None
-        if previous is not None and _updatable(diff, previous):
+        index = None
+        if previous is not None and _updatable(run, changes, previous):
             try:
                 with transaction.atomic():
-                    totals = _index_update(run, diff, previous["figures"])
+                    index = _index_update(run, changes, previous)
             except IndexDrift:
                 log.warning("error index of run %s disagrees with its totals: rebuilt", run.pk)
-        if totals is None:
-            totals = _index_rebuild(run, diff)
-    return {"event_kinds": _event_kinds(totals), "figures": totals, "indexed": len(diff.hashes)}
+        totals, indexed = index or _index_rebuild(run)
+        _changes_consume(changes)
+    return {"event_kinds": _event_kinds(totals), "figures": totals, "indexed": indexed}
 
 
-def _updatable(diff: PiecesDiff, previous: dict[str, Any]) -> bool:
-    """The stored totals are those of the stored index (as many statements as it has hashes:
-    a deleted statement takes its rows and hash with it, but not its part of the totals), and
-    few enough statements changed."""
-    changed = len(diff.outdated) + len(diff.gone)
+def _updatable(run: ExtractionRun, changes: Changes, previous: dict[str, Any]) -> bool:
+    """The stored totals are those of the stored index, and few enough statements changed. A
+    deleted statement takes its rows and hash with it (cascade) but not its part of the
+    totals: the index then holds fewer hashes than the totals counted (an index-only count)."""
+    indexed = previous.get("indexed")
     return (
         "figures" in previous
-        and previous.get("indexed") == diff.stored > 0
-        and changed <= FULL_SHARE * len(diff.hashes)
+        and isinstance(indexed, int)
+        and indexed > 0
+        and len(changes.statement_ids) <= FULL_SHARE * indexed
+        and StatementPiece.objects.filter(family=INDEX, run=run).count() == indexed
     )
 
 
-def _index_update(run: ExtractionRun, diff: PiecesDiff, previous: Totals) -> Totals:
-    """Rewrite the rows of the statements whose hash moved, delete those of the statements
-    whose result went away, and move the totals by the difference."""
-    totals = {figure: list(total) for figure, total in previous.items()}
+def _index_update(run: ExtractionRun, changes: Changes, previous: dict[str, Any]) -> Index:
+    """Of the changed statements: rewrite the rows of those whose hash moved, delete those of
+    the ones whose result went away, and move the totals by the difference."""
+    diff = pieces_diff(
+        family=INDEX,
+        run_id=run.pk,
+        stamps=_stamps(run, changes.statement_ids),
+        code_version=CODE_VERSION,
+        read_pieces=False,
+        among=changes.statement_ids,
+    )
+    totals = {figure: list(total) for figure, total in previous["figures"].items()}
     for chunk in _chunks(diff.gone):
         _rows_removed(run, chunk, totals)
     pieces_remove(family=INDEX, run_id=run.pk, statement_ids=diff.gone)
     for chunk in _chunks(diff.outdated):
         _rows_removed(run, chunk, totals)
-        _statements_write(run, chunk, diff, totals)
-    return totals
+        _statements_write(run, chunk, diff.hashes, totals)
+    # The changed statements' hashes (diff.stored of them) are replaced by their current ones.
+    return totals, previous["indexed"] - diff.stored + len(diff.hashes)
 
 
-def _index_rebuild(run: ExtractionRun, diff: PiecesDiff) -> Totals:
+def _index_rebuild(run: ExtractionRun) -> Index:
     """Every statement's rows and hash written again, the totals counted from nothing."""
     StatementError.objects.filter(run=run).delete()
     StatementPiece.objects.filter(family=INDEX, run=run).delete()
+    hash_of = piece_hasher(INDEX, code_version=CODE_VERSION)
+    hashes = {statement_id: hash_of(stamp) for statement_id, stamp in _stamps(run).items()}
     totals: Totals = {}
     for chunk in _result_chunks(run):
         _copy(StatementError, COLUMNS, _rows_counted(run, chunk, totals))
     key = StatementPiece.make_key
     empty = "{}" if connection.vendor == "postgresql" else {}  # COPY takes the JSON text
-    hashes = (
+    pieces = (
         (key(INDEX, run_id=run.pk, statement_id=s), INDEX, run.pk, s, digest, empty)
-        for s, digest in diff.hashes.items()
+        for s, digest in hashes.items()
     )
-    _copy(StatementPiece, PIECE_COLUMNS, hashes)
-    return totals
+    _copy(StatementPiece, PIECE_COLUMNS, pieces)
+    return totals, len(hashes)
 
 
 def _statements_write(
-    run: ExtractionRun, statement_ids: list[int], diff: PiecesDiff, totals: Totals
+    run: ExtractionRun, statement_ids: list[int], hashes: dict[int, str], totals: Totals
 ) -> None:
     """These statements' rows, counted into ``totals``, and the hashes they were made from
     (an empty piece: the rows are the statement's part of the index)."""
     results = _results(run).filter(statement_id__in=statement_ids).values(*ROW_FIELDS)
     _copy(StatementError, COLUMNS, _rows_counted(run, list(results), totals))
     pieces: dict[int, dict] = {statement_id: {} for statement_id in statement_ids}
-    pieces_store(family=INDEX, run_id=run.pk, pieces=pieces, hashes=diff.hashes)
+    pieces_store(family=INDEX, run_id=run.pk, pieces=pieces, hashes=hashes)
 
 
 COLUMNS = ("run_id", "figure", "discussion_id", "statement_id", "order", "count")

@@ -3,8 +3,8 @@
 Subscribes (``connect``, called from ``MetricsConfig.ready``) to audit's domain signals
 (``audit.signals``: ground truth, extractions, coding changed) and to the deletions that
 cascade past the services (statements, extractions, approved feedback, runs, blind samples),
-then calls the stale-marking services, which queue the recomputation. Nothing else in metrics
-listens to audit.
+then calls the stale-marking services, which queue the recomputation; and to a statement's
+edit, which the error index follows. Nothing else in metrics listens to audit.
 
 Cascades remove result rows without going through the services, so the affected runs'
 totals are rebuilt and the remaining results recomputed, after the delete commits.
@@ -24,7 +24,7 @@ from django.db.models.signals import post_delete, post_save, pre_delete
 
 from audit import signals as audit_signals
 from audit.models import BlindReview, Extraction, ExtractionRun, Feedback, Statement
-from metrics import recompute, services
+from metrics import errors, recompute, services
 from metrics.models import MetricResult
 from metrics.own_data import common as own_data
 
@@ -98,6 +98,17 @@ def statement_deleted(sender: Any, instance: Statement, **kwargs: Any) -> None:
     )
 
 
+def statement_saved(sender: Any, instance: Statement, created: bool, **kwargs: Any) -> None:
+    """A statement's discussion and order are written into its error index rows: an edited
+    statement (its order changed in the admin) has them rewritten at the index's next update."""
+    if not created:
+        errors.statement_results_changed(
+            MetricResult.objects.filter(
+                family=services.EXTRACTION, scope=MetricResult.Scope.STATEMENT, statement=instance
+            ).only("scope", "run_id", "statement_id")
+        )
+
+
 def extraction_deleted(sender: Any, instance: Extraction, **kwargs: Any) -> None:
     if _suspended.get():
         return
@@ -166,6 +177,7 @@ def connect() -> None:
     audit_signals.coding_changed.connect(coding_changed, dispatch_uid="m_coding")
     audit_signals.triage_changed.connect(triage_changed, dispatch_uid="m_triage")
     pre_delete.connect(statement_deleted, sender=Statement, dispatch_uid="m_statement_del")
+    post_save.connect(statement_saved, sender=Statement, dispatch_uid="m_statement_saved")
     post_delete.connect(extraction_deleted, sender=Extraction, dispatch_uid="m_extraction_del")
     post_delete.connect(feedback_deleted, sender=Feedback, dispatch_uid="m_feedback_del")
     post_save.connect(feedback_saved, sender=Feedback, dispatch_uid="m_feedback_saved")

@@ -236,6 +236,22 @@ class StatementPiece(models.Model):
         return f"{family}:r{run_id or '-'}:s{statement_id}"
 
 
+class StatementResultChange(models.Model):
+    """A statement's extraction result in a run was written or removed (or the statement
+    moved) since the run's error index was last brought up to date. Written in the
+    transaction that changes the result, so it commits with it or not at all; read and deleted
+    by the next update of the index (``metrics.errors``), which then reads only these
+    statements' results rather than every result of the run. Rows, not one flag per statement:
+    a change committed after the update read them is another row, which the update does not
+    delete."""
+
+    run = models.ForeignKey("audit.ExtractionRun", on_delete=models.CASCADE, related_name="+")
+    statement = models.ForeignKey("audit.Statement", on_delete=models.CASCADE, related_name="+")
+
+    def __str__(self) -> str:
+        return f"statement {self.statement_id} changed in run {self.run_id}"
+
+
 class StatementError(models.Model):
     """How many times one statement counts in one figure of its run's error analysis (missed
     people, wrong SARF codes, one event kind missed, one SARF confusion cell, ...), so the

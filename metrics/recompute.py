@@ -35,6 +35,7 @@ from django.utils import timezone
 from audit.models import Extraction, Feedback
 from audit.services.jobs import compute_job_start
 from evalsite.queue import TRANSIENT_ERRORS, task_enqueue_named
+from metrics.errors import statement_results_changed
 from metrics.families.extraction.batch import collector_paused
 from metrics.match_settings import match_settings
 from metrics.models import ComputeJob, MetricResult
@@ -477,7 +478,7 @@ class _BatchWrites:
     stored: list[MetricResult] = field(default_factory=list)
     confirmed: list[int] = field(default_factory=list)
     failed: list[MetricResult] = field(default_factory=list)
-    gone: list[int] = field(default_factory=list)
+    gone: list[MetricResult] = field(default_factory=list)
     runs_changed: set[int | None] = field(default_factory=set)
 
     def add(self, row: MetricResult, inputs: ResultInputs | None, force: bool) -> None:
@@ -485,7 +486,7 @@ class _BatchWrites:
         # the old contributions (not fetched) nor compares them: a new one marks its run.
         old = None if force else row.contribution
         if inputs is None:
-            self.gone.append(row.pk)
+            self.gone.append(row)
             changed = force or old is not None
         elif row_is_current(row, inputs.hash, force):
             self.confirmed.append(row.pk)
@@ -510,7 +511,8 @@ class _BatchWrites:
         )
         for row in self.failed:
             row.save(update_fields=["status", "error", "match_settings", "code_version"])
-        MetricResult.objects.filter(pk__in=self.gone).delete()
+        MetricResult.objects.filter(pk__in=[row.pk for row in self.gone]).delete()
+        statement_results_changed([*self.stored, *self.gone])
         # The runs' totals are rebuilt once, when the job settles them (see _run_totals_swap).
         extraction_results().filter(
             scope=Scope.RUN, run_id__in=self.runs_changed, contribution__isnull=False

@@ -35,6 +35,7 @@ from django.utils import timezone
 from audit.models import Extraction, ExtractionRun, Feedback, Speaker, Statement
 from evalsite.queue import task_enqueue_named, task_enqueue_on_commit
 from metrics import results
+from metrics.errors import statement_results_changed
 from metrics.families.extraction import (
     add_contributions,
     calculate_cumulative_f1,
@@ -374,6 +375,7 @@ def _row_store(
     run_row = _run_totals_swap(row, contribution, batch)
     row_fill(row, values=values, contribution=contribution, input_hash=input_hash)
     row.save()
+    statement_results_changed([row])
     return _run_row_settle(run_row) if run_row else False
 
 
@@ -408,6 +410,7 @@ def _row_remove(row: MetricResult | None, batch: bool) -> bool:
     if row is None:
         return False
     run_row = _run_totals_swap(row, None, batch)
+    statement_results_changed([row])
     row.delete()
     return _run_row_settle(run_row) if run_row else False
 

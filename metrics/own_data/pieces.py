@@ -87,32 +87,41 @@ def pieces_diff(
     force: bool = False,
     code_version: str | None = None,
     read_pieces: bool = True,
+    among: Sequence[int] | None = None,
 ) -> PiecesDiff:
     """Compare ``stamps`` (statement id -> what its piece is computed from) with the stored
     pieces; with ``force`` none is kept (only which statements have one is read). Without
-    ``read_pieces`` only the hashes are read (the kept pieces are then empty)."""
+    ``read_pieces`` only the hashes are read (the kept pieces are then empty). ``among``: only
+    these statements' stored pieces are read (the others are neither kept nor gone)."""
     hash_of = piece_hasher(family, code_version=code_version)
     wanted = {statement_id: hash_of(stamp) for statement_id, stamp in stamps.items()}
     rows = StatementPiece.objects.filter(family=family, run_id=run_id)
     kept: dict[int, Piece] = {}
     gone, count = [], 0
-    if force:
-        stored: Any = (
-            (statement_id, None, None)
-            for statement_id in rows.values_list("statement_id", flat=True).iterator(
-                chunk_size=5000
-            )
-        )
-    else:
-        fields = ("statement_id", "input_hash", "piece" if read_pieces else "input_hash")
-        stored = rows.values_list(*fields).iterator(chunk_size=2000)
-    for statement_id, stored_hash, piece in stored:
+    for statement_id, stored_hash, piece in _stored(rows, force, read_pieces, among):
         count += 1
         if statement_id not in wanted:
             gone.append(statement_id)
         elif not force and stored_hash == wanted[statement_id]:
             kept[statement_id] = piece if read_pieces else {}
     return PiecesDiff(wanted, kept, gone, count)
+
+
+def _stored(
+    rows: Any, force: bool, read_pieces: bool, among: Sequence[int] | None
+) -> Iterator[tuple[int, str | None, Any]]:
+    """(statement, hash, piece) of each stored piece, of ``among`` only (a chunk at a time)
+    when given; with ``force`` only the statement (no hash or piece is compared), without
+    ``read_pieces`` no piece (None)."""
+    fields = ["statement_id", *([] if force else ["input_hash"])]
+    fields += ["piece"] if read_pieces and not force else []
+    chunks = (
+        [rows] if among is None else [rows.filter(statement_id__in=c) for c in _chunks(among, 5000)]
+    )
+    for chunk in chunks:
+        for values in chunk.values_list(*fields).iterator(chunk_size=2000):
+            statement_id, stored_hash, piece = (*values, None, None)[:3]
+            yield statement_id, stored_hash, piece
 
 
 def pieces_refresh(

@@ -1,7 +1,8 @@
 """Stored extraction-F1 result rows for the dashboard and comparison tests.
 
 Statement and discussion rows are written directly with the engine's own result and
-contribution shapes; the run and system rows are then settled by the real service
+contribution shapes (a statement row's change recorded for the error index, as its worker
+does); the run and system rows are then settled by the real service
 (`run_result_compute(rebuild=True)`), exactly as a worker would leave them.
 """
 
@@ -12,6 +13,7 @@ from typing import Any
 from django.utils import timezone
 
 from audit.models import Discussion, ExtractionRun, Feedback, Statement
+from metrics.errors import statement_results_changed
 from metrics.families.extraction import (
     CumulativeF1Metrics,
     StatementF1Metrics,
@@ -52,7 +54,7 @@ def statement_row(
         fp_event_kinds=list(fp_event_kinds),
         **_with_f1(counts),
     )
-    return MetricResult.objects.create(
+    row = MetricResult.objects.create(
         key=statement_key(
             run_id=run.pk, discussion_id=statement.discussion_id, statement_id=statement.pk
         ),
@@ -66,6 +68,8 @@ def statement_row(
         status=status,
         computed_at=timezone.now(),
     )
+    statement_results_changed([row])  # as the worker that writes it records it
+    return row
 
 
 def discussion_row(

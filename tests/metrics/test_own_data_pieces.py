@@ -461,3 +461,29 @@ def test_a_new_piece_format_computes_every_piece_again(monkeypatch) -> None:
     own_result_compute(family=CALIBRATION, run_id=run_id)
     assert len(scored) == n_pieces > 0
     assert _stored(CALIBRATION, run_id) == before
+
+
+@pytest.mark.django_db
+def test_a_diff_among_some_statements_reads_only_their_pieces() -> None:
+    run = ExtractionRunFactory()
+    statements = [StatementFactory() for _ in range(4)]
+    stamps = {s.pk: f"stamp {s.pk}" for s in statements}
+    diff = pieces.pieces_diff(family=CALIBRATION, run_id=run.pk, stamps=stamps)
+    pieces.pieces_store(
+        family=CALIBRATION, run_id=run.pk, pieces={pk: {} for pk in stamps}, hashes=diff.hashes
+    )
+    first, second, third, _ = (s.pk for s in statements)
+    # The first changed, the second went away, the third is unchanged; the fourth (not among
+    # them, and without a stamp) would be gone if its piece were read.
+    among = pieces.pieces_diff(
+        family=CALIBRATION,
+        run_id=run.pk,
+        stamps={first: "changed", third: stamps[third]},
+        among=[first, second, third],
+    )
+    assert (among.outdated, among.gone, set(among.kept), among.stored) == (
+        [first],
+        [second],
+        {third},
+        3,
+    )

@@ -128,7 +128,7 @@ def test_lowest_confidence_first_orders_the_queue(world, admin_user, auditor_cli
     _turn_on(run, admin_user, lowest_first=True)
     triage_result_compute(run_id=run.pk)
     page = auditor_client.get(reverse("home"))
-    first = page.context["page"][0]
+    first = page.context["rows"][0].discussion
     assert first.pk == fresh.pk and first.next_uncoded == new[2].pk
 
 
