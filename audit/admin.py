@@ -1,6 +1,9 @@
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
 from audit import models
+from audit.coding_times import revisions_deleting
 
 
 @admin.register(models.Discussion)
@@ -36,5 +39,20 @@ class FeedbackAdmin(admin.ModelAdmin):
 
 
 admin.site.register(models.Speaker)
-admin.site.register(models.FeedbackRevision)
+
+
+@admin.register(models.FeedbackRevision)
+class FeedbackRevisionAdmin(admin.ModelAdmin):
+    """A revision deleted here takes its moments out of its coder's active time (no delete
+    signal on revisions: a coding's deletion then removes its revisions without loading them)."""
+
+    def delete_model(self, request: HttpRequest, obj: models.FeedbackRevision) -> None:
+        revisions_deleting(revisions=[obj])
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        revisions_deleting(revisions=queryset)
+        super().delete_queryset(request, queryset)
+
+
 admin.site.register(models.BlindReview)

@@ -1,5 +1,5 @@
 from django.apps import AppConfig
-from django.db.models.signals import post_delete, post_init, post_save
+from django.db.models.signals import post_delete, post_init, post_save, pre_delete
 
 
 class AuditConfig(AppConfig):
@@ -9,11 +9,22 @@ class AuditConfig(AppConfig):
     def ready(self) -> None:
         # Registers the job tasks with Celery in every process (the web queues them by name).
         from audit import (
+            coding_times,
             tallies,
             tasks,  # noqa: F401
             team_figures,
         )
-        from audit.models import Adjudication, Assignment, Discussion, Feedback, FeedbackRevision
+        from audit.models import (
+            Adjudication,
+            Assignment,
+            Discussion,
+            ExtractionRun,
+            Feedback,
+            FeedbackRevision,
+            Speaker,
+            Statement,
+            TriageStatement,
+        )
 
         # The stored tallies follow every write of the rows they count (see audit/tallies.py).
         for model, saved, deleted in (
@@ -27,10 +38,27 @@ class AuditConfig(AppConfig):
             signal.connect(
                 tallies.adjudication_written, sender=Adjudication, dispatch_uid=f"tally-adj-{name}"
             )
+        # What is still to code (the queue's "done"), per discussion and in each coder's tally.
+        for signal, receiver, sender in (
+            (post_save, tallies.statement_written, Statement),
+            (post_delete, tallies.statement_written, Statement),
+            (post_save, tallies.speaker_saved, Speaker),
+            (post_save, tallies.triage_row_saved, TriageStatement),
+            (pre_delete, tallies.run_deleting, ExtractionRun),
+            (post_delete, tallies.run_deleted, ExtractionRun),
+        ):
+            signal.connect(receiver, sender=sender, dispatch_uid=f"to-code-{signal}-{sender}")
         # The team page's stored rows: the label follows the summary, time the history.
         post_save.connect(
             team_figures.discussion_label_changed, sender=Discussion, dispatch_uid="team-label"
         )
+        # The stored active time follows the history and which codings are sent (after the
+        # tallies' receivers: their count changes are recorded by figures_add).
         post_save.connect(
-            team_figures.revision_written, sender=FeedbackRevision, dispatch_uid="team-times"
+            coding_times.revision_written, sender=FeedbackRevision, dispatch_uid="team-times"
+        )
+        post_init.connect(coding_times.feedback_loaded, sender=Feedback, dispatch_uid="times-init")
+        post_save.connect(coding_times.feedback_saved, sender=Feedback, dispatch_uid="times-sent")
+        pre_delete.connect(
+            coding_times.feedback_deleting, sender=Feedback, dispatch_uid="times-deleted"
         )

@@ -73,6 +73,10 @@ class StatementQuerySet(models.QuerySet):
     def subjects(self) -> StatementQuerySet:
         return self.filter(speaker__type=Speaker.Type.SUBJECT)
 
+    def to_code(self) -> StatementQuerySet:
+        """Subject statements auditors still have to code: not AI accepted by review triage."""
+        return self.subjects().exclude(triage__provisional=True)
+
 
 class Statement(models.Model):
     discussion = models.ForeignKey(Discussion, on_delete=models.CASCADE, related_name="statements")
@@ -316,6 +320,12 @@ class FeedbackRevision(models.Model):
 
     class Meta:
         ordering = ["-version", "-id"]
+        indexes = [
+            # A coder's moments from a day on, and the last one before it: the stored active
+            # time replays only the changed days (audit.coding_times).
+            models.Index(fields=["author", "created_at"], name="revision_author_created"),
+            models.Index(fields=["author", "updated_at"], name="revision_author_updated"),
+        ]
 
     def __str__(self) -> str:
         return f"Revision v{self.version} of feedback {self.feedback_id} ({self.action})"
@@ -691,7 +701,15 @@ class TriageStatement(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "statement"], name="one_triage_row_per_run")
         ]
-        indexes = [models.Index(fields=["run", "provisional"])]
+        indexes = [
+            models.Index(fields=["run", "provisional"]),
+            # The queue's weakest-first order walks the rows from the lowest confidence up.
+            models.Index(
+                fields=["confidence", "statement"],
+                condition=Q(provisional=False),
+                name="triage_weakest_first",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"triage {self.run_id}/{self.statement_id} ({self.confidence:.3f})"
@@ -826,6 +844,9 @@ class CodingTally(models.Model):
         help_text="Statements the auditor's sent coding shares with another auditor's, not yet "
         "merged by an adjudication.",
     )
+    sent_to_code = models.PositiveIntegerField(
+        default=0, help_text="Sent codings of statements still to code (not AI accepted)."
+    )
 
     class Meta:
         constraints = [
@@ -864,8 +885,9 @@ class TeamFigures(models.Model):
     - The counts are the sums of the row's ``CodingTally`` rows (``pairs``: how many have
       work), changed by the difference each tally refresh makes, in its transaction
       (``audit.team_figures``); ``tallies_rebuild`` recounts them with the tallies.
-    - Active time, median and statements per day are written by the worker that replays the
-      coders' history (``team_times_refresh``), queued when a revision is written.
+    - Active time, median and statements per day are written by the worker that follows the
+      recorded changes (``audit.coding_times``: the changed days of the changed coders'
+      history, from the stored ``CodingTime`` rows).
     - Agreement is written by the worker that computes the inter-auditor family (``None``:
       not measured yet)."""
 
@@ -936,6 +958,11 @@ class DiscussionFigures(TeamFigures):
         Discussion, on_delete=models.CASCADE, primary_key=True, related_name="+"
     )
     label = models.CharField(max_length=80, blank=True, help_text="The summary's start.")
+    to_code = models.PositiveIntegerField(
+        default=0,
+        help_text="Subject statements still to code (not AI accepted by review triage): the "
+        "queue's 'done' is every one of them sent. Kept by audit.team_figures.",
+    )
 
     class Meta:
         indexes = _team_sort_indexes()
@@ -953,3 +980,44 @@ class AuditorFigures(TeamFigures):
 
     def __str__(self) -> str:
         return f"team figures of auditor {self.auditor_id}"
+
+
+class CodingTime(models.Model):
+    """Active coding time of one auditor on one statement on one day (UTC), in microseconds
+    (integers: sums in any order are exact), derived from the auditor's history by
+    ``audit.coding_times``. A day's rows depend only on that day's moments and the last one
+    before it, so a change replays the auditor's history from its day on, not all of it."""
+
+    auditor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    statement = models.ForeignKey(Statement, on_delete=models.CASCADE, related_name="+")
+    discussion = models.ForeignKey(Discussion, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    micros = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["auditor", "day", "statement"], name="coding_time_auditor_day"
+            )
+        ]
+        indexes = [models.Index(fields=["discussion", "day"], name="coding_time_discussion")]
+
+    def __str__(self) -> str:
+        return f"{self.micros} µs of auditor {self.auditor_id} on statement {self.statement_id}"
+
+
+class CodingTimeChange(models.Model):
+    """What the stored active time must follow, written in the transaction of the change (so a
+    late commit is never skipped, as a high-water mark would): ``since`` a day from which the
+    auditor's history changed (a revision, a deleted coding), or none when only the
+    discussion's and auditor's figures must be read again (a coding sent or taken back, a
+    changed count of sent codings). Plain ids: the row outlives what it names."""
+
+    auditor_id = models.BigIntegerField()
+    discussion_id = models.BigIntegerField(null=True, blank=True)
+    since = models.DateField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"time change of auditor {self.auditor_id} since {self.since}"

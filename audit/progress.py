@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from itertools import pairwise
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, User
-from django.db.models import Exists, F, OuterRef, QuerySet, Sum
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import Left
 
 from audit.figures import auditor_agreement, discussion_agreement
@@ -120,25 +120,48 @@ class Moment:
     auditor_id: int
     statement_id: int
     discussion_id: int
+    # Breaks ties between moments at the same instant, so every replay orders them alike.
+    revision_id: int = 0
 
 
-def coding_moments(*, auditor_ids: Iterable[int] | None = None) -> list[Moment]:
-    """When each coder worked on their own coding, in time order per coder."""
+def coding_moments(
+    *, auditor_ids: Iterable[int] | None = None, since: datetime | None = None
+) -> list[Moment]:
+    """When each coder worked on their own coding (from ``since`` on), in time order per coder."""
     revisions = FeedbackRevision.objects.filter(author_id=F("feedback__auditor_id"))
     if auditor_ids is not None:
         revisions = revisions.filter(author_id__in=list(auditor_ids))
+    if since is not None:
+        revisions = revisions.filter(Q(created_at__gte=since) | Q(updated_at__gte=since))
     moments = []
-    for author, statement, discussion, created, updated in revisions.values_list(
+    for pk, author, statement, discussion, created, updated in revisions.values_list(
+        "pk",
         "author_id",
         "feedback__statement_id",
         "feedback__statement__discussion_id",
         "created_at",
         "updated_at",
     ).iterator():
-        moments.append(Moment(created, author, statement, discussion))
-        if updated is not None and updated > created:
-            moments.append(Moment(updated, author, statement, discussion))
-    return sorted(moments, key=lambda m: (m.auditor_id, m.at))
+        if since is None or created >= since:
+            moments.append(Moment(created, author, statement, discussion, pk))
+        if updated is not None and updated > created and (since is None or updated >= since):
+            moments.append(Moment(updated, author, statement, discussion, pk))
+    return sorted(moments, key=lambda m: (m.auditor_id, m.at, m.revision_id))
+
+
+MICROSECOND = timedelta(microseconds=1)
+
+
+def time_spent(
+    moments: Iterable[Moment], *, idle_seconds: float | None = None
+) -> Iterator[tuple[Moment, int]]:
+    """Each moment after a gap within the idle limit, with the gap in microseconds (the time
+    before a coder's first moment, or between two coders' moments, counts for nothing)."""
+    idle = settings.CODING_IDLE_SECONDS if idle_seconds is None else idle_seconds
+    for previous, moment in pairwise(moments):
+        gap = moment.at - previous.at
+        if previous.auditor_id == moment.auditor_id and 0 < gap.total_seconds() <= idle:
+            yield moment, gap // MICROSECOND
 
 
 @dataclass(frozen=True)
@@ -154,23 +177,16 @@ class Spent:
 
 def active_time(moments: list[Moment], *, idle_seconds: float | None = None) -> list[Spent]:
     """The time between consecutive moments of one coder, gaps over the idle limit left out."""
-    idle = settings.CODING_IDLE_SECONDS if idle_seconds is None else idle_seconds
-    spent = []
-    for previous, moment in pairwise(moments):
-        if previous.auditor_id != moment.auditor_id:
-            continue
-        gap = (moment.at - previous.at).total_seconds()
-        if 0 < gap <= idle:
-            spent.append(
-                Spent(
-                    moment.auditor_id,
-                    moment.statement_id,
-                    moment.discussion_id,
-                    moment.at.date().isoformat(),
-                    gap,
-                )
-            )
-    return spent
+    return [
+        Spent(
+            m.auditor_id,
+            m.statement_id,
+            m.discussion_id,
+            m.at.date().isoformat(),
+            micros / 1_000_000,
+        )
+        for m, micros in time_spent(moments, idle_seconds=idle_seconds)
+    ]
 
 
 def _add_time(rows: dict[int, ProgressRow], spent: list[Spent], key: str, submitted) -> None:
@@ -190,42 +206,96 @@ def _add_time(rows: dict[int, ProgressRow], spent: list[Spent], key: str, submit
         row.per_day = round(row.submitted / len(days[row_id]), 2) if days[row_id] else None
 
 
-def _submitted_pairs(spent: list[Spent], *, everyone: bool = False) -> set[tuple[int, int]]:
-    """Of the (auditor, statement) pairs with active time, those submitted (or decided);
-    ``everyone``: the time is everyone's, so every sent coding is read, without a list of ids."""
+def _submitted_pairs(spent: list[Spent]) -> set[tuple[int, int]]:
+    """Of the (auditor, statement) pairs with active time, those submitted (or decided)."""
     statements = {s.statement_id for s in spent}
-    sent = Feedback.objects.exclude(status=S.DRAFT)
-    if not everyone:
-        sent = sent.filter(
-            statement_id__in=statements, auditor_id__in={s.auditor_id for s in spent}
-        )
+    sent = Feedback.objects.exclude(status=S.DRAFT).filter(
+        statement_id__in=statements, auditor_id__in={s.auditor_id for s in spent}
+    )
     return set(sent.values_list("auditor_id", "statement_id").iterator()) if statements else set()
 
 
 TimeFigures = dict[int, dict[str, float | None]]
+# (auditor id, statement id, day, microseconds): a stored ``CodingTime`` row, and its key.
+TimeRow = tuple[int, int, date, int]
+TimeKey = tuple[int, int, date]
+
+
+def time_rows(spent: Iterable[tuple[Moment, int]]) -> dict[TimeKey, tuple[int, int]]:
+    """The replayed gaps summed as ``CodingTime`` stores them: per (auditor, statement, day),
+    the discussion and the microseconds."""
+    found: dict[TimeKey, tuple[int, int]] = {}
+    for moment, micros in spent:
+        key = (moment.auditor_id, moment.statement_id, moment.at.date())
+        discussion_id, before = found.get(key, (moment.discussion_id, 0))
+        found[key] = (discussion_id, before + micros)
+    return found
+
+
+def times_of(
+    *, rows: Iterable[TimeRow], sent: set[tuple[int, int]], submitted: int
+) -> dict[str, float | None]:
+    """One discussion's or auditor's time figures from its time rows (the full replay)."""
+    total, days = 0, set()
+    per_pair: dict[tuple[int, int], int] = defaultdict(int)
+    for auditor_id, statement_id, day, micros in rows:
+        total += micros
+        days.add(day)
+        per_pair[(auditor_id, statement_id)] += micros
+    times = sorted(micros for pair, micros in per_pair.items() if pair in sent)
+    middle = times[(len(times) - 1) // 2 :][:2]
+    return time_figures(
+        total=total, days=len(days), middle=middle, sent=len(times), submitted=submitted
+    )
+
+
+def time_figures(
+    *, total: int, days: int, middle: list[int], sent: int, submitted: int
+) -> dict[str, float | None]:
+    """Active seconds, median seconds per sent statement and sent statements per active day,
+    from the microseconds in all, the active days, the one or two middle statements' times
+    (of ``sent``) and the count of sent statements. The worker's full replay and its refresh
+    both end here, on integers, so they agree to the bit."""
+    if not sent:
+        median = None
+    elif sent % 2:
+        median = middle[0] / 1_000_000
+    else:  # as statistics.median does it
+        median = (middle[0] / 1_000_000 + middle[1] / 1_000_000) / 2
+    return {
+        "active_seconds": total / 1_000_000,
+        "median_seconds": median,
+        "per_day": round(submitted / days, 2) if days else None,
+    }
+
+
+def sent_pairs() -> set[tuple[int, int]]:
+    """Every (auditor, statement) whose coding was sent (submitted or decided)."""
+    sent = Feedback.objects.exclude(status=S.DRAFT)
+    return set(sent.values_list("auditor_id", "statement_id").iterator())
+
+
+def figures_of_rows(rows: dict[TimeKey, tuple[int, int]]) -> tuple[TimeFigures, TimeFigures]:
+    """Per discussion and per auditor with a stored row and time: active seconds, median
+    seconds per submitted statement and submitted statements per active day."""
+    sent = sent_pairs()
+    by_discussion: dict[int, list[TimeRow]] = defaultdict(list)
+    by_auditor: dict[int, list[TimeRow]] = defaultdict(list)
+    for (auditor_id, statement_id, day), (discussion_id, micros) in rows.items():
+        by_discussion[discussion_id].append((auditor_id, statement_id, day, micros))
+        by_auditor[auditor_id].append((auditor_id, statement_id, day, micros))
+    found: list[TimeFigures] = []
+    for model, grouped in ((DiscussionFigures, by_discussion), (AuditorFigures, by_auditor)):
+        submitted = model.objects.filter(pk__in=list(grouped)).values_list("pk", "submitted")
+        found.append(
+            {pk: times_of(rows=grouped[pk], sent=sent, submitted=n) for pk, n in submitted}
+        )
+    return found[0], found[1]
 
 
 def coding_times() -> tuple[TimeFigures, TimeFigures]:
-    """Per discussion and per auditor with stored figures: active seconds, median seconds per
-    submitted statement and submitted statements per active day, from every coder's history
-    (the worker's replay, ``audit.team_figures.team_times_refresh``)."""
-    spent = active_time(coding_moments())
-    submitted = _submitted_pairs(spent, everyone=True)
-    found: list[TimeFigures] = []
-    for key, model in (("discussion_id", DiscussionFigures), ("auditor_id", AuditorFigures)):
-        rows = {
-            pk: ProgressRow(id=pk, label="", submitted=n)
-            for pk, n in model.objects.values_list("pk", "submitted").iterator()
-        }
-        _add_time(rows, spent, key, submitted)
-        found.append(
-            {
-                pk: {name: getattr(row, name) for name in TIMES}
-                for pk, row in rows.items()
-                if row.active_seconds or row.per_day is not None
-            }
-        )
-    return found[0], found[1]
+    """``figures_of_rows`` from every coder's whole history (the worker's full replay)."""
+    return figures_of_rows(time_rows(time_spent(coding_moments())))
 
 
 def stored_row(figures: TeamFigures | None, *, id: int, label: str) -> ProgressRow:

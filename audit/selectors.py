@@ -19,12 +19,14 @@ from audit.models import (
     Comment,
     ComputeJob,
     Discussion,
+    DiscussionFigures,
     Extraction,
     ExtractionRun,
     Feedback,
     FeedbackRevision,
     GuidelineVersion,
     Notification,
+    Speaker,
     Statement,
     ThreadRead,
     TriageSettings,
@@ -142,6 +144,7 @@ class QueueCounts(TypedDict):
     """What discussion_queue counts per discussion: mine (this auditor's) and everyone's."""
 
     n_subject: int
+    n_left: int  # statements still to code that I have not sent
     mine_coded: int
     mine_sent: int
     mine_approved: int
@@ -161,9 +164,14 @@ else:
     QueueDiscussion = Discussion
 
 
-def _in_queue() -> QuerySet[Statement]:
-    """Subject statements auditors still have to code: not AI accepted by review triage."""
-    return Statement.objects.subjects().exclude(triage__provisional=True)
+def _unsent_queued(*, user: User) -> QuerySet[Statement]:
+    """Statements still to code that I have not sent a coding of (none, a draft, sent back)."""
+    return Statement.objects.to_code().filter(~Exists(_sent_by(user=user)))
+
+
+def _sent_by(*, user: User) -> QuerySet[Feedback]:
+    """My sent coding of the outer statement."""
+    return Feedback.objects.filter(statement_id=OuterRef("pk"), auditor=user, status__in=SENT)
 
 
 def triage_lowest_first() -> bool:
@@ -180,7 +188,7 @@ def discussion_queue(*, user: User) -> QuerySet[QueueDiscussion]:
     the next statement to code leave them out. ``weakest`` is the lowest triage confidence
     among the statements I have not coded yet (for the lowest-confidence-first order)."""
     mine = Q(statements__feedback__auditor=user)
-    queued = _in_queue().filter(discussion=OuterRef("pk"))
+    queued = Statement.objects.to_code().filter(discussion=OuterRef("pk"))
     uncoded = queued.exclude(feedback__auditor=user)
     next_uncoded = uncoded
     if triage_lowest_first():
@@ -190,11 +198,20 @@ def discussion_queue(*, user: User) -> QuerySet[QueueDiscussion]:
     else:
         next_uncoded = next_uncoded.order_by("order")
     n_queued = queued.order_by().values("discussion").annotate(n=Count("pk")).values("n")
+    n_left = (
+        _unsent_queued(user=user)
+        .filter(discussion=OuterRef("pk"))
+        .order_by()
+        .values("discussion")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
     weakest = (
         uncoded.order_by().values("discussion").annotate(w=Min("triage__confidence")).values("w")
     )
     return Discussion.objects.annotate(
         n_subject=Coalesce(Subquery(n_queued), Value(0)),
+        n_left=Coalesce(Subquery(n_left), Value(0)),
         mine_coded=Count("statements__feedback", filter=mine, distinct=True),
         mine_sent=Count(
             "statements__feedback", filter=mine & Q(statements__feedback__status__in=SENT), distinct=True
@@ -245,32 +262,27 @@ def provisional_statement_ids(*, statement_ids: list[int]) -> set[int]:
     )
 
 
-def discussion_queue_filter(
-    queryset: QuerySet[QueueDiscussion], *, status: str, q: str
-) -> QuerySet[QueueDiscussion]:
-    """Filter by progress; done means every subject statement is submitted (or approved) by me."""
-    if q:
-        queryset = queryset.filter(summary__icontains=q)
-    if status == "not_started":
-        queryset = queryset.filter(mine_coded=0)
-    elif status == "needs_changes":
-        queryset = queryset.filter(mine_rejected__gt=0)
-    elif status == "done":
-        queryset = queryset.filter(n_subject__gt=0, mine_sent__gte=F("n_subject"))
-    elif status == "in_progress":
-        queryset = queryset.filter(mine_coded__gt=0, mine_rejected=0, mine_sent__lt=F("n_subject"))
-    return queryset
-
-
-# Progress filters that my stored tallies answer: nothing coded, something sent back.
-TALLIED_STATUSES = ("not_started", "needs_changes")
-
-
-def _tallied_status(*, user: User, status: str) -> Q:
+def progress_status_filter(*, user: User, status: str) -> Q:
+    """Discussions whose row says ``status`` (``queue_status`` in the view reads the same from
+    live counts): "needs changes" when a coding of mine was sent back; otherwise "done" when
+    there is something to code and I sent all of it, "in progress" when I coded something,
+    else "not started". Each is a condition on my stored tally and the discussion's stored
+    count of what is still to code, so a page costs what its discussions cost."""
     mine = CodingTally.objects.filter(auditor=user, discussion_id=OuterRef("pk"))
     if status == "not_started":
         return ~Q(Exists(mine.filter(coded__gt=0)))
-    return Q(Exists(mine.filter(rejected__gt=0)))
+    if status == "needs_changes":
+        return Q(Exists(mine.filter(rejected__gt=0)))
+    all_sent = DiscussionFigures.objects.filter(
+        pk=OuterRef("discussion_id"), to_code__gt=0, to_code__lte=OuterRef("sent_to_code")
+    )
+    started = mine.filter(coded__gt=0, rejected=0)
+    if status == "done":
+        return Q(Exists(started.filter(Exists(all_sent))))
+    return Q(Exists(started.filter(~Exists(all_sent))))
+
+
+PROGRESS_STATUSES = ("not_started", "in_progress", "done", "needs_changes")
 
 
 def discussion_queue_page(
@@ -284,45 +296,96 @@ def discussion_queue_page(
 ) -> tuple[Page, list[QueueDiscussion]]:
     """One page of the queue and its discussions with their counts.
 
-    In discussion order (the default) the page is cut from the discussion ids first and only
-    its discussions are counted, so the page costs the same however many discussions there
-    are; so with the "not started" and "needs changes" filters, which my stored tallies answer.
-    The "in progress" and "done" filters (they compare with the statements still to code) and
-    the weakest-first order of review triage need every discussion's counts to filter or sort
-    on, and take the whole annotated query."""
+    The page is cut from the discussion ids first (with the progress filter as a condition per
+    discussion) and only its discussions are counted, so the page costs the same however many
+    discussions there are: in discussion order (the default), or in review triage's
+    weakest-first order (``WeakestFirst``)."""
     discussions = Discussion.objects.all()
     if visible is not None:  # joins: one row per match, so as a subquery
         discussions = discussions.filter(pk__in=Discussion.objects.filter(visible).values("pk"))
-    lowest_first = triage_lowest_first()
-    if status in TALLIED_STATUSES and not lowest_first:
-        # my stored tally says it (only subject statements are coded), so the page is cut
-        # from the discussion ids as below: the anti-join walks them in id order
-        discussions, status = discussions.filter(_tallied_status(user=user, status=status)), ""
-    if status or lowest_first:
-        queue = discussion_queue_filter(
-            discussion_queue(user=user).filter(pk__in=discussions.values("pk")), status=status, q=q
-        )
-        order = (F("weakest").asc(nulls_last=True), "id") if triage_lowest_first() else ("id",)
-        whole = Paginator(queue.order_by(*order), per_page).get_page(page)
-        return whole, list(whole)
+    if status in PROGRESS_STATUSES:
+        discussions = discussions.filter(progress_status_filter(user=user, status=status))
     if q:
         discussions = discussions.filter(summary__icontains=q)
-    ids = discussions.order_by("id").values_list("pk", flat=True)
+    ids: Any = discussions.order_by("id").values_list("pk", flat=True)
+    if triage_lowest_first():
+        ids = WeakestFirst(user=user, discussions=discussions)
     found = Paginator(ids, per_page).get_page(page)
-    return found, discussion_queue_counted(user=user, ids=[int(pk) for pk in found])
+    counted = {d.pk: d for d in discussion_queue_counted(user=user, ids=[int(pk) for pk in found])}
+    return found, [counted[pk] for pk in found]
+
+
+WALK_CHUNK = 500
+
+
+class WeakestFirst:
+    """The discussions' ids in review triage's weakest-first order, for the paginator: first
+    those with a statement I still have to code that triage scored, by the lowest such score
+    (then id), then the others by id. A slice walks the scored statements from the lowest
+    confidence up (an index) until it has its discussions, so the first pages read a few rows,
+    not every discussion's statements; the count is the discussions'."""
+
+    def __init__(self, *, user: User, discussions: QuerySet[Discussion]) -> None:
+        self.discussions = discussions
+        # Scored rows of statements I still have to code, in the order they are walked.
+        self.scored = (
+            TriageStatement.objects.filter(
+                provisional=False,
+                statement__speaker__type=Speaker.Type.SUBJECT,
+                statement__discussion__in=discussions.values("pk"),
+            )
+            .exclude(Exists(TriageStatement.objects.filter(statement_id=OuterRef("statement_id"), provisional=True)))
+            .exclude(Exists(Feedback.objects.filter(statement_id=OuterRef("statement_id"), auditor=user)))
+            .order_by("confidence", "statement__discussion_id")
+            .values_list("statement__discussion_id", flat=True)
+        )  # fmt: skip
+
+    def count(self) -> int:
+        return self.discussions.count()
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, window: slice) -> list[int]:
+        start, stop = window.start or 0, window.stop
+        weakest = self._walked(stop)
+        if stop is not None and len(weakest) >= stop:
+            return weakest[start:stop]
+        # every scored discussion was walked: the unscored ones follow, by id
+        scored = self.scored.filter(statement__discussion_id=OuterRef("pk"))
+        rest = self.discussions.exclude(Exists(scored)).order_by("id").values_list("pk", flat=True)
+        skip = max(start - len(weakest), 0)
+        upto = None if stop is None else stop - len(weakest)
+        return [*weakest[start:stop], *rest[skip:upto]]
+
+    def _walked(self, stop: int | None) -> list[int]:
+        """The first ``stop`` scored discussions in order (all of them if fewer). Read in
+        chunks that double (a server-side cursor outside a transaction would be read whole
+        before its first row): the rows read are at most twice those needed."""
+        found: dict[int, None] = {}
+        offset, size = 0, WALK_CHUNK
+        while stop is None or len(found) < stop:
+            chunk = list(self.scored[offset : offset + size])
+            for discussion_id in chunk:
+                found.setdefault(discussion_id)
+            if len(chunk) < size:
+                break
+            offset, size = offset + size, size * 2
+        return list(found)[:stop]
 
 
 def discussion_queue_counted(*, user: User, ids: list[int]) -> list[QueueDiscussion]:
     """These discussions (in id order) with the counts of ``discussion_queue``, read with four
     grouped queries over their own statements and feedback only."""
     discussions = list(Discussion.objects.filter(pk__in=ids).order_by("id"))
-    queued = _in_queue().filter(discussion_id__in=ids)
-    n_queued = dict(
-        queued.order_by()
+    queued = Statement.objects.to_code().filter(discussion_id__in=ids)
+    n_queued = {
+        discussion_id: (n, left)
+        for discussion_id, n, left in queued.order_by()
         .values("discussion_id")
-        .annotate(n=Count("pk"))
-        .values_list("discussion_id", "n")
-    )
+        .annotate(n=Count("pk"), left=Count("pk", filter=~Q(Exists(_sent_by(user=user)))))
+        .values_list("discussion_id", "n", "left")
+    }
     mine = Q(auditor=user)
     counts = {
         row.pop("statement__discussion_id"): row
@@ -357,7 +420,7 @@ def discussion_queue_counted(*, user: User, ids: list[int]) -> list[QueueDiscuss
     empty = dict.fromkeys(QueueCounts.__annotations__, 0)
     for discussion in discussions:
         figures = {**empty, **counts.get(discussion.pk, {})}
-        figures["n_subject"] = n_queued.get(discussion.pk, 0)
+        figures["n_subject"], figures["n_left"] = n_queued.get(discussion.pk, (0, 0))
         figures["next_uncoded"] = next_ids.get(discussion.pk)
         figures["weakest"] = (uncoded.get(discussion.pk) or {}).get("weakest")
         for name, value in figures.items():

@@ -28,9 +28,18 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
-from audit.models import Adjudication, Assignment, CodingTally, Feedback, Speaker, Statement
+from audit.models import (
+    Adjudication,
+    Assignment,
+    CodingTally,
+    ExtractionRun,
+    Feedback,
+    Speaker,
+    Statement,
+    TriageStatement,
+)
 from audit.stream import waiting_q
-from audit.team_figures import figures_add, figures_rebuild
+from audit.team_figures import figures_add, figures_rebuild, to_code_refresh
 
 Pair = tuple[int, int]  # (discussion id, auditor id)
 S = Feedback.Status
@@ -43,6 +52,7 @@ FEEDBACK_COUNTS = (
     "in_review",
     "waiting",
     "to_adjudicate",
+    "sent_to_code",
 )
 ASSIGNMENT_COUNTS = ("assigned", "skipped", "open", "open_unsent")
 SENT = (S.SUBMITTED, S.APPROVED)
@@ -65,8 +75,14 @@ def _feedback_counts(feedback: QuerySet[Feedback]) -> Iterable[dict[str, Any]]:
             in_review=Count("id", filter=Q(status=S.SUBMITTED)),
             waiting=Count("id", filter=waiting_q()),
             to_adjudicate=Count("id", filter=_shared_q()),
+            sent_to_code=Count("id", filter=Q(status__in=SENT) & ~Exists(_accepted())),
         )
     )
+
+
+def _accepted() -> QuerySet[TriageStatement]:
+    """The outer coding's statement is AI accepted by review triage (out of the queue)."""
+    return TriageStatement.objects.filter(statement_id=OuterRef("statement_id"), provisional=True)
 
 
 def _shared_q() -> Q:
@@ -207,6 +223,53 @@ def tallies_counted() -> dict[Pair, dict[str, int]]:
 def tallies_stored() -> dict[Pair, dict[str, int]]:
     rows = CodingTally.objects.values("discussion_id", "auditor_id", *COUNTED)
     return {(r.pop("discussion_id"), r.pop("auditor_id")): r for r in rows}
+
+
+# --- what is still to code changed ------------------------------------------------------------
+
+
+def queue_changed(*, statement_ids: Iterable[int]) -> None:
+    """These statements entered or left what is still to code (review triage accepted them or
+    gave them back, a speaker became or stopped being the subject): their discussions' count
+    and their coders' tallies (which count subject statements, and the sent codings of
+    statements still to code)."""
+    ids = list(statement_ids)
+    if not ids:
+        return
+    to_code_refresh(
+        discussion_ids=set(
+            Statement.objects.filter(pk__in=ids).values_list("discussion_id", flat=True)
+        )
+    )
+    coders = Feedback.objects.filter(statement_id__in=ids)
+    tallies_refresh(pairs=set(coders.values_list("statement__discussion_id", "auditor_id")))
+
+
+def statement_written(sender: type, instance: Statement, **kwargs: Any) -> None:
+    """A statement added, moved, given another speaker or deleted (its codings' tallies follow
+    their own deletion): its discussion's count of what is still to code."""
+    to_code_refresh(discussion_ids={instance.discussion_id})
+
+
+def speaker_saved(sender: type, instance: Speaker, created: bool, **kwargs: Any) -> None:
+    if not created:  # a new speaker has no statements yet
+        queue_changed(statement_ids=instance.statements.values_list("pk", flat=True))
+
+
+def triage_row_saved(sender: type, instance: TriageStatement, **kwargs: Any) -> None:
+    """One row written through the model (the admin, a test); the triage services' bulk writes
+    call ``queue_changed`` themselves."""
+    queue_changed(statement_ids=[instance.statement_id])
+
+
+def run_deleting(sender: type, instance: ExtractionRun, **kwargs: Any) -> None:
+    """A run's triage rows go with it (no signal per row): note what it had accepted."""
+    accepted = TriageStatement.objects.filter(run_id=instance.pk, provisional=True)
+    instance._accepted_ids = list(accepted.values_list("statement_id", flat=True))  # type: ignore[attr-defined]
+
+
+def run_deleted(sender: type, instance: ExtractionRun, **kwargs: Any) -> None:
+    queue_changed(statement_ids=getattr(instance, "_accepted_ids", []))
 
 
 # --- the pairs a written row touches ---------------------------------------------------------

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from audit.coding_times import team_times_refresh
 from audit.services.export_jobs import ground_truth_export_job_run
 from audit.services.import_jobs import ground_truth_import_job_run
-from audit.team_figures import team_times_refresh
 from evalsite.queue import RETRYING
 
 
@@ -29,5 +29,5 @@ def import_ground_truth_job(job_id: int) -> None:
 
 @shared_task(name="audit.tasks.team_times", **RETRYING)
 def team_times() -> None:
-    """Replay the coders' history into the team page's stored active time."""
+    """Bring the team page's stored active time up to date with the recorded changes."""
     team_times_refresh()

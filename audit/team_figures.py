@@ -5,19 +5,23 @@ and read.
   for its pairs; the difference is added to the pairs' discussion and auditor rows in the same
   transaction, under the tallies' row locks, so two writers never lose each other's change.
   ``figures_rebuild`` sums the tallies again (with ``tallies_rebuild``);
-- active time: ``team_times_refresh`` replays every coder's history (``audit.progress``), on
-  the worker (``audit.tasks.team_times``, queued once per transaction that writes a revision);
+- active time: kept by ``audit.coding_times`` on the worker (``audit.tasks.team_times``): it
+  replays only the changed days of the changed coders' history, and reads the figures again
+  of the rows whose time, sent codings or count of them changed (``figures_add`` records the
+  latter);
 - agreement: ``team_agreement_store``, called by the worker that computes the inter-auditor
-  family (audit never imports metrics).
+  family (audit never imports metrics);
+- what is still to code (``to_code``, the queue's "done"): recounted for a discussion whenever
+  its statements, their speakers or review triage's acceptance of them change
+  (``to_code_refresh``, called by ``audit.tallies``), and when its row is created.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Count, F, QuerySet, Sum
 from django.db.models.functions import Left
@@ -28,7 +32,7 @@ from audit.models import (
     CodingTally,
     Discussion,
     DiscussionFigures,
-    FeedbackRevision,
+    Statement,
 )
 
 Pair = tuple[int, int]  # (discussion id, auditor id)
@@ -71,6 +75,7 @@ def figures_add(*, before: Mapping[Pair, Mapping[str, int]], after: Mapping[Pair
             by_discussion[pair[0]][name] += value
             by_auditor[pair[1]][name] += value
     _rows_ensure(discussion_ids=list(by_discussion), auditor_ids=list(by_auditor))
+    _times_follow(before=before, after=after)
     # In id order, discussions then auditors: concurrent refreshes take the locks in one order.
     for model, changes in ((DiscussionFigures, by_discussion), (AuditorFigures, by_auditor)):
         for pk in sorted(changes):
@@ -79,14 +84,35 @@ def figures_add(*, before: Mapping[Pair, Mapping[str, int]], after: Mapping[Pair
                 model.objects.filter(pk=pk).update(**change)
 
 
+def _times_follow(
+    *, before: Mapping[Pair, Mapping[str, int]], after: Mapping[Pair, Mapping[str, int]]
+) -> None:
+    """Statements per active day divide by the count of sent codings: a pair whose count (or
+    whose having work at all) changed has its rows' time figures read again."""
+    from audit.coding_times import times_changed
+
+    pairs = set(before) | set(after)
+    times_changed(
+        changes=[
+            (pair[1], pair[0], None)
+            for pair in sorted(pairs)
+            if {"submitted", "pairs"} & set(_difference(before.get(pair), after.get(pair)))
+        ]
+    )
+
+
 def _rows_ensure(*, discussion_ids: list[int], auditor_ids: list[int]) -> None:
     """Create the rows that do not exist yet (a discussion's with its label)."""
     have = set(DiscussionFigures.objects.filter(pk__in=discussion_ids).values_list("pk", flat=True))
     missing = [pk for pk in discussion_ids if pk not in have]
     if missing:
         labels = Discussion.objects.filter(pk__in=missing).values_list("pk", Left("summary", 80))
+        to_code = to_code_counted(discussion_ids=missing)
         DiscussionFigures.objects.bulk_create(
-            [DiscussionFigures(discussion_id=pk, label=label) for pk, label in labels],
+            [
+                DiscussionFigures(discussion_id=pk, label=label, to_code=to_code.get(pk, 0))
+                for pk, label in labels
+            ],
             ignore_conflicts=True,
         )
     AuditorFigures.objects.bulk_create(
@@ -117,8 +143,49 @@ def figures_stored() -> dict[str, dict[int, dict[str, int]]]:
     return found
 
 
+def to_code_counted(*, discussion_ids: Iterable[int] | None = None) -> dict[int, int]:
+    """Statements still to code per discussion (those with none left out)."""
+    statements = Statement.objects.to_code()
+    if discussion_ids is not None:
+        statements = statements.filter(discussion_id__in=list(discussion_ids))
+    counts = statements.order_by().values("discussion_id").annotate(n=Count("pk"))
+    return dict(counts.values_list("discussion_id", "n"))
+
+
+def to_code_stored() -> dict[int, int]:
+    """Every discussion row's stored count of what is still to code."""
+    return dict(DiscussionFigures.objects.values_list("pk", "to_code"))
+
+
+def to_code_recounted() -> dict[int, int]:
+    """What ``to_code_stored`` should say: every discussion row's count from the statements."""
+    counted = to_code_counted()
+    return {pk: counted.get(pk, 0) for pk in DiscussionFigures.objects.values_list("pk", flat=True)}
+
+
+def to_code_refresh(*, discussion_ids: Iterable[int]) -> None:
+    """Recount what is still to code in these discussions' rows. Only rows that exist (a
+    discussion nobody has worked in has none: it is counted when its row is created); never
+    creates one, so a discussion being deleted is not given a row back. The rows are locked
+    before counting: a concurrent writer of the same discussion counts after this transaction
+    commits, so neither stores an older count."""
+    with transaction.atomic():
+        rows = DiscussionFigures.objects.select_for_update().filter(pk__in=list(discussion_ids))
+        stored = dict(rows.order_by("pk").values_list("pk", "to_code"))
+        if not stored:
+            return
+        counted = to_code_counted(discussion_ids=stored)
+        changed = [
+            DiscussionFigures(pk=pk, to_code=counted.get(pk, 0))
+            for pk, before in stored.items()
+            if counted.get(pk, 0) != before
+        ]
+        DiscussionFigures.objects.bulk_update(changed, ["to_code"], batch_size=BATCH)
+
+
 def figures_rebuild() -> None:
-    """Sum every tally again into the rows (time and agreement stay as they are)."""
+    """Sum every tally again into the rows and recount what is still to code (time and
+    agreement stay as they are)."""
     counted = figures_counted()
     _rows_ensure(
         discussion_ids=list(counted["discussion_id"]), auditor_ids=list(counted["auditor_id"])
@@ -127,47 +194,16 @@ def figures_rebuild() -> None:
         model.objects.exclude(pk__in=list(counted[key])).update(**dict.fromkeys(COUNTS, 0))
         rows: list[Any] = [model(pk=pk, **counts) for pk, counts in counted[key].items()]
         model.objects.bulk_update(rows, list(COUNTS), batch_size=BATCH)
+    stored, recounted = to_code_stored(), to_code_recounted()
+    changed = [
+        DiscussionFigures(pk=pk, to_code=n) for pk, n in recounted.items() if stored[pk] != n
+    ]
+    DiscussionFigures.objects.bulk_update(changed, ["to_code"], batch_size=BATCH)
 
 
 def discussion_label_changed(sender: type, instance: Discussion, **kwargs: object) -> None:
     """A discussion's summary changed: its row's label follows (no row: nothing to do)."""
     DiscussionFigures.objects.filter(pk=instance.pk).update(label=instance.summary[:80])
-
-
-# --- active time: the worker -------------------------------------------------------------------
-
-TIMES_QUEUED = "team-times-queued"
-
-
-def revision_written(sender: type, instance: FeedbackRevision, **kwargs: object) -> None:
-    """A coder worked: replay the history once the transaction commits, unless a replay is
-    already queued and not started (the worker takes the key away when it starts)."""
-    from audit.tasks import team_times
-    from evalsite.queue import task_enqueue
-
-    def queue() -> None:
-        if cache.add(TIMES_QUEUED, 1, timeout=600):
-            task_enqueue(team_times)
-
-    transaction.on_commit(queue)
-
-
-def team_times_refresh() -> int:
-    """Every discussion's and auditor's active time, median per statement and statements per
-    day, from every coder's history; returns how many rows carry time."""
-    from audit.progress import coding_times
-
-    cache.delete(TIMES_QUEUED)
-    discussions, auditors = coding_times()
-    written = 0
-    for model, times in ((DiscussionFigures, discussions), (AuditorFigures, auditors)):
-        model.objects.exclude(pk__in=list(times)).exclude(active_seconds=0, per_day=None).update(
-            active_seconds=0.0, median_seconds=None, per_day=None
-        )
-        rows: list[Any] = [model(pk=pk, **figures) for pk, figures in times.items()]
-        written += len(rows)
-        model.objects.bulk_update(rows, list(TIMES), batch_size=BATCH)
-    return written
 
 
 # --- agreement: written by the inter-auditor family's worker ------------------------------------

@@ -16,9 +16,18 @@ from django.db import connection, transaction
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from audit.models import CodingTally, Discussion, ExtractionRun, Feedback, Statement
+from audit.models import (
+    CodingTally,
+    Discussion,
+    ExtractionRun,
+    Feedback,
+    Statement,
+    TriageSettings,
+)
 from audit.services import feedback_start, feedback_submit
+from audit.services.triage import triage_statements_apply
 from audit.tallies import tallies_counted, tallies_stored
+from audit.team_figures import to_code_recounted, to_code_stored
 from tests.api_fixtures import make_discussion
 from tests.conftest import require_service
 from tests.factories import SIMPLE_PDP, ExtractionFactory, ExtractionRunFactory
@@ -173,23 +182,20 @@ def test_simultaneous_reads_reset_a_moot_choice_once(admin_user, second_admin, t
     assert Adjudication.objects.get().reset_choices == responses[0].json()["reset_choices"]
 
 
-def test_two_writers_of_one_tally_both_count(auditor):
-    """Two transactions submit two codings of the same (discussion, auditor) at once: the
-    second waits on the first's lock of the tally row, then counts the first's committed
-    submit too, so the stored tally ends at 2 (without the lock: 1, the older count wins)."""
-    _, (_, first, second) = make_discussion("Tallied race", n_subject=2)
-    codings = [feedback_start(statement=s, auditor=auditor) for s in (first, second)]
-    first_counted = threading.Event()
+def one_after_the_other_holding(first: Callable[[], None], second: Callable[[], None]) -> None:
+    """Run ``first`` in a transaction that stays open (its locks held) while ``second``, in
+    another, writes the same rows; then both commit. Errors in either are raised here."""
+    first_written = threading.Event()
     errors: list[BaseException] = []
 
-    def submit(feedback: Feedback, *, hold: bool) -> None:
+    def write(change: Callable[[], None], *, hold: bool) -> None:
         try:
             with transaction.atomic():
                 if not hold:
-                    first_counted.wait(10)
-                feedback_submit(feedback=feedback, user=auditor)
-                if hold:  # counted and holding the lock: let the other count meanwhile
-                    first_counted.set()
+                    first_written.wait(10)
+                change()
+                if hold:  # written and holding the lock: let the other write meanwhile
+                    first_written.set()
                     time.sleep(0.5)
         except BaseException as exc:  # reported by the main thread
             errors.append(exc)
@@ -197,13 +203,48 @@ def test_two_writers_of_one_tally_both_count(auditor):
             connection.close()
 
     threads = [
-        threading.Thread(target=submit, args=(codings[0],), kwargs={"hold": True}),
-        threading.Thread(target=submit, args=(codings[1],), kwargs={"hold": False}),
+        threading.Thread(target=write, args=(first,), kwargs={"hold": True}),
+        threading.Thread(target=write, args=(second,), kwargs={"hold": False}),
     ]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     assert not errors, errors
+
+
+def test_two_writers_of_one_tally_both_count(auditor):
+    """Two transactions submit two codings of the same (discussion, auditor) at once: the
+    second waits on the first's lock of the tally row, then counts the first's committed
+    submit too, so the stored tally ends at 2 (without the lock: 1, the older count wins)."""
+    _, (_, first, second) = make_discussion("Tallied race", n_subject=2)
+    codings = [feedback_start(statement=s, auditor=auditor) for s in (first, second)]
+
+    one_after_the_other_holding(
+        lambda: feedback_submit(feedback=codings[0], user=auditor),
+        lambda: feedback_submit(feedback=codings[1], user=auditor),
+    )
+
     assert tallies_stored() == tallies_counted()
     assert CodingTally.objects.get(auditor=auditor).submitted == 2
+
+
+def test_two_writers_of_what_is_still_to_code_both_count(auditor):
+    """Review triage accepts a statement while a statement is added to the same discussion:
+    the second recount waits on the first's lock of the discussion's row, then counts the
+    acceptance too, so the stored count is right (without the lock: the older count wins)."""
+    _, (_, first, second) = make_discussion("To-code race", n_subject=2)
+    feedback_start(statement=first, auditor=auditor)  # someone worked here: the row exists
+    run = ExtractionRunFactory()
+    TriageSettings.objects.create(run=run, enabled=True, qa_rate=0.0)
+
+    def accept() -> None:
+        scores = {second.pk: 0.99}
+        triage_statements_apply(run_id=run.pk, scores=scores, accepted=[second.pk], threshold=0.5)
+
+    def add() -> None:
+        Statement.objects.create(discussion=second.discussion, speaker=second.speaker, order=9)
+
+    one_after_the_other_holding(accept, add)
+
+    assert to_code_stored() == to_code_recounted() == {second.discussion_id: 2}

@@ -22,6 +22,7 @@ from audit.models import AuditLogEntry, ExtractionRun, Feedback, TriageSettings,
 from audit.services.audit_log import audit_log_record
 from audit.services.feedback import WorkflowError
 from audit.signals import triage_changed_send
+from audit.tallies import queue_changed
 
 Action = AuditLogEntry.Action
 
@@ -94,7 +95,7 @@ def triage_settings_update(
     settings.updated_by = admin
     settings.save()
     if not settings.enabled:
-        TriageStatement.objects.filter(run=run, provisional=True).update(provisional=False)
+        _accepted_returned(run_id=run.pk)
     audit_log_record(
         actor=admin,
         action=Action.TRIAGE_SETTINGS,
@@ -104,6 +105,15 @@ def triage_settings_update(
     )
     triage_changed_send(run_id=run.pk, reason="triage settings")
     return settings
+
+
+def _accepted_returned(*, run_id: int) -> int:
+    """Every statement the run's triage accepted goes back to the queue; returns how many."""
+    accepted = TriageStatement.objects.filter(run_id=run_id, provisional=True)
+    ids = list(accepted.values_list("statement_id", flat=True))
+    accepted.update(provisional=False)
+    queue_changed(statement_ids=ids)
+    return len(ids)
 
 
 def qa_drawn(*, run_id: int, statement_id: int, rate: float) -> bool:
@@ -132,7 +142,7 @@ def triage_statements_apply(
     settings = TriageSettings.objects.select_for_update().filter(run_id=run_id).first()
     rows = {r.statement_id: r for r in TriageStatement.objects.filter(run_id=run_id)}
     if settings is None or not settings.is_active:
-        TriageStatement.objects.filter(run_id=run_id, provisional=True).update(provisional=False)
+        _accepted_returned(run_id=run_id)
         return 0
     wanted = set(accepted) - _coded(scores)
     before = {sid for sid, row in rows.items() if row.provisional}
@@ -155,6 +165,7 @@ def triage_statements_apply(
     TriageStatement.objects.filter(pk__in=gone).delete()
     TriageStatement.objects.filter(pk__in=[r.pk for r in rows.values()]).update(provisional=False)
     after = {r.statement_id for r in (*changed, *created) if r.provisional}
+    queue_changed(statement_ids=before ^ after)
     if after != before:
         _log_acceptance(settings, before, after, threshold)
     return len(after)
@@ -187,9 +198,7 @@ def triage_suspend(*, run_id: int, reason: str, details: dict | None = None) -> 
         return False
     settings.suspended_at, settings.suspended_reason = timezone.now(), reason
     settings.save(update_fields=["suspended_at", "suspended_reason", "updated_at"])
-    returned = TriageStatement.objects.filter(run_id=run_id, provisional=True).update(
-        provisional=False
-    )
+    returned = _accepted_returned(run_id=run_id)
     audit_log_record(
         actor=None,
         action=Action.TRIAGE_SUSPEND,

@@ -65,7 +65,7 @@ def queue_status(d: QueueDiscussion) -> tuple[str, str]:
     """(label, chip tone) for one annotated discussion."""
     if d.mine_rejected:
         return "Needs changes", "bad"
-    if d.n_subject and d.mine_sent >= d.n_subject:
+    if d.n_subject and not d.n_left:  # as ``progress_status_filter`` says it
         return "Done", "good"
     if d.mine_coded:
         return "In progress", "warn"

@@ -12,7 +12,17 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from audit.models import Assignment, CodingTally, Discussion, Feedback, Statement
+from audit.models import (
+    Assignment,
+    CodingTally,
+    Discussion,
+    DiscussionFigures,
+    ExtractionRun,
+    Feedback,
+    Speaker,
+    Statement,
+    TriageSettings,
+)
 from audit.selectors import adjudication_codings, statements_to_adjudicate
 from audit.services import (
     WorkflowError,
@@ -32,9 +42,22 @@ from audit.services.assignments import (
     assignments_unassign,
     statement_skip,
 )
+from audit.services.triage import triage_statements_apply, triage_suspend
 from audit.tallies import tallies_counted, tallies_rebuild, tallies_stored
-from audit.team_figures import figures_counted, figures_stored
-from tests.factories import DiscussionFactory, SpeakerFactory, StatementFactory, pdp, person
+from audit.team_figures import (
+    figures_counted,
+    figures_stored,
+    to_code_recounted,
+    to_code_stored,
+)
+from tests.factories import (
+    DiscussionFactory,
+    ExtractionRunFactory,
+    SpeakerFactory,
+    StatementFactory,
+    pdp,
+    person,
+)
 
 pytestmark = pytest.mark.django_db
 S = Feedback.Status
@@ -62,13 +85,49 @@ def _mine(rng: random.Random, *, status=None, auditor=None) -> Feedback | None:
     return rng.choice(rows) if rows else None
 
 
+def _triage_run() -> ExtractionRun:
+    run = ExtractionRunFactory()
+    TriageSettings.objects.create(run=run, enabled=True, qa_rate=0.0)
+    return run
+
+
+def _queue_step(rng: random.Random, action: str, statements: list[Statement]) -> bool:
+    """What changes the statements still to code: review triage accepting some (or giving them
+    back), a run deleted with its triage, a statement added, a speaker's role changed."""
+    run = TriageSettings.objects.get().run
+    if action == "triage":
+        TriageSettings.objects.update(suspended_at=None)
+        ids = [s.pk for s in statements]
+        accepted = rng.sample(ids, rng.randint(0, len(ids)))
+        scores = {pk: rng.random() for pk in ids}
+        triage_statements_apply(run_id=run.pk, scores=scores, accepted=accepted, threshold=0.5)
+    elif action == "suspend":
+        triage_suspend(run_id=run.pk, reason="test")
+    elif action == "rerun" and rng.random() < 0.3:
+        run.delete()
+        _triage_run()
+    elif action == "add_statement":
+        speaker = rng.choice(list(Speaker.objects.all()))
+        statements.append(StatementFactory(discussion=speaker.discussion, speaker=speaker))
+    elif action == "speaker":
+        speaker = rng.choice(list(Speaker.objects.all()))
+        speaker.type = rng.choice(Speaker.Type.values)
+        speaker.save()
+    else:
+        return False
+    return True
+
+
 def _step(rng: random.Random, statements, auditors, admins) -> str:
     action = rng.choice(
         ["start", "save", "submit", "submit", "approve", "approve", "reject", "unapprove",
-         "propose", "bulk", "assign", "skip", "reassign", "unassign", "delete_feedback",
-         "delete_statement", "adjudicate", "adjudicate"]
+         "propose", "bulk", "assign", "skip", "skip", "reassign", "unassign", "delete_feedback",
+         "delete_statement", "adjudicate", "adjudicate", "triage", "triage", "suspend", "rerun",
+         "add_statement", "speaker"]
     )  # fmt: skip
     auditor, admin = rng.choice(auditors), rng.choice(admins)
+    if _queue_step(rng, action, statements):
+        return action
     if action == "start":
         feedback_start(statement=rng.choice(statements), auditor=auditor)
     elif action == "save" and (f := _mine(rng, auditor=auditor)) and f.status != S.APPROVED:
@@ -125,20 +184,22 @@ def test_stored_tallies_equal_a_recount_after_any_sequence_of_workflow_actions(
 ):
     rng = random.Random(seed)
     statements = _world()
+    _triage_run()
     auditors = [make_user(f"coder{i}") for i in range(3)]
     admins = [admin_user, make_user("admin2", role="admin")]
     for statement in statements[:3]:  # shared statements, for adjudication
         for coder in auditors[:2]:
             feedback_submit(feedback=feedback_start(statement=statement, auditor=coder), user=coder)
     done = []
-    for _ in range(120):
+    for _ in range(200):
         try:
             done.append(_step(rng, statements, auditors, admins))
         except WorkflowError as exc:
             done.append(f"refused: {exc}")  # a refused action changes nothing
         assert tallies_stored() == tallies_counted(), done[-1]
         assert figures_stored() == figures_counted(), done[-1]
-    wanted = {"submit", "approve", "reject", "assign", "skip", "reassign", "adjudicate"}
+        assert to_code_stored() == to_code_recounted(), done[-1]
+    wanted = {"submit", "approve", "reject", "assign", "skip", "reassign", "adjudicate", "triage"}
     assert wanted <= set(done), wanted - set(done)
     stored = tallies_stored()
     figures = figures_stored()
@@ -183,3 +244,17 @@ def test_the_command_checks_and_rebuilds(auditor, capsys):
 
     assert CodingTally.objects.get().coded == 1
     assert "0 of 1 pairs differ" in capsys.readouterr().out
+
+
+def test_the_command_checks_and_rebuilds_what_is_still_to_code(auditor, capsys):
+    feedback_start(statement=_world(1, 3)[0], auditor=auditor)
+    DiscussionFigures.objects.update(to_code=7)
+
+    with pytest.raises(SystemExit):
+        call_command("tallies_rebuild", "--check")
+    assert "1 of 1 to-code counts differ" in capsys.readouterr().out
+    call_command("tallies_rebuild")
+    call_command("tallies_rebuild", "--check")
+
+    assert DiscussionFigures.objects.get().to_code == 3
+    assert "0 of 1 to-code counts differ" in capsys.readouterr().out
