@@ -339,6 +339,19 @@ class WeakestFirst:
             .order_by("confidence", "statement__discussion_id")
             .values_list("statement__discussion_id", flat=True)
         )  # fmt: skip
+        # Discussions where I may still have something to code: a superset (a draft of mine
+        # still counts), from the stored count to code and my stored tally.
+        nothing_to_code = DiscussionFigures.objects.filter(pk=OuterRef("pk"), to_code=0)
+        all_sent = DiscussionFigures.objects.filter(
+            pk=OuterRef("discussion_id"), to_code__lte=OuterRef("sent_to_code")
+        )
+        mine_all_sent = CodingTally.objects.filter(auditor=user, discussion_id=OuterRef("pk"))
+        self.open = (
+            discussions.exclude(Exists(nothing_to_code))
+            .exclude(Exists(mine_all_sent.filter(Exists(all_sent))))
+            .order_by()
+            .values_list("pk", flat=True)
+        )
 
     def count(self) -> int:
         return self.discussions.count()
@@ -351,9 +364,8 @@ class WeakestFirst:
         weakest = self._walked(stop)
         if stop is not None and len(weakest) >= stop:
             return weakest[start:stop]
-        # every scored discussion was walked: the unscored ones follow, by id
-        scored = self.scored.filter(statement__discussion_id=OuterRef("pk"))
-        rest = self.discussions.exclude(Exists(scored)).order_by("id").values_list("pk", flat=True)
+        # every scored discussion was walked, so the rest are the others, by id
+        rest = self.discussions.exclude(pk__in=weakest).order_by("id").values_list("pk", flat=True)
         skip = max(start - len(weakest), 0)
         upto = None if stop is None else stop - len(weakest)
         return [*weakest[start:stop], *rest[skip:upto]]
@@ -362,6 +374,9 @@ class WeakestFirst:
         """The first ``stop`` scored discussions in order (all of them if fewer). Read in
         chunks that double (a server-side cursor outside a transaction would be read whole
         before its first row): the rows read are at most twice those needed."""
+        few_open = list(self.open[: WALK_CHUNK + 1])
+        if len(few_open) <= WALK_CHUNK:  # e.g. an auditor near the end: their statements only
+            return self._grouped(few_open)[:stop]
         found: dict[int, None] = {}
         offset, size = 0, WALK_CHUNK
         while stop is None or len(found) < stop:
@@ -372,6 +387,19 @@ class WeakestFirst:
                 break
             offset, size = offset + size, size * 2
         return list(found)[:stop]
+
+    def _grouped(self, discussion_ids: list[int]) -> list[int]:
+        """Every scored discussion among these, in walk order (lowest score, then id): one
+        grouped read of their statements, not a walk through every discussion's scores (an
+        auditor who coded almost everything would walk them all to find nothing)."""
+        weakest = (
+            self.scored.filter(statement__discussion_id__in=discussion_ids)
+            .order_by()
+            .values("statement__discussion_id")
+            .annotate(weakest=Min("confidence"))
+            .order_by("weakest", "statement__discussion_id")
+        )
+        return [row["statement__discussion_id"] for row in weakest]
 
 
 def discussion_queue_counted(*, user: User, ids: list[int]) -> list[QueueDiscussion]:

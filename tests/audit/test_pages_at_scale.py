@@ -266,12 +266,20 @@ def test_each_progress_filter_lists_the_discussions_whose_row_says_it(seed, lowe
 
 
 @pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("status", ["", "in_progress", "not_started"])
-def test_the_weakest_first_pages_follow_the_whole_querys_order(seed, status):
+@pytest.mark.parametrize("status", ["", "in_progress", "not_started", "done", "needs_changes"])
+@pytest.mark.parametrize("walk_chunk", [500, 2], ids=["grouped", "walked"])
+def test_the_weakest_first_pages_follow_the_whole_querys_order(
+    seed, status, walk_chunk, monkeypatch
+):
     """Review triage's weakest-first order, paged three at a time (pages that end among the
     scored discussions, cross into the unscored ones and end among them), lists what the
-    whole annotated query sorted by each discussion's lowest score lists, in its order."""
+    whole annotated query sorted by each discussion's lowest score lists, in its order: read
+    grouped over the discussions my tallies leave open (a few), or walked score by score in
+    doubling chunks (many; here chunks of 2)."""
+    from audit import selectors
     from audit.selectors import discussion_queue_page, progress_status_filter
+
+    monkeypatch.setattr(selectors, "WALK_CHUNK", walk_chunk)
 
     auditor, other = UserFactory(username="coder"), UserFactory(username="other")
     _random_queue(random.Random(seed), auditor, other, scored=0.5, accepted=0.3)
