@@ -371,12 +371,17 @@ class WeakestFirst:
         return [*weakest[start:stop], *rest[skip:upto]]
 
     def _walked(self, stop: int | None) -> list[int]:
-        """The first ``stop`` scored discussions in order (all of them if fewer). Read in
-        chunks that double (a server-side cursor outside a transaction would be read whole
-        before its first row): the rows read are at most twice those needed."""
+        """The first ``stop`` scored discussions in order (all of them if fewer): grouped over
+        the open discussions when they are few or the page lies past half of them; otherwise
+        walked in chunks that double (a server-side cursor outside a transaction would be read
+        whole before its first row), reading at most twice the rows needed."""
         few_open = list(self.open[: WALK_CHUNK + 1])
         if len(few_open) <= WALK_CHUNK:  # e.g. an auditor near the end: their statements only
             return self._grouped(few_open)[:stop]
+        if stop is None or (2 * stop > len(few_open) and 2 * stop > self.open.count()):
+            # The last discussions to appear hold only high scores: finding them walks nearly
+            # every row one by one (5,000 x 50, the last page: 0.69 s against 0.2 s grouped).
+            return self._grouped(self.open)[:stop]
         found: dict[int, None] = {}
         offset, size = 0, WALK_CHUNK
         while stop is None or len(found) < stop:
@@ -388,7 +393,7 @@ class WeakestFirst:
             offset, size = offset + size, size * 2
         return list(found)[:stop]
 
-    def _grouped(self, discussion_ids: list[int]) -> list[int]:
+    def _grouped(self, discussion_ids: list[int] | QuerySet[Discussion, int]) -> list[int]:
         """Every scored discussion among these, in walk order (lowest score, then id): one
         grouped read of their statements, not a walk through every discussion's scores (an
         auditor who coded almost everything would walk them all to find nothing)."""

@@ -274,8 +274,8 @@ def test_the_weakest_first_pages_follow_the_whole_querys_order(
     """Review triage's weakest-first order, paged three at a time (pages that end among the
     scored discussions, cross into the unscored ones and end among them), lists what the
     whole annotated query sorted by each discussion's lowest score lists, in its order: read
-    grouped over the discussions my tallies leave open (a few), or walked score by score in
-    doubling chunks (many; here chunks of 2)."""
+    grouped over the discussions my tallies leave open (a few, or a page past half of them),
+    or walked score by score in doubling chunks (here chunks of 2, so pages take each way)."""
     from audit import selectors
     from audit.selectors import discussion_queue_page, progress_status_filter
 
