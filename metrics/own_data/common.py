@@ -16,7 +16,7 @@ overwrites it, so two workers finishing out of order cannot leave an older resul
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -148,13 +148,14 @@ def pair_score(pair: StatementPair) -> StatementF1Metrics:
     )
 
 
-def runs_with_ground_truth() -> list[int]:
-    """Runs that extracted at least one subject statement with approved ground truth."""
+def runs_with_ground_truth(*, besides: Collection[int] = ()) -> list[int]:
+    """Runs that extracted at least one subject statement with approved ground truth (of
+    those not in ``besides``)."""
     # Per run, EXISTS stops at its first such extraction: joining every approved coding with
     # every extraction to list a handful of runs read the whole table on each approval.
     approved = Feedback.objects.approved().filter(statement_id=OuterRef("statement_id"))
     extracted = Extraction.objects.filter(run_id=OuterRef("pk")).filter(Exists(approved))
-    runs = ExtractionRun.objects.filter(Exists(extracted)).order_by("pk")
+    runs = ExtractionRun.objects.exclude(pk__in=besides).filter(Exists(extracted)).order_by("pk")
     return list(runs.values_list("pk", flat=True))
 
 
@@ -314,7 +315,11 @@ def _mark(targets: Iterable[Target]) -> list[Target]:
     """
     wanted = {_key(target): target for target in targets}
     rows = MetricResult.objects.filter(key__in=list(wanted))
-    already_stale = set(rows.filter(status=Status.STALE).values_list("key", flat=True))
+    # The status is compared here, not in the query: with a recompute-all's rows stale,
+    # PostgreSQL read them all through the status index (198,758 rows, 143 ms at 5,000 x 50).
+    already_stale = {
+        key for key, status in rows.values_list("key", "status") if status == Status.STALE
+    }
     now = timezone.now()
     rows.update(status=Status.STALE, stale_since=now)
     MetricResult.objects.bulk_create(
@@ -343,11 +348,14 @@ def own_results_mark_stale(*, reason: str = "") -> int:
     hash matches, nothing is computed). Returns how many rows became stale.
     """
     with transaction.atomic():
-        run_ids = set(runs_with_ground_truth()) | set(
+        with_rows = set(
             MetricResult.objects.filter(family__in=RUN_FAMILIES, run_id__isnull=False).values_list(
                 "run_id", flat=True
             )
         )
+        # Only runs without rows are searched for ground truth: the search reads extractions
+        # (during a recompute-all at 5,000 x 50, about 230 ms of each approval).
+        run_ids = with_rows | set(runs_with_ground_truth(besides=with_rows))
         targets = [(f, run_id) for run_id in sorted(run_ids) for f in RUN_FAMILIES]
         system: list[Target] = [(f, None) for f in WHOLE if f not in RUN_FAMILIES]
         queued = _mark([*targets, *system])

@@ -75,6 +75,25 @@ class TestMarkStale:
         FeedbackFactory(statement=submitted, auditor=auditor, status=Feedback.Status.SUBMITTED)
         ExtractionRunFactory()  # extracted nothing
         assert common.runs_with_ground_truth() == sorted([run.pk, also.pk])
+        assert common.runs_with_ground_truth(besides=[run.pk]) == [also.pk]
+
+    def test_a_run_that_gains_ground_truth_after_the_first_marking_gets_its_rows(
+        self, approved_statement, django_capture_on_commit_callbacks, monkeypatch
+    ) -> None:
+        """The search for runs with ground truth skips runs that have rows; a new one is found."""
+        run, statement = approved_statement
+        queued = []
+        monkeypatch.setattr(common, "_queue_one", lambda family, run_id: queued.append(run_id))
+        with django_capture_on_commit_callbacks(execute=True):
+            own_results_mark_stale(reason="first")
+        later = ExtractionRunFactory()
+        ExtractionFactory(run=later, statement=statement)
+        MetricResult.objects.filter(run_id=run.pk).update(status=FRESH)
+        with django_capture_on_commit_callbacks(execute=True):
+            assert own_results_mark_stale(reason="second") == 6  # each run's three rows
+        assert status(run_key(REVIEW_SAVINGS, later.pk)) == STALE
+        assert status(run_key(CALIBRATION, run.pk)) == STALE
+        assert sorted(queued[4:]) == [run.pk] * 3 + [later.pk] * 3
 
     def test_queued_tasks_recompute_after_commit(
         self, approved_statement, django_capture_on_commit_callbacks
