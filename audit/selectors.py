@@ -273,13 +273,19 @@ def progress_status_filter(*, user: User, status: str) -> Q:
         return ~Q(Exists(mine.filter(coded__gt=0)))
     if status == "needs_changes":
         return Q(Exists(mine.filter(rejected__gt=0)))
-    all_sent = DiscussionFigures.objects.filter(
-        pk=OuterRef("discussion_id"), to_code__gt=0, to_code__lte=OuterRef("sent_to_code")
-    )
     started = mine.filter(coded__gt=0, rejected=0)
     if status == "done":
-        return Q(Exists(started.filter(Exists(all_sent))))
-    return Q(Exists(started.filter(~Exists(all_sent))))
+        return Q(Exists(started.filter(_sent_all_to_code())))
+    return Q(Exists(started.filter(~_sent_all_to_code())))
+
+
+def _sent_all_to_code() -> Exists:
+    """On a tally: its discussion has something to code and the tally's auditor sent it all."""
+    return Exists(
+        DiscussionFigures.objects.filter(
+            pk=OuterRef("discussion_id"), to_code__gt=0, to_code__lte=OuterRef("sent_to_code")
+        )
+    )
 
 
 PROGRESS_STATUSES = ("not_started", "in_progress", "done", "needs_changes")
@@ -323,7 +329,8 @@ class WeakestFirst:
     those with a statement I still have to code that triage scored, by the lowest such score
     (then id), then the others by id. A slice walks the scored statements from the lowest
     confidence up (an index) until it has its discussions, so the first pages read a few rows,
-    not every discussion's statements; the count is the discussions'."""
+    not every discussion's statements, or reads them grouped when the walk would be long (see
+    ``_walked``); the count is the discussions'."""
 
     def __init__(self, *, user: User, discussions: QuerySet[Discussion]) -> None:
         self.discussions = discussions
@@ -342,13 +349,10 @@ class WeakestFirst:
         # Discussions where I may still have something to code: a superset (a draft of mine
         # still counts), from the stored count to code and my stored tally.
         nothing_to_code = DiscussionFigures.objects.filter(pk=OuterRef("pk"), to_code=0)
-        all_sent = DiscussionFigures.objects.filter(
-            pk=OuterRef("discussion_id"), to_code__lte=OuterRef("sent_to_code")
-        )
-        mine_all_sent = CodingTally.objects.filter(auditor=user, discussion_id=OuterRef("pk"))
+        mine = CodingTally.objects.filter(auditor=user, discussion_id=OuterRef("pk"))
         self.open = (
             discussions.exclude(Exists(nothing_to_code))
-            .exclude(Exists(mine_all_sent.filter(Exists(all_sent))))
+            .exclude(Exists(mine.filter(_sent_all_to_code())))
             .order_by()
             .values_list("pk", flat=True)
         )
