@@ -537,8 +537,11 @@ def _rows_store(rows: list[MetricResult]) -> None:
         return
     meta, quote = MetricResult._meta, connection.ops.quote_name
     fields = [f for f in meta.concrete_fields if f.primary_key or f.name in STORED_FIELDS]
+    # Plain data the batch built itself: no cycle check, no spaces (PostgreSQL parses it).
     document = json.dumps(
-        [{f.column: _json_scalar(getattr(row, f.attname)) for f in fields} for row in rows]
+        [{f.column: _json_scalar(getattr(row, f.attname)) for f in fields} for row in rows],
+        check_circular=False,
+        separators=(",", ":"),
     )
     record = ", ".join(f"{quote(f.column)} {f.db_type(connection)}" for f in fields)
     assigned = ", ".join(

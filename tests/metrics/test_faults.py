@@ -30,7 +30,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.db import connection, connections
 
-from audit.models import Feedback
+from audit.models import ExtractionRun, Feedback
 from evalsite.queue import broker_circuit
 from metrics.models import ComputeJob, MetricResult
 from metrics.recompute import metrics_recompute_all
@@ -363,3 +363,24 @@ def test_benchmark_recompute_times_one_and_two_real_workers(broker, settings, mo
         assert int(results) == int(statements) + 4 and int(statements) > 0
     assert "2 workers: ×" in report and "(linear would be ×2)" in report
     assert not MetricResult.objects.filter(run__model_name="benchmark").exists()  # cleaned up
+
+
+def test_benchmark_recompute_times_a_kept_run_again(broker, settings, monkeypatch):
+    """--keep leaves the seeded run; --run times it again without seeding anything."""
+    db = connection.settings_dict
+    monkeypatch.setenv(
+        "DATABASE_URL", f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    )
+    monkeypatch.setenv("REDIS_URL", broker.url)
+    settings.REDIS_URL = broker.url
+    first, again = io.StringIO(), io.StringIO()
+    with celery_broker(broker.url):
+        call_command(
+            "benchmark_recompute", discussions=2, statements=4, workers=[1], keep=True, stdout=first
+        )
+        run = ExtractionRun.objects.get(model_name="benchmark")
+        assert f"(run {run.pk})" in first.getvalue()
+        call_command("benchmark_recompute", run=run.pk, workers=[1], stdout=again)
+    assert "seeded" not in again.getvalue()
+    assert re.search(r"1 worker: \d+ results .*job done", again.getvalue()), again.getvalue()
+    assert ExtractionRun.objects.filter(model_name="benchmark").count() == 1

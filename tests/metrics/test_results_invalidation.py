@@ -4,7 +4,9 @@ recomputes them (Celery runs eagerly; on-commit hooks run as after a real reques
 import copy
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import Q
+from django.test.utils import CaptureQueriesContext
 
 from audit.models import Extraction, Feedback
 from audit.services import (
@@ -26,6 +28,7 @@ from tests.metrics.extraction_helpers import (
     GT_VARIANTS,
     approve,
     expected_run,
+    make_world,
     run_row,
     statement_row,
     system_row,
@@ -293,3 +296,73 @@ def test_expert_statements_and_other_discussions_are_untouched(f1_world, admin_u
     run_committed(results_mark_stale, statement_ids=[lonely.pk], reason="test")
     assert not MetricResult.objects.filter(statement=lonely).exists()
     assert run_row(f1_world.run).status == Status.FRESH
+
+
+def _rows() -> set[tuple]:
+    return set(
+        MetricResult.objects.values_list("key", "scope", "run_id", "discussion_id", "statement_id")
+    )
+
+
+def test_placeholders_are_created_for_exactly_the_missing_rows(
+    f1_world, auditor, admin_user, run_committed
+):
+    """Two runs; the first has its rows, the second only some: the missing statement,
+    discussion and run rows appear (stale, with their keys), the present ones are left."""
+    for statement in f1_world.statements:
+        approve(run_committed, f1_world, statement, admin_user)
+    other = ExtractionRunFactory()
+    for statement in f1_world.statements[:4]:  # all of discussion 0, one of discussion 1
+        ExtractionFactory(statement=statement, run=other, pdp_deltas=copy.deepcopy(AI))
+    with transaction.atomic():
+        services.placeholders_create(Feedback.objects.approved(), [other.pk])
+    before = _rows()
+    services.rows_mark_stale(Q(run=other))  # existing rows: status only
+    MetricResult.objects.filter(run=other, scope="statement").order_by("pk").first().delete()
+    present = _rows()
+
+    services.placeholders_create(Feedback.objects.approved(), None)
+
+    created = _rows() - present
+    first = f1_world.statements[0]
+    assert created == {
+        (
+            services.statement_key(
+                run_id=other.pk, discussion_id=first.discussion_id, statement_id=first.pk
+            ),
+            "statement",
+            other.pk,
+            first.discussion_id,
+            first.pk,
+        )
+    }
+    assert len(before) == len(present) + 1
+    expected = (
+        {("statement", other.pk, s.discussion_id, s.pk) for s in f1_world.statements[:4]}
+        | {("discussion", other.pk, d.pk, None) for d in f1_world.discussions}
+        | {("run", other.pk, None, None)}
+    )
+    assert {row[1:] for row in before if row[2] == other.pk} == expected
+    assert not MetricResult.objects.filter(run=other).exclude(status=Status.STALE).exists()
+
+
+def test_placeholders_take_the_same_queries_for_any_number_of_statements(
+    auditor, admin_user, settings
+):
+    """The missing rows are found by the database (one read per scope), not by listing every
+    present key a batch at a time."""
+    settings.RECOMPUTE_CHUNK_ITEMS = 10
+
+    def queries(n_statements: int) -> int:
+        world = make_world(auditor, discussions=2, statements=n_statements)
+        Feedback.objects.filter(statement__in=world.statements).update(
+            status=Feedback.Status.APPROVED
+        )
+        approved = Feedback.objects.approved().filter(statement__in=world.statements)
+        with CaptureQueriesContext(connection) as captured:
+            services.placeholders_create(approved, [world.run.pk])
+        created = MetricResult.objects.filter(run=world.run).count()
+        assert created == 2 * n_statements + 2 + 1
+        return len(captured)
+
+    assert queries(2) == queries(30)

@@ -101,7 +101,9 @@ def _accumulate(
 ) -> None:
     """Adds sign * source into target in place (deep copies nested tables)."""
     for key, value in source.items():
-        if isinstance(value, Mapping):
+        # Stored contributions are decoded JSON: an exact-type test first spares the abstract
+        # class check on the ~18 values of each of a run's 250,000 rows.
+        if type(value) is dict or isinstance(value, Mapping):
             table = target.setdefault(key, {})
             _accumulate(table, value, sign, nested=True)
             if nested and not table:

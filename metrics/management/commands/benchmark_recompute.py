@@ -25,6 +25,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from audit.models import ExtractionRun
 from evalsite.celery import app
 from metrics.benchmark_data import SeededWorkload
 from metrics.models import ComputeJob, MetricResult
@@ -45,12 +46,25 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per job")
         parser.add_argument("--keep", action="store_true", help="keep the seeded data")
+        parser.add_argument(
+            "--run", type=int, help="time the run of data kept by --keep (seeds nothing)"
+        )
 
     def handle(self, *args, **options):
         if not settings.REDIS_URL:
             raise CommandError("Set REDIS_URL: the workers are separate processes.")
         if min(options["workers"]) < 1:
             raise CommandError("--workers takes counts of at least 1.")
+        seeded = None if options["run"] else self._seed(options)
+        run = seeded.run if seeded else ExtractionRun.objects.get(pk=options["run"])
+        try:
+            rates = {n: self._timed(run, n, options["timeout"]) for n in options["workers"]}
+        finally:
+            if seeded and not options["keep"]:
+                seeded.delete()
+        self._report(rates)
+
+    def _seed(self, options: dict[str, Any]) -> SeededWorkload:
         started = time.perf_counter()
         seeded = SeededWorkload.create(
             discussions=options["discussions"],
@@ -59,27 +73,22 @@ class Command(BaseCommand):
         )
         self.stdout.write(
             f"seeded {options['discussions']} discussions × {options['statements']} statements "
-            f"in {time.perf_counter() - started:.1f} s"
+            f"in {time.perf_counter() - started:.1f} s (run {seeded.run.pk})"
         )
-        try:
-            rates = {n: self._timed(seeded, n, options["timeout"]) for n in options["workers"]}
-        finally:
-            if not options["keep"]:
-                seeded.delete()
-        self._report(rates)
+        return seeded
 
-    def _timed(self, seeded: SeededWorkload, n_workers: int, timeout: float) -> float:
+    def _timed(self, run: ExtractionRun, n_workers: int, timeout: float) -> float:
         cpu_before = _children_cpu_seconds()
         with _workers(n_workers) as workers:
             started = time.perf_counter()
             with transaction.atomic():  # queued on commit, like the API's start
-                job = metrics_recompute_all(run_id=seeded.run.pk)
-            job = _wait_for_end(job, timeout, workers.log)
+                job = metrics_recompute_all(run_id=run.pk)
+            job, phases = _wait_for_end(job, timeout, workers.log)
             seconds = time.perf_counter() - started
         # The workers' own CPU time (start-up included): steadier than the wall clock on a
         # shared machine; the database server's share is not in it.
         cpu = _children_cpu_seconds() - cpu_before
-        row = MetricResult.objects.get(key=run_key(EXTRACTION, seeded.run.pk))
+        row = MetricResult.objects.get(key=run_key(EXTRACTION, run.pk))
         statements = row.values["n_statements"]
         rate = statements / seconds
         self.stdout.write(
@@ -88,6 +97,12 @@ class Command(BaseCommand):
             f"workers used {cpu:.1f} CPU s ({statements / cpu:.0f} statements per CPU second) "
             f"(job {job.status}, {len(job.params['chunks'])} chunks)"
         )
+        if len(phases) == 2:
+            self.stdout.write(
+                f"  planning {phases[0]:.1f} s, chunks {phases[1] - phases[0]:.1f} s "
+                f"({statements / (phases[1] - phases[0]):.0f} statements/s), settling "
+                f"{seconds - phases[1]:.1f} s"
+            )
         return rate
 
     def _report(self, rates: dict[int, float]) -> None:
@@ -139,12 +154,18 @@ class _workers:
             process.wait(timeout=30)
 
 
-def _wait_for_end(job: ComputeJob, timeout: float, log: Path) -> ComputeJob:
-    deadline = time.monotonic() + timeout
+def _wait_for_end(job: ComputeJob, timeout: float, log: Path) -> tuple[ComputeJob, list[float]]:
+    """The ended job, and the seconds at which it was planned (its chunks listed) and began
+    settling (its runs' totals): the serial parts before and after the shared chunks."""
+    started = time.monotonic()
+    deadline, phases = started + timeout, list[float]()
     while time.monotonic() < deadline:
         job.refresh_from_db()
+        reached = [job.total > 0, bool(job.params.get("settling"))][len(phases) : len(phases) + 1]
+        if reached and reached[0]:
+            phases.append(time.monotonic() - started)
         if not job.is_active:
-            return job
+            return job, phases
         time.sleep(0.2)
     raise CommandError(f"recompute job {job.pk} did not end within {timeout:.0f} s; see {log}")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from types import MappingProxyType
 
 import pytest
 from hypothesis import given, settings
@@ -452,6 +453,15 @@ def test_totals_of_stored_contributions_equal_adding_them_one_by_one_exactly():
     totals = total_contributions(stored)
     assert json.dumps(totals) == json.dumps(one_by_one)
     assert total_contributions([]) == empty_totals()
+    # Any mapping nests, not only the decoded dicts (read-only views of them, say).
+    views = [_read_only(contribution) for contribution in stored]
+    assert json.dumps(total_contributions(views)) == json.dumps(one_by_one)
+
+
+def _read_only(value):
+    if isinstance(value, dict):
+        return MappingProxyType({key: _read_only(item) for key, item in value.items()})
+    return value
 
 
 def test_removing_a_contribution_leaves_the_totals_without_it():
