@@ -35,7 +35,7 @@ run: demo
 	@echo "Starting the Celery workers, beat and the web server on http://$(HOST):$(PORT)/ ..."
 	@trap 'kill 0' EXIT INT TERM; \
 	$(BIN)/celery -A evalsite worker -Q celery -n fast@%h --pool=solo --loglevel=warning & \
-	$(BIN)/celery -A evalsite worker -Q slow -n slow@%h --pool=solo --loglevel=warning & \
+	WORKER_NICE=10 $(BIN)/celery -A evalsite worker -Q slow -n slow@%h --pool=solo --loglevel=warning & \
 	$(BIN)/celery -A evalsite beat --loglevel=warning --schedule var/celerybeat-schedule & \
 	$(BIN)/python manage.py runserver $(HOST):$(PORT) & \
 	$(BIN)/python manage.py demo_welcome http://$(HOST):$(PORT)/; \

@@ -28,6 +28,17 @@ log = logging.getLogger(__name__)
 
 
 @celeryd_init.connect
+def _background_priority(sender=None, **kwargs) -> None:
+    """A worker of background work (WORKER_NICE > 0: compose's and `make run`'s slow worker)
+    lowers its CPU priority before its pool starts, so that on shared cores a recompute-all
+    gives way to the approvals' results, the pages and the database. Children inherit it."""
+    from django.conf import settings
+
+    if settings.WORKER_NICE > 0:
+        os.nice(settings.WORKER_NICE)
+
+
+@celeryd_init.connect
 @beat_init.connect
 def _wait_out_broker_outages(sender=None, **kwargs) -> None:
     """Long-running processes retry the broker forever; web requests keep failing fast."""

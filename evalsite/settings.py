@@ -249,6 +249,9 @@ STALE_SWEEP_GRACE_SECONDS = float(os.environ.get("STALE_SWEEP_GRACE_SECONDS", "3
 JOB_LEASE_SECONDS = float(os.environ.get("JOB_LEASE_SECONDS", "120"))
 # A recompute job is split into chunks of this many results, each a task of its own that any
 # slow worker takes; a chunk stores its results in batches, one transaction each.
+# A worker started with WORKER_NICE > 0 runs at that lower CPU priority (see evalsite/celery.py):
+# the slow worker's background work yields the cores to the approval path and the pages.
+WORKER_NICE = int(os.environ.get("WORKER_NICE", "0"))
 RECOMPUTE_CHUNK_ITEMS = int(os.environ.get("RECOMPUTE_CHUNK_ITEMS", "2000"))
 RECOMPUTE_BATCH_ITEMS = int(os.environ.get("RECOMPUTE_BATCH_ITEMS", "250"))
 CELERY_BEAT_SCHEDULE = {

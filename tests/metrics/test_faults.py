@@ -384,3 +384,12 @@ def test_benchmark_recompute_times_a_kept_run_again(broker, settings, monkeypatc
     assert "seeded" not in again.getvalue()
     assert re.search(r"1 worker: \d+ results .*job done", again.getvalue()), again.getvalue()
     assert ExtractionRun.objects.filter(model_name="benchmark").count() == 1
+
+
+def test_a_worker_given_worker_nice_runs_at_that_lower_priority(start_worker):
+    """The slow worker's setting: background work yields the CPU (docs/operations.md)."""
+    base = os.getpriority(os.PRIO_PROCESS, 0)
+    background = start_worker("background", WORKER_NICE="7")
+    ordinary = start_worker("ordinary")
+    assert os.getpriority(os.PRIO_PROCESS, background.process.pid) == min(base + 7, 19)
+    assert os.getpriority(os.PRIO_PROCESS, ordinary.process.pid) == base
