@@ -625,13 +625,37 @@ def _row_figured(row: MetricResult, inputs: ResultInputs) -> bool:
 def results_recompute_stale(*, older_than: timedelta | None = None) -> Counter:
     """Compute stale rows in place (the periodic sweep); re-queue recompute jobs the broker
     lost, resume (or fail) jobs whose worker died. ``older_than`` leaves alone rows whose
-    task was queued moments ago."""
+    task was queued moments ago.
+
+    Rows the active recompute job will compute are left to it, and more than a chunk's worth
+    become one stale-only job: the sweep runs on whichever worker takes it, a fast one too,
+    and computing a recompute-all's 255,000 stale rows one by one there held up every
+    approval's results behind it."""
     counts: Counter = Counter()
-    for item in _stale_items(None, older_than):
+    items = _unclaimed(_stale_items(None, older_than))
+    if len(items) > django_settings.RECOMPUTE_CHUNK_ITEMS:
+        with transaction.atomic():  # queued on commit
+            metrics_recompute_all(stale_only=True)
+        counts["job"] += 1
+        items = []
+    for item in items:
         _item_compute(item, force=False)
         counts[item[0]] += 1
     counts.update(compute_jobs_recover(older_than=older_than))
     return counts
+
+
+def _unclaimed(items: list[Item]) -> list[Item]:
+    """The items no active recompute job covers (a job's lost worker is the lease's concern:
+    ``compute_jobs_recover`` resumes the job itself)."""
+    active = ComputeJob.objects.filter(
+        kind=ComputeJob.Kind.RECOMPUTE,
+        status__in=[ComputeJob.Status.QUEUED, ComputeJob.Status.RUNNING],
+    )
+    runs = {job.params.get("run_id") for job in active}
+    if None in runs:  # every run's rows (a stale-only job: every stale row)
+        return []
+    return [item for item in items if item[2] not in runs and (not runs or item[0] != Scope.SYSTEM)]
 
 
 def compute_jobs_recover(*, older_than: timedelta | None = None) -> Counter:

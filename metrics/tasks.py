@@ -80,7 +80,7 @@ def recompute_stale(after_outage: bool = False) -> dict:
     grace = timedelta(seconds=0 if after_outage else settings.STALE_SWEEP_GRACE_SECONDS)
     counts = dict(results_recompute_stale(older_than=grace))
     counts["outdated"] = outdated
-    counts["own_data"] = own_data.own_results_recompute_stale(older_than=grace)
+    counts["own_data"] = own_data.own_results_queue_stale(older_than=grace)
     counts["evaluations"] = evaluation_services.evaluations_requeue(
         older_than=grace, after_outage=after_outage
     )
@@ -123,4 +123,5 @@ def evaluation_compute(evaluation_id: int) -> None:
 def compute_own_data(family: str, run_id: int | None = None) -> None:
     """One row of a family computed whole from our data (a run's, or the system's), by the
     service its registry entry names (metrics.registry: compute)."""
+    own_data.own_sweep_mark_clear(family=family, run_id=run_id)
     own_data.own_result_compute(family=family, run_id=run_id)

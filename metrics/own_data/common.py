@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings as django_settings
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
@@ -406,15 +407,46 @@ def _queue_one(family: str, run_id: int | None) -> None:
 
 
 def own_results_recompute_stale(*, older_than: timedelta | None = None) -> int:
-    """The periodic sweep's share: compute stale own-data rows in place (lost tasks).
+    """Compute the stale own-data rows in place (``recompute_own_data --stale``, tests).
 
     Each row runs its family's task body here, in process: the same compute and failure
     recording as a worker's."""
-    rows = MetricResult.objects.filter(family__in=WHOLE, status=Status.STALE)
-    if older_than is not None:
-        rows = rows.filter(stale_since__lte=timezone.now() - older_than)
     done = 0
-    for family, run_id in rows.values_list("family", "run_id"):
+    for family, run_id in _stale_targets(older_than):
         FAMILIES[family].celery_task()(**_task_kwargs(family, run_id))
         done += 1
     return done
+
+
+def own_results_queue_stale(*, older_than: timedelta | None = None) -> int:
+    """The periodic sweep's share (lost tasks): queue each stale row's task again, on its own
+    queue (``slow``). Computing whole runs in place would hold the worker that took the sweep,
+    a fast one too, for the seconds or minutes a 250,000-statement run takes. While the slow
+    worker is busy, sweeps come every minute: at most one task per row waits (a cache mark,
+    cleared when the task starts; it expires after OWN_SWEEP_HOLD_SECONDS in case the broker
+    lost the task). Returns how many were queued."""
+    queued = 0
+    for family, run_id in _stale_targets(older_than):
+        if cache.add(_sweep_mark(family, run_id), 1, timeout=OWN_SWEEP_HOLD_SECONDS):
+            _queue_one(family, run_id)
+            queued += 1
+    return queued
+
+
+def own_sweep_mark_clear(*, family: str, run_id: int | None) -> None:
+    """The task the sweep queued has started: a later sweep may queue it again."""
+    cache.delete(_sweep_mark(family, run_id))
+
+
+OWN_SWEEP_HOLD_SECONDS = 900
+
+
+def _sweep_mark(family: str, run_id: int | None) -> str:
+    return f"own-data-sweep:{family}:{run_id}"
+
+
+def _stale_targets(older_than: timedelta | None) -> list[Target]:
+    rows = MetricResult.objects.filter(family__in=WHOLE, status=Status.STALE)
+    if older_than is not None:
+        rows = rows.filter(stale_since__lte=timezone.now() - older_than)
+    return list(rows.values_list("family", "run_id"))

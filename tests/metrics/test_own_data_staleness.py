@@ -272,3 +272,38 @@ class TestComputing:
         )  # review savings, calibration, triage, inter-auditor
         assert status(run_key(REVIEW_SAVINGS, run.pk)) == FRESH
         assert own_results_recompute_stale() == 0
+
+    def test_the_periodic_sweep_queues_stale_rows_once_each(
+        self, approved_statement, monkeypatch
+    ) -> None:
+        """The sweep may run on a fast worker: whole runs go to their own queue, not computed
+        there; while the slow worker is busy, later sweeps do not pile up more of them."""
+        run, _ = approved_statement
+        own_results_mark_stale(reason="lost tasks")
+        MetricResult.objects.update(stale_since=timezone.now() - timedelta(hours=1))
+        queued: list[tuple] = []
+        monkeypatch.setattr(
+            common, "_queue_one", lambda family, run_id: queued.append((family, run_id))
+        )
+        targets = [
+            (REVIEW_SAVINGS, run.pk),
+            (CALIBRATION, run.pk),
+            (TRIAGE, run.pk),
+            (INTERAUDITOR, None),
+        ]
+        for family, run_id in targets:  # a shared cache may hold marks of an earlier test
+            common.own_sweep_mark_clear(family=family, run_id=run_id)
+
+        assert tasks.recompute_stale.delay().get()["own_data"] == 4
+        assert sorted(queued, key=str) == sorted(targets, key=str)
+        assert status(run_key(REVIEW_SAVINGS, run.pk)) == STALE  # not computed in the sweep
+        assert common.own_results_queue_stale() == 0  # one waits already
+        monkeypatch.undo()
+        tasks.compute_own_data(REVIEW_SAVINGS, run.pk)  # the task starts: its mark goes
+        assert status(run_key(REVIEW_SAVINGS, run.pk)) == FRESH
+        common.own_results_mark_stale(reason="changed again")
+        queued.clear()
+        monkeypatch.setattr(
+            common, "_queue_one", lambda family, run_id: queued.append((family, run_id))
+        )
+        assert common.own_results_queue_stale() == 1 and queued == [(REVIEW_SAVINGS, run.pk)]

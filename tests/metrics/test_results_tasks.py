@@ -8,10 +8,11 @@ import pytest
 from django.conf import settings
 from django.db import OperationalError, connection, connections
 from django.db.models import F
+from django.utils import timezone
 
 from evalsite.queue import TRANSIENT_ERRORS
-from metrics import tasks
-from metrics.models import MetricResult
+from metrics import recompute, tasks
+from metrics.models import ComputeJob, MetricResult
 from metrics.services import results_mark_stale, statement_result_compute
 from tests.metrics.extraction_helpers import (
     approve,
@@ -177,3 +178,58 @@ def test_two_workers_computing_the_same_result_count_it_once(auditor, admin_user
     row = run_row(f1_world.run)
     assert row.contribution["statements"]["count"] == 1
     assert row.contribution["statements"] == statement_row(statement, f1_world.run).contribution
+
+
+def _lost_tasks(world, statements) -> None:
+    """Rows marked stale long enough ago for the sweep, their tasks never run."""
+    results_mark_stale(statement_ids=[s.pk for s in statements])
+    grace = timedelta(seconds=settings.STALE_SWEEP_GRACE_SECONDS)
+    MetricResult.objects.update(stale_since=F("stale_since") - grace * 2)
+
+
+@pytest.mark.django_db
+def test_the_sweep_leaves_an_active_recompute_jobs_rows_to_it(
+    f1_world, auditor, admin_user, run_committed
+):
+    """A recompute-all's rows are stale for minutes: the sweep, which may run on the fast
+    worker, computes only the rows no active job covers, and not the system row."""
+    other = make_world(auditor, discussions=1, statements=2)
+    for world in (f1_world, other):
+        for statement in world.statements:
+            approve(run_committed, world, statement, admin_user)
+    _lost_tasks(f1_world, [*f1_world.statements[:2], other.statements[0]])
+    job = ComputeJob.objects.create(
+        kind=ComputeJob.Kind.RECOMPUTE,
+        status=ComputeJob.Status.RUNNING,
+        params={"run_id": f1_world.run.pk, "stale_only": False},
+        heartbeat_at=timezone.now(),
+    )
+
+    counts = tasks.recompute_stale.delay().get()
+
+    assert counts["statement"] == 1 and not counts.get("system")
+    assert statement_row(other.statements[0], other.run).status == Status.FRESH
+    assert statement_row(f1_world.statements[0], f1_world.run).status == Status.STALE
+    ComputeJob.objects.filter(pk=job.pk).update(params={"run_id": None, "stale_only": True})
+    _lost_tasks(other, other.statements)
+    assert not any(tasks.recompute_stale.delay().get().get(s) for s in ("statement", "system"))
+
+
+@pytest.mark.django_db
+def test_the_sweep_turns_many_stale_rows_into_one_job(
+    f1_world, admin_user, run_committed, settings, monkeypatch
+):
+    """More than a chunk's worth: one stale-only job on the slow queue, not a worker's
+    minutes in place."""
+    for statement in f1_world.statements:
+        approve(run_committed, f1_world, statement, admin_user)
+    _lost_tasks(f1_world, f1_world.statements)
+    settings.RECOMPUTE_CHUNK_ITEMS = 3
+    computed = []
+    monkeypatch.setattr(recompute, "_item_compute", lambda item, force: computed.append(item))
+
+    counts = tasks.recompute_stale.delay().get()  # the job is queued on commit: not here
+
+    assert counts["job"] == 1 and computed == []
+    job = ComputeJob.objects.get(kind=ComputeJob.Kind.RECOMPUTE)
+    assert job.params["stale_only"] is True and job.params["run_id"] is None
