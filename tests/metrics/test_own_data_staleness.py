@@ -272,3 +272,13 @@ class TestComputing:
         )  # review savings, calibration, triage, inter-auditor
         assert status(run_key(REVIEW_SAVINGS, run.pk)) == FRESH
         assert own_results_recompute_stale() == 0
+
+    def test_sweep_releases_memory_after_each_row_it_computes(
+        self, approved_statement, monkeypatch
+    ) -> None:
+        # The sweep runs the rows' tasks in process (no task_postrun): it releases itself.
+        released = []
+        monkeypatch.setattr(common, "memory_release", lambda: released.append(1))
+        own_results_mark_stale(reason="lost tasks")
+        assert own_results_recompute_stale() == 4 and len(released) == 4
+        assert own_results_recompute_stale() == 0 and len(released) == 4
