@@ -1,19 +1,22 @@
 """Giving a long-lived worker's memory back between whole-run tasks.
 
 A slow worker computes one whole-run row after another in one process (``--pool=solo``, or one
-prefork child). What a row's computation frees is not all given back to the system: glibc keeps
-freed heap pages in its arenas (numpy's large arrays land there once glibc has raised its
-mmap threshold after the first one is freed), and with DEBUG on Django keeps every query's SQL
-(up to 9,000, each bulk insert of pieces a few hundred kB) until ``reset_queries``, which
-runs at each web request but never in a worker. The next row's peak then starts from the last
-one's leftovers: seven whole-run rows in one worker reached 522 MB where each alone stays
-under 400 MB (docs/operations.md, "The slow worker with a partner run").
+prefork child), and what a row's computation frees is not all given back to the system, so
+the next row's peak starts from the last one's leftovers: seven whole-run rows in one worker
+(a partner run's three, then the run's four) peaked at 516 MB at 1,000 × 50 where each alone
+stays under 400 MB (docs/operations.md, "The slow worker with a partner run"). What stays:
 
-``memory_release`` empties the query log, collects cycles and asks glibc to return its free
-pages (``malloc_trim``; a no-op where the C library has none). evalsite/celery.py runs it after
-every task of the slow queue; the stale sweep, which computes own-data rows in process, runs it
-after each row. Fast tasks (one statement each, many a second) are left alone: a full
-collection costs more than they do.
+- the extraction matcher's caches (date parses, normalised strings and names; up to 65,536
+  entries each, filling up further with each run): ~25 MB of small objects after one run;
+- with DEBUG on, Django's query log (up to 9,000 queries' SQL; each bulk insert of pieces a few
+  hundred kB: 15-30 MB a row), which a web request's start empties but a worker never does;
+- freed heap that glibc keeps in its arenas instead of returning it.
+
+``memory_release`` drops all three: the next whole-run task fills the caches again within its
+first statements, as a fresh process does. evalsite/celery.py runs it after every task of the
+slow queue; the stale sweep, which computes own-data rows in process, after each row. Fast
+tasks (one statement each, many a second) keep their warm caches: a full collection would cost
+more than they do.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from functools import cache
 from django.conf import settings
 from django.db import reset_queries
 
+from metrics.families.extraction import clear_caches
+
 log = logging.getLogger(__name__)
 
 # The queues whose tasks compute whole runs (settings.CELERY_TASK_ROUTES).
@@ -34,9 +39,10 @@ RELEASING_QUEUES = frozenset({"slow"})
 
 
 def memory_release() -> None:
-    """Drop what the last whole-run computation left behind: the DEBUG query log, unreachable
-    cycles, and the allocator's free pages."""
+    """Drop what the last whole-run computation left behind: the DEBUG query log, the
+    matcher's caches, unreachable cycles, and the allocator's free pages."""
     reset_queries()
+    clear_caches()
     gc.collect()
     malloc_trim()
 

@@ -73,6 +73,19 @@ def test_release_empties_the_debug_query_log(settings) -> None:
     assert connection.queries == []
 
 
+def test_release_forgets_the_matchers_caches() -> None:
+    # Bounded, but each run fills them further: kept between runs, they grow the base.
+    from metrics.families.extraction import dates, text
+
+    assert text.normalize_text("  Some   Name ") == "some name"
+    dates.event_date({"dateTime": "2003-03-12", "dateCertainty": "certain"})
+    assert text._normalize_string.cache_info().currsize > 0
+    assert dates._event_date.cache_info().currsize > 0
+    memory.memory_release()
+    assert text._normalize_string.cache_info().currsize == 0
+    assert dates._event_date.cache_info().currsize == 0
+
+
 def test_release_collects_unreachable_cycles() -> None:
     gc.disable()
     try:
