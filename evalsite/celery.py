@@ -79,6 +79,7 @@ def _release_memory(sender=None, **kwargs) -> None:
     many runs peaks like a fresh one."""
     if sender is None or getattr(sender.request, "is_eager", False):
         return  # in-process (eager): the caller's own memory, not a worker's
+    # Imported here: this module loads with the settings, before Django is set up.
     from django.db import reset_queries
 
     from evalsite.memory import memory_release, releases_after
