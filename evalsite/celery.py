@@ -11,7 +11,7 @@ import warnings
 
 from celery import Celery, bootsteps
 from celery.exceptions import SecurityWarning
-from celery.signals import beat_init, celeryd_after_setup, celeryd_init
+from celery.signals import beat_init, celeryd_after_setup, celeryd_init, task_postrun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
 
@@ -80,6 +80,25 @@ def _serve_sweep_queue(sender, instance, **kwargs) -> None:
     from django.conf import settings
 
     instance.app.amqp.queues.select_add(settings.SWEEP_QUEUE)
+
+
+@task_postrun.connect
+def _release_memory(sender=None, **kwargs) -> None:
+    """After each task a worker ran: Django's query log (kept with DEBUG on) is emptied, as a
+    web request's start empties it; after a slow-queue task, the memory its whole-run
+    computation freed is given back too (evalsite/memory.py), so that one worker serving
+    many runs peaks like a fresh one."""
+    if sender is None or getattr(sender.request, "is_eager", False):
+        return  # in-process (eager): the caller's own memory, not a worker's
+    # Imported here: this module loads with the settings, before Django is set up.
+    from django.db import reset_queries
+
+    from evalsite.memory import memory_release, releases_after
+
+    if releases_after(sender.name):
+        memory_release()
+    else:
+        reset_queries()
 
 
 class SweepAfterConnect(bootsteps.StartStopStep):

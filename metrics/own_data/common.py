@@ -29,6 +29,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from audit.models import Extraction, ExtractionRun, Feedback, Speaker
+from evalsite.memory import memory_release
 from evalsite.queue import task_enqueue
 from metrics import results
 from metrics.families.extraction import StatementF1Metrics, calculate_statement_f1
@@ -414,6 +415,8 @@ def own_results_recompute_stale(*, older_than: timedelta | None = None) -> int:
     done = 0
     for family, run_id in _stale_targets(older_than):
         FAMILIES[family].celery_task()(**_task_kwargs(family, run_id))
+        # Called in process, the task sends no task_postrun: release here, row by row.
+        memory_release()
         done += 1
     return done
 

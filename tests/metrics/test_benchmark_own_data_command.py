@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from audit.models import ExtractionRun
-from metrics.management.commands.benchmark_own_data import Command
+from metrics.management.commands.benchmark_own_data import Command, _targets, _wait_fresh
 from metrics.models import MetricResult, StatementPiece
 from metrics.registry import CALIBRATION, INTERAUDITOR, REVIEW_SAVINGS, TRIAGE
 from metrics.results import run_key
@@ -62,12 +63,54 @@ def test_a_kept_run_is_measured_without_seeding_again(monkeypatch) -> None:
     runs = ExtractionRun.objects.count()
     measured = []
     monkeypatch.setattr(
-        Command, "_worker_peak", lambda self, run_id, families: measured.append((run_id, families))
+        Command,
+        "_worker_peak",
+        lambda self, run_id, families, other_runs: measured.append((run_id, families, other_runs)),
     )
     run_id = world.runs[0].pk
     call_command(
         "benchmark_own_data", "--worker-only", "--kept-run", str(run_id), "--families", TRIAGE
     )
-    assert measured == [(run_id, [TRIAGE])] and ExtractionRun.objects.count() == runs
+    call_command("benchmark_own_data", "--worker-only", "--kept-run", str(run_id), "--other-runs")
+    assert measured == [
+        (run_id, [TRIAGE], False),
+        (run_id, (REVIEW_SAVINGS, CALIBRATION, INTERAUDITOR, TRIAGE), True),
+    ]
+    assert ExtractionRun.objects.count() == runs
     with pytest.raises(CommandError, match="add --worker-only"):
         call_command("benchmark_own_data", "--kept-run", str(run_id))
+
+
+@pytest.mark.django_db
+def test_other_runs_rows_come_first_and_the_system_row_once() -> None:
+    world = World(seed=10)
+    partner, run = world.runs[0].pk, world.runs[1].pk
+    families = [REVIEW_SAVINGS, CALIBRATION, INTERAUDITOR, TRIAGE]
+    assert _targets(run, families, other_runs=False) == [
+        (REVIEW_SAVINGS, run),
+        (CALIBRATION, run),
+        (INTERAUDITOR, None),
+        (TRIAGE, run),
+    ]
+    assert _targets(run, families, other_runs=True) == [
+        (REVIEW_SAVINGS, partner),
+        (CALIBRATION, partner),
+        (TRIAGE, partner),
+        *_targets(run, families, other_runs=False),
+    ]
+
+
+@pytest.mark.django_db
+def test_rows_are_reported_as_they_become_fresh(monkeypatch) -> None:
+    world = World(seed=11)
+    keys = [run_key(CALIBRATION, run.pk) for run in world.runs]
+    rows = [MetricResult.objects.create(key=k, family=CALIBRATION, scope="run") for k in keys]
+    naps = iter(rows[::-1])  # the second row becomes fresh first, then the first
+
+    def sleep(seconds: float) -> None:
+        row = next(naps)
+        row.status = MetricResult.Status.FRESH
+        row.save()
+
+    monkeypatch.setattr("time.sleep", sleep)
+    assert [key for key, _ in _wait_fresh(keys, Path("log"))] == [keys[1], keys[0]]

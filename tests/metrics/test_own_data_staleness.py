@@ -307,3 +307,13 @@ class TestComputing:
             common, "_queue_one", lambda family, run_id: queued.append((family, run_id))
         )
         assert common.own_results_queue_stale() == 1 and queued == [(REVIEW_SAVINGS, run.pk)]
+
+    def test_sweep_releases_memory_after_each_row_it_computes(
+        self, approved_statement, monkeypatch
+    ) -> None:
+        # The sweep runs the rows' tasks in process (no task_postrun): it releases itself.
+        released = []
+        monkeypatch.setattr(common, "memory_release", lambda: released.append(1))
+        own_results_mark_stale(reason="lost tasks")
+        assert own_results_recompute_stale() == 4 and len(released) == 4
+        assert own_results_recompute_stale() == 0 and len(released) == 4

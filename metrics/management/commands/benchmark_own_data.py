@@ -12,7 +12,10 @@ per family:
 - the update after ONE approval: CPU seconds of a fresh process bringing the row up to date
   (only the changed statements' pieces are computed; the figures are derived from the pieces);
 - a real ``celery worker -Q slow`` computing every family's row from nothing: its peak resident
-  memory (``VmHWM`` of the worker process), the figure the 500 MB budget is about.
+  memory (``VmHWM`` of the worker process), the figure the 500 MB budget is about, and its
+  peak and resident memory as each row becomes fresh (what it keeps from one row to the
+  next). With --other-runs it first computes the run rows of every other run with ground
+  truth (the partner run): one worker serving two runs back to back.
 
 Each measurement runs in its own process (this command with ``--measure``), so one family's
 memory does not hide in another's. Everything seeded is deleted at the end unless --keep.
@@ -26,6 +29,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +44,11 @@ from evalsite.queue import task_enqueue
 from metrics.benchmark_data import SeededWorkload
 from metrics.management.commands.benchmark_recompute import _workers
 from metrics.models import MetricResult, StatementPiece
-from metrics.own_data.common import own_result_compute, own_result_force
+from metrics.own_data.common import (
+    own_result_compute,
+    own_result_force,
+    runs_with_ground_truth,
+)
 from metrics.registry import CALIBRATION, FAMILIES, INTERAUDITOR, REVIEW_SAVINGS, TRIAGE
 from metrics.results import result_key
 
@@ -54,8 +62,16 @@ def peak_rss_mb() -> float:
 
 
 def _vm_hwm_kb(pid: int) -> int:
+    return _proc_status_kb(pid, "VmHWM")
+
+
+def _vm_rss_kb(pid: int) -> int:
+    return _proc_status_kb(pid, "VmRSS")
+
+
+def _proc_status_kb(pid: int, field: str) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1])
     usage = resource.getrusage(resource.RUSAGE_SELF)  # not Linux: the own maximum, in kB
     return int(usage.ru_maxrss)
@@ -66,7 +82,7 @@ def _cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _row_key(family: str, run_id: int) -> str:
+def _row_key(family: str, run_id: int | None) -> str:
     scope = FAMILIES[family].scope
     return result_key(family, scope, run_id=run_id if scope == MetricResult.Scope.RUN else None)
 
@@ -105,6 +121,11 @@ class Command(BaseCommand):
             metavar="RUN_ID",
             help="with --worker-only: measure a run seeded earlier with --keep, seed nothing",
         )
+        parser.add_argument(
+            "--other-runs",
+            action="store_true",
+            help="the worker also computes the other runs' rows first (e.g. the partner run's)",
+        )
         # One measurement in this process (used by the command itself).
         parser.add_argument("--measure", choices=OWN_FAMILIES, help=ARG_HIDDEN)
         parser.add_argument("--run-id", type=int, help=ARG_HIDDEN)
@@ -117,7 +138,7 @@ class Command(BaseCommand):
         if options["kept_run"] is not None:
             if not options["worker_only"]:
                 raise CommandError("--kept-run measures the worker only: add --worker-only.")
-            self._worker_peak(options["kept_run"], options["families"])
+            self._worker_peak(options["kept_run"], options["families"], options["other_runs"])
             return
         started = time.perf_counter()
         seeded = SeededWorkload.create(
@@ -152,7 +173,7 @@ class Command(BaseCommand):
             for family in families:
                 self._line("after 1 approval", family, self._child(family, run_id, force=False))
         if not options["no_worker"]:
-            self._worker_peak(run_id, families)
+            self._worker_peak(run_id, families, options["other_runs"])
 
     def _line(self, what: str, family: str, figures: dict[str, float]) -> None:
         self.stdout.write(
@@ -184,9 +205,10 @@ class Command(BaseCommand):
             raise CommandError(f"{family}: the row is {row.status}: {row.error[-2000:]}")
         self.stdout.write(json.dumps(figures))
 
-    def _worker_peak(self, run_id: int, families: list[str]) -> None:
+    def _worker_peak(self, run_id: int, families: list[str], other_runs: bool) -> None:
         """A real slow worker computes every family's row from nothing (no row, no piece)."""
-        keys = [_row_key(family, run_id) for family in families]
+        targets = _targets(run_id, families, other_runs=other_runs)
+        keys = [_row_key(family, target_run) for family, target_run in targets]
         MetricResult.objects.filter(key__in=keys).delete()
         # Every family's pieces: triage reads the review-savings pieces too.
         StatementPiece.objects.filter(family__in=OWN_FAMILIES).delete()
@@ -194,17 +216,31 @@ class Command(BaseCommand):
             pid = workers.processes[0].pid
             started = time.perf_counter()
             with transaction.atomic():
-                for family in families:
-                    run = {"run_id": run_id} if family != INTERAUDITOR else {}
+                for family, target_run in targets:
+                    run = {"run_id": target_run} if target_run is not None else {}
                     task_enqueue(FAMILIES[family].celery_task(), family=family, **run)
-            _wait_fresh(keys, workers.log)
+            for key, seconds in _wait_fresh(keys, workers.log):
+                hwm, rss = _vm_hwm_kb(pid) / 1024, _vm_rss_kb(pid) / 1024
+                self.stdout.write(
+                    f"  {key:<28} fresh at {seconds:6.1f} s: peak {hwm:4.0f} MB, "
+                    f"resident {rss:4.0f} MB"
+                )
             seconds = time.perf_counter() - started
             peak = _vm_hwm_kb(pid) / 1024
         verdict = "met" if peak < MEMORY_GOAL_MB else "NOT met"
         self.stdout.write(
-            f"slow worker, {len(families)} rows from nothing: {seconds:.1f} s, peak {peak:.0f} MB "
+            f"slow worker, {len(keys)} rows from nothing: {seconds:.1f} s, peak {peak:.0f} MB "
             f"(goal < {MEMORY_GOAL_MB} MB: {verdict})"
         )
+
+
+def _targets(run_id: int, families: list[str], *, other_runs: bool) -> list[tuple[str, int | None]]:
+    """(family, run id or None) of every row the worker computes: the other runs' run rows
+    first (oldest run first), then the run's own families."""
+    others = runs_with_ground_truth(besides=[run_id]) if other_runs else []
+    run_families = [f for f in families if FAMILIES[f].scope == MetricResult.Scope.RUN]
+    own = [(f, run_id if f in run_families else None) for f in families]
+    return [*((f, other) for other in others for f in run_families), *own]
 
 
 ARG_HIDDEN = "(internal: one measurement in this process)"
@@ -258,13 +294,18 @@ def _second_coder(seeded: SeededWorkload, share: float) -> int:
     return len(rows)
 
 
-def _wait_fresh(keys: list[str], log: Path, timeout: float = 1800.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def _wait_fresh(keys: list[str], log: Path, timeout: float = 3600.0) -> Iterator[tuple[str, float]]:
+    """Each key as its row becomes fresh, with the seconds since the start."""
+    started, pending = time.monotonic(), set(keys)
+    while time.monotonic() < started + timeout:
         rows = MetricResult.objects.filter(key__in=keys)
-        if rows.filter(status=MetricResult.Status.FRESH).count() == len(keys):
-            return
         if rows.filter(status=MetricResult.Status.FAILED).exists():
             raise CommandError(f"a row failed: {list(rows.values_list('key', 'error'))}")
+        fresh = set(rows.filter(status=MetricResult.Status.FRESH).values_list("key", flat=True))
+        for key in sorted(pending & fresh, key=keys.index):
+            pending.discard(key)
+            yield key, time.monotonic() - started
+        if not pending:
+            return
         time.sleep(0.5)
     raise CommandError(f"the worker did not settle {keys} within {timeout:.0f} s; see {log}")
