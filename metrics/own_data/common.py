@@ -29,7 +29,6 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from audit.models import Extraction, ExtractionRun, Feedback, Speaker
-from evalsite.memory import memory_release
 from evalsite.queue import task_enqueue
 from metrics import results
 from metrics.families.extraction import StatementF1Metrics, calculate_statement_f1
@@ -405,20 +404,6 @@ def _task_kwargs(family: str, run_id: int | None) -> dict[str, Any]:
 
 def _queue_one(family: str, run_id: int | None) -> None:
     task_enqueue(FAMILIES[family].celery_task(), **_task_kwargs(family, run_id))
-
-
-def own_results_recompute_stale(*, older_than: timedelta | None = None) -> int:
-    """Compute the stale own-data rows in place (``recompute_own_data --stale``, tests).
-
-    Each row runs its family's task body here, in process: the same compute and failure
-    recording as a worker's."""
-    done = 0
-    for family, run_id in _stale_targets(older_than):
-        FAMILIES[family].celery_task()(**_task_kwargs(family, run_id))
-        # Called in process, the task sends no task_postrun: release here, row by row.
-        memory_release()
-        done += 1
-    return done
 
 
 def own_results_queue_stale(*, older_than: timedelta | None = None) -> int:

@@ -487,3 +487,24 @@ def test_a_diff_among_some_statements_reads_only_their_pieces() -> None:
         {third},
         3,
     )
+
+
+@pytest.mark.django_db
+def test_the_command_releases_memory_after_each_row(monkeypatch) -> None:
+    """Rows computed in process send no task_postrun: the command releases after each."""
+    from metrics.management.commands import recompute_own_data
+
+    world = World(seed=3)
+    released: list[int] = []
+    monkeypatch.setattr(recompute_own_data, "memory_release", lambda: released.append(1))
+    out = io.StringIO()
+    call_command(
+        "recompute_own_data",
+        "--family",
+        CALIBRATION,
+        REVIEW_SAVINGS,
+        "--run",
+        str(world.runs[0].pk),
+        stdout=out,
+    )
+    assert len(released) == 2 == out.getvalue().count(f"(run {world.runs[0].pk})")

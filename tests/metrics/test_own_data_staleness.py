@@ -17,7 +17,6 @@ from metrics.own_data import common, selective
 from metrics.own_data.common import (
     INTERAUDITOR_KEY,
     own_results_mark_stale,
-    own_results_recompute_stale,
     result_store,
 )
 from metrics.registry import CALIBRATION, INTERAUDITOR, REVIEW_SAVINGS, TRIAGE
@@ -267,11 +266,17 @@ class TestComputing:
     def test_sweep_computes_stale_rows(self, approved_statement) -> None:
         run, _ = approved_statement
         own_results_mark_stale(reason="lost tasks")
-        assert (
-            own_results_recompute_stale() == 4
-        )  # review savings, calibration, triage, inter-auditor
+        for family, run_id in [
+            (REVIEW_SAVINGS, run.pk),
+            (CALIBRATION, run.pk),
+            (TRIAGE, run.pk),
+            (INTERAUDITOR, None),
+        ]:
+            common.own_sweep_mark_clear(family=family, run_id=run_id)
+        # review savings, calibration, triage, inter-auditor: queued (run at once, eager)
+        assert common.own_results_queue_stale() == 4
         assert status(run_key(REVIEW_SAVINGS, run.pk)) == FRESH
-        assert own_results_recompute_stale() == 0
+        assert common.own_results_queue_stale() == 0
 
     def test_the_periodic_sweep_queues_stale_rows_once_each(
         self, approved_statement, monkeypatch
@@ -307,13 +312,3 @@ class TestComputing:
             common, "_queue_one", lambda family, run_id: queued.append((family, run_id))
         )
         assert common.own_results_queue_stale() == 1 and queued == [(REVIEW_SAVINGS, run.pk)]
-
-    def test_sweep_releases_memory_after_each_row_it_computes(
-        self, approved_statement, monkeypatch
-    ) -> None:
-        # The sweep runs the rows' tasks in process (no task_postrun): it releases itself.
-        released = []
-        monkeypatch.setattr(common, "memory_release", lambda: released.append(1))
-        own_results_mark_stale(reason="lost tasks")
-        assert own_results_recompute_stale() == 4 and len(released) == 4
-        assert own_results_recompute_stale() == 0 and len(released) == 4

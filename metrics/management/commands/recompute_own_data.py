@@ -12,6 +12,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from audit.models import ExtractionRun
+from evalsite.memory import memory_release
 from metrics.models import MetricResult
 from metrics.own_data.common import own_result_compute, own_result_force, runs_with_ground_truth
 from metrics.registry import FAMILIES, WHOLE
@@ -35,5 +36,6 @@ class Command(BaseCommand):
             for target in run_ids if per_run else [None]:
                 started = time.monotonic()
                 compute(family=name, run_id=target)
+                memory_release()  # rows computed in process send no task_postrun
                 where = f"run {target}" if per_run else "system"
                 self.stdout.write(f"{name} ({where}): {time.monotonic() - started:.1f} s")
