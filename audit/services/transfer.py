@@ -8,6 +8,10 @@ stores nothing if any part is wrong; it is idempotent by the discussion's extern
 Files are read in two passes, one discussion at a time (audit.jsonin.JsonListReader): the
 first checks every discussion, the second imports them in one transaction. Parsed data goes
 through the same two passes, so memory stays flat in the number of discussions either way.
+
+Each discussion is written in a number of queries that does not grow with its statements: what
+is in place is read a table at a time, what is new inserted a table at a time, and what the
+rows' post_save receivers would do is done once for the discussion (``_import_discussion``).
 """
 
 from __future__ import annotations
@@ -221,7 +225,7 @@ def _ground_truth_of(statement: dict) -> tuple[dict | None, dict]:
     return None, {}
 
 
-def _statement_issues(statement: Any, path: str) -> list[PayloadIssue]:
+def _statement_issues(statement: Any, path: str, checked: _Checked) -> list[PayloadIssue]:
     if not isinstance(statement, dict):
         return [PayloadIssue(path, "expected a statement object")]
     issues = []
@@ -256,7 +260,7 @@ def _statement_issues(statement: Any, path: str) -> list[PayloadIssue]:
         )
     for key, payload in (("pdp_deltas", statement.get("pdp_deltas")), _gt_entry(statement)):
         if payload is not None:
-            issues += _prefixed(pdp_issues(payload), _join(path, key))
+            issues += _prefixed(checked(payload), _join(path, key))
     return issues
 
 
@@ -341,25 +345,43 @@ def _discussion_issues(fields_path: str, fields: dict, statements: Any) -> list[
     earlier: list[dict] = []
     for index, statement in enumerate(statements):
         statement_path = _join(_join(path, "statements"), index)
-        issues += _statement_issues(statement, statement_path)
-        issues += _ground_truth_problems(statement, statement_path, earlier)
+        checked = _Checked()
+        issues += _statement_issues(statement, statement_path, checked)
+        issues += _ground_truth_problems(statement, statement_path, earlier, checked)
     return issues
 
 
-def _ground_truth_problems(statement: Any, path: str, earlier: list[dict]) -> list[PayloadIssue]:
+class _Checked:
+    """pdp_issues of each payload of a statement once: its checks ask up to five times, and
+    the schema's validation is most of the first pass's work."""
+
+    def __init__(self) -> None:
+        # The payload is kept beside its issues, so its id is not reused while this lives.
+        self._found: dict[int, tuple[Any, list[PayloadIssue]]] = {}
+
+    def __call__(self, payload: Any) -> list[PayloadIssue]:
+        found = self._found.get(id(payload))
+        if found is None:
+            found = self._found[id(payload)] = (payload, pdp_issues(payload))
+        return found[1]
+
+
+def _ground_truth_problems(
+    statement: Any, path: str, earlier: list[dict], checked: _Checked
+) -> list[PayloadIssue]:
     """Imported ground truth follows the same rules as approved coding (audit.pdp); the
     statement's payloads then join ``earlier``, whose items later deltas may refer to."""
     if not isinstance(statement, dict):
         return []
     key, payload = _gt_entry(statement)
     problems = []
-    if isinstance(payload, dict) and not pdp_issues(payload):  # else the schema said why
+    if isinstance(payload, dict) and not checked(payload):  # else the schema said why
         problems = [
             replace(problem, kind=RULE)
             for problem in pdp_problems(payload, known=payload_ids(earlier))
         ]
     for candidate in (statement.get("pdp_deltas"), payload):
-        if isinstance(candidate, dict) and not pdp_issues(candidate):
+        if isinstance(candidate, dict) and not checked(candidate):
             earlier.append(candidate)
     return _prefixed(problems, _join(path, key))
 
