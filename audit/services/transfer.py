@@ -726,6 +726,7 @@ def _import(
         for done, (_path, fields, statements) in enumerate(_discussion_items(reading), start=1):
             with tallies_batched():  # one recount per discussion, not one per coding
                 _import_discussion(fields, statements, known, summary, by)
+            _query_log_forget()
             if len(external_ids) < LOGGED_EXTERNAL_IDS:
                 external_ids.append(_external_id(fields))
             if progress:
@@ -734,6 +735,15 @@ def _import(
         _log_import(summary, by, external_ids)
         _announce_import(summary)
     return summary
+
+
+def _query_log_forget() -> None:
+    """With DEBUG, the connection keeps the SQL of its last 9,000 queries; a discussion's bulk
+    inserts carry every payload (~0.5 MB at 50 statements), so an import's would hold ~150 MB.
+    An import is not a request, whose start would clear it: clear it a discussion at a time,
+    unless queries are being counted (CaptureQueriesContext forces the debug cursor)."""
+    if not connection.force_debug_cursor:
+        connection.queries_log.clear()
 
 
 def _check(reading: _Reading, default_run: tuple[str, str], export_schema: bool) -> int:

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import connection, reset_queries
 from django.test.utils import CaptureQueriesContext
 
 from audit import coding_times
@@ -372,3 +372,16 @@ def test_an_import_takes_as_many_queries_for_5_statements_a_discussion_as_for_40
     assert short == long
     # Into discussions that exist already, statements and all: the same again.
     assert _queries(_discussions("a", 5), admin_user) == _queries(_discussions("b", 40), admin_user)
+
+
+def test_debug_keeps_no_discussion_s_queries_after_it_is_written(admin_user, settings):
+    """DEBUG's log of the last 9,000 queries would keep ~0.5 MB of bulk inserts a discussion."""
+    settings.DEBUG = True
+    reset_queries()
+    discussions_import(data=_discussions("logged", 5), by=admin_user)
+    inserted = {
+        query["sql"].split('"')[1]
+        for query in connection.queries_log
+        if query["sql"].startswith("INSERT INTO")
+    }
+    assert inserted == {"audit_auditlogentry"}  # after the last discussion
