@@ -78,11 +78,16 @@ def _queue_on_commit() -> None:
 
 
 def revision_written(sender: type, instance: FeedbackRevision, **kwargs: object) -> None:
+    revisions_written(revisions=[instance])
+
+
+def revisions_written(*, revisions: Iterable[FeedbackRevision]) -> None:
     """A step of a coder's own history is a moment: their time changes from its day on (a
-    folded save moves the revision's last moment, never its first)."""
-    feedback = instance.feedback  # cached when the services write the revision
-    if instance.author_id == feedback.auditor_id:
-        times_changed(changes=[(feedback.auditor_id, None, _day(instance))])
+    folded save moves the revision's last moment, never its first). Called by the model's
+    post_save, and by writes that insert revisions past it (``revisions_record``)."""
+    # The feedback is cached: the services write revisions with it.
+    own = [r for r in revisions if r.author_id == r.feedback.auditor_id]
+    times_changed(changes=[(r.feedback.auditor_id, None, _day(r)) for r in own])
 
 
 def _day(revision: FeedbackRevision) -> date:

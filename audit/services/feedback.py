@@ -16,6 +16,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from audit.coding_times import revisions_written
 from audit.models import (
     Comment,
     Discussion,
@@ -114,26 +115,58 @@ def revision_record(
     """Record a step of the history; an autosave folds into the author's edit revision just
     before it (see _foldable), so one coding session reads as one revision, not twenty."""
     now = timezone.now()
-    after = copy.deepcopy(feedback.edited_extraction)
     folded = _foldable(feedback, author=author, now=now) if action == "edit" else None
     if folded is not None:
-        folded.version, folded.status, folded.after = feedback.version, feedback.status, after
+        folded.version, folded.status = feedback.version, feedback.status
+        folded.after = copy.deepcopy(feedback.edited_extraction)
         folded.saves += 1
         folded.updated_at = now
         folded.save(update_fields=["version", "status", "after", "saves", "updated_at"])
         return folded
     return FeedbackRevision.objects.create(
-        feedback=feedback,
-        author=author,
-        version=feedback.version,
-        first_version=feedback.version,
-        action=action,
-        status=feedback.status,
-        before=before,
-        after=after,
+        **_revision_fields(feedback, author=author, action=action, before=before, now=now),
         restored_from=restored_from,
-        updated_at=now,
     )
+
+
+REVISIONS_BATCH = 1000
+
+
+def revisions_record(
+    *, feedbacks: Sequence[Feedback], author, action: str
+) -> list[FeedbackRevision]:
+    """revision_record for many feedback rows at once (an import): one new revision each,
+    written in one insert. Only edits fold into an earlier revision, so never for an edit."""
+    if action == "edit":
+        raise ValueError("an edit may fold into an earlier revision: record it on its own")
+    now = timezone.now()
+    revisions = FeedbackRevision.objects.bulk_create(
+        [
+            FeedbackRevision(
+                **_revision_fields(feedback, author=author, action=action, before=None, now=now)
+            )
+            for feedback in feedbacks
+        ],
+        batch_size=REVISIONS_BATCH,
+    )
+    # Inserted past the model's post_save: the coders' time follows them as it would.
+    revisions_written(revisions=revisions)
+    return revisions
+
+
+def _revision_fields(feedback: Feedback, *, author, action: str, before: dict | None, now) -> dict:
+    """A new revision's fields: the feedback as it is now, and the payload before the step."""
+    return {
+        "feedback": feedback,
+        "author": author,
+        "version": feedback.version,
+        "first_version": feedback.version,
+        "action": action,
+        "status": feedback.status,
+        "before": before,
+        "after": copy.deepcopy(feedback.edited_extraction),
+        "updated_at": now,
+    }
 
 
 def _foldable(feedback: Feedback, *, author, now) -> FeedbackRevision | None:

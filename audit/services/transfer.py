@@ -8,6 +8,10 @@ stores nothing if any part is wrong; it is idempotent by the discussion's extern
 Files are read in two passes, one discussion at a time (audit.jsonin.JsonListReader): the
 first checks every discussion, the second imports them in one transaction. Parsed data goes
 through the same two passes, so memory stays flat in the number of discussions either way.
+
+Each discussion is written in a number of queries that does not grow with its statements: what
+is in place is read a table at a time, what is new inserted a table at a time, and what the
+rows' post_save receivers would do is done once for the discussion (``_import_discussion``).
 """
 
 from __future__ import annotations
@@ -53,9 +57,10 @@ from audit.schemas import (
     pdp_issues,
 )
 from audit.services.audit_log import Action, audit_log_record
-from audit.services.feedback import NotAllowed, revision_record
-from audit.signals import extractions_changed_send, ground_truth_changed_send
-from audit.tallies import tallies_batched
+from audit.services.feedback import NotAllowed, revisions_record
+from audit.signals import coding_changed_send, extractions_changed_send, ground_truth_changed_send
+from audit.tallies import tallies_batched, tallies_refresh
+from audit.team_figures import to_code_refresh
 from evalsite.access import ensure_role_groups, is_admin
 
 SCHEMA_VERSION = "1"
@@ -220,7 +225,7 @@ def _ground_truth_of(statement: dict) -> tuple[dict | None, dict]:
     return None, {}
 
 
-def _statement_issues(statement: Any, path: str) -> list[PayloadIssue]:
+def _statement_issues(statement: Any, path: str, checked: _Checked) -> list[PayloadIssue]:
     if not isinstance(statement, dict):
         return [PayloadIssue(path, "expected a statement object")]
     issues = []
@@ -255,7 +260,7 @@ def _statement_issues(statement: Any, path: str) -> list[PayloadIssue]:
         )
     for key, payload in (("pdp_deltas", statement.get("pdp_deltas")), _gt_entry(statement)):
         if payload is not None:
-            issues += _prefixed(pdp_issues(payload), _join(path, key))
+            issues += _prefixed(checked(payload), _join(path, key))
     return issues
 
 
@@ -340,25 +345,43 @@ def _discussion_issues(fields_path: str, fields: dict, statements: Any) -> list[
     earlier: list[dict] = []
     for index, statement in enumerate(statements):
         statement_path = _join(_join(path, "statements"), index)
-        issues += _statement_issues(statement, statement_path)
-        issues += _ground_truth_problems(statement, statement_path, earlier)
+        checked = _Checked()
+        issues += _statement_issues(statement, statement_path, checked)
+        issues += _ground_truth_problems(statement, statement_path, earlier, checked)
     return issues
 
 
-def _ground_truth_problems(statement: Any, path: str, earlier: list[dict]) -> list[PayloadIssue]:
+class _Checked:
+    """pdp_issues of each payload of a statement once: its checks ask up to five times, and
+    the schema's validation is most of the first pass's work."""
+
+    def __init__(self) -> None:
+        # The payload is kept beside its issues, so its id is not reused while this lives.
+        self._found: dict[int, tuple[Any, list[PayloadIssue]]] = {}
+
+    def __call__(self, payload: Any) -> list[PayloadIssue]:
+        found = self._found.get(id(payload))
+        if found is None:
+            found = self._found[id(payload)] = (payload, pdp_issues(payload))
+        return found[1]
+
+
+def _ground_truth_problems(
+    statement: Any, path: str, earlier: list[dict], checked: _Checked
+) -> list[PayloadIssue]:
     """Imported ground truth follows the same rules as approved coding (audit.pdp); the
     statement's payloads then join ``earlier``, whose items later deltas may refer to."""
     if not isinstance(statement, dict):
         return []
     key, payload = _gt_entry(statement)
     problems = []
-    if isinstance(payload, dict) and not pdp_issues(payload):  # else the schema said why
+    if isinstance(payload, dict) and not checked(payload):  # else the schema said why
         problems = [
             replace(problem, kind=RULE)
             for problem in pdp_problems(payload, known=payload_ids(earlier))
         ]
     for candidate in (statement.get("pdp_deltas"), payload):
-        if isinstance(candidate, dict) and not pdp_issues(candidate):
+        if isinstance(candidate, dict) and not checked(candidate):
             earlier.append(candidate)
     return _prefixed(problems, _join(path, key))
 
@@ -391,13 +414,15 @@ def _external_id(fields: dict) -> str | None:
 # --- writing -----------------------------------------------------------------------------------
 
 
-def _user(identifier: str | None):
+def _username(identifier: str | None) -> str:
+    return (identifier or IMPORT_USER).strip()[:150]
+
+
+def _user(name: str) -> User:
     """The user an exported auditor/approver name refers to, created inactive if unknown."""
-    User = get_user_model()
-    name = (identifier or "imported").strip()[:150]
-    user = User.objects.filter(username=name).first()
+    user = get_user_model().objects.filter(username=name).first()
     if user is None:
-        user = User.objects.create(
+        user = get_user_model().objects.create(
             username=name, email=name if "@" in name else "", is_active=False
         )
         user.set_unusable_password()
@@ -407,80 +432,205 @@ def _user(identifier: str | None):
     return user
 
 
-def _run_for(statement: dict, default_run: ExtractionRun) -> ExtractionRun:
-    info = statement.get("extraction_run")
-    if not isinstance(info, dict) or not info.get("model_name"):
-        return default_run
-    run, _ = ExtractionRun.objects.get_or_create(
-        model_name=str(info["model_name"]),
-        prompt_version=str(info.get("prompt_version") or "unknown"),
-    )
-    return run
+@dataclass
+class _Known:
+    """The runs and users an import has looked up, by name: each is read once per import, not
+    once per statement."""
+
+    default_run: ExtractionRun
+    runs: dict[tuple[str, str], ExtractionRun] = field(default_factory=dict)
+    users: dict[str, User] = field(default_factory=dict)
+
+    def run_for(self, statement: dict) -> ExtractionRun:
+        info = statement.get("extraction_run")
+        if not isinstance(info, dict) or not info.get("model_name"):
+            return self.default_run
+        key = (str(info["model_name"]), str(info.get("prompt_version") or "unknown"))
+        if key not in self.runs:
+            self.runs[key], _ = ExtractionRun.objects.get_or_create(
+                model_name=key[0], prompt_version=key[1]
+            )
+        return self.runs[key]
+
+    def users_read(self, names: set[str]) -> None:
+        """Read these users in one query (a name no user has is created when it is needed)."""
+        missing = names - set(self.users)
+        if missing:
+            for user in get_user_model().objects.filter(username__in=missing):
+                self.users[user.username] = user
+
+    def user(self, name: str) -> User:
+        if name not in self.users:
+            self.users[name] = _user(name)
+        return self.users[name]
 
 
-def _get_discussion(fields: dict, summary: ImportSummary) -> Discussion:
+def _get_discussion(fields: dict, summary: ImportSummary) -> tuple[Discussion, bool]:
     external_id = _external_id(fields)
     existing = Discussion.objects.filter(external_id=external_id).first() if external_id else None
     if existing:
         summary.discussions_existing += 1
-        return existing
+        return existing, False
     summary.discussions_created += 1
     date = fields.get("date")
-    return Discussion.objects.create(
+    created = Discussion.objects.create(
         summary=fields.get("summary") or "",
         external_id=external_id,
         date=parse_date(date) if isinstance(date, str) else None,
     )
+    return created, True
 
 
-def _get_statement(discussion: Discussion, data: dict, order: int, summary) -> Statement:
-    existing = discussion.statements.filter(order=order).first()
+WRITE_BATCH = 1000  # rows per insert: a discussion's statements in one
+
+
+def _get_statements(
+    discussion: Discussion, statements: list[dict], summary: ImportSummary, *, existing: bool
+) -> list[Statement]:
+    """The discussion's statement at each order the file gives: the one in place (an existing
+    discussion's), else a new one, all new ones written in one insert."""
+    orders = [data.get("order", index) for index, data in enumerate(statements)]
+    found: dict[int, Statement] = {}
     if existing:
-        return existing
-    speaker_type = str(data["speaker_type"]).lower()
-    name = str(data.get("speaker") or speaker_type.title())
-    speaker, _ = Speaker.objects.get_or_create(
-        discussion=discussion, name=name, defaults={"type": speaker_type}
+        rows = discussion.statements.filter(order__in=orders).select_related("speaker")
+        found = {row.order: row for row in rows}
+    new = [
+        (order, data) for order, data in zip(orders, statements, strict=True) if order not in found
+    ]
+    speakers = _get_speakers(discussion, [data for _, data in new], existing=existing)
+    created = Statement.objects.bulk_create(
+        [_new_statement(discussion, speakers, order, data) for order, data in new],
+        batch_size=WRITE_BATCH,
     )
-    summary.statements_created += 1
-    return Statement.objects.create(
-        discussion=discussion, speaker=speaker, order=order, text=data["text"]
-    )
+    if created:
+        summary.statements_created += len(created)
+        # Inserted past Statement's post_save: the count of what is still to code follows.
+        to_code_refresh(discussion_ids=[discussion.pk])
+    found |= {row.order: row for row in created}
+    return [found[order] for order in orders]
 
 
-def _import_extraction(statement: Statement, data: dict, run: ExtractionRun, summary) -> None:
-    payload = data.get("pdp_deltas")
-    if payload is None or not statement.is_subject:
-        return
-    _, created = Extraction.objects.get_or_create(
-        statement=statement, run=run, defaults={"pdp_deltas": _normalized(payload)}
+def _new_statement(
+    discussion: Discussion, speakers: dict[str, Speaker], order: int, data: dict
+) -> Statement:
+    speaker = speakers[_speaker_name(data)]
+    return Statement(discussion=discussion, speaker=speaker, order=order, text=data["text"])
+
+
+def _speaker_name(data: dict) -> str:
+    return str(data.get("speaker") or str(data["speaker_type"]).lower().title())
+
+
+def _get_speakers(
+    discussion: Discussion, statements: list[dict], *, existing: bool
+) -> dict[str, Speaker]:
+    """The speakers of new statements by name: the discussion's, else new ones, of the type
+    the first statement naming them gives."""
+    wanted: dict[str, str] = {}
+    for data in statements:
+        wanted.setdefault(_speaker_name(data), str(data["speaker_type"]).lower())
+    found: dict[str, Speaker] = {}
+    if existing and wanted:
+        found = {s.name: s for s in discussion.speakers.filter(name__in=list(wanted))}
+    new = [
+        Speaker(discussion=discussion, name=name, type=kind)
+        for name, kind in wanted.items()
+        if name not in found
+    ]
+    # A new speaker has no statements yet: its post_save had nothing to do.
+    return found | {s.name: s for s in Speaker.objects.bulk_create(new)}
+
+
+def _import_extractions(
+    rows: list[Statement], statements: list[dict], runs: list[ExtractionRun], summary
+) -> set[int]:
+    """The subject statements' extractions the file gives, where their run has none yet;
+    returns the statements given one."""
+    given = [
+        (row, run, data["pdp_deltas"])
+        for row, data, run in zip(rows, statements, runs, strict=True)
+        if data.get("pdp_deltas") is not None and row.is_subject
+    ]
+    if not given:
+        return set()
+    have = set(
+        Extraction.objects.filter(statement__in=[row for row, _, _ in given]).values_list(
+            "statement_id", "run_id"
+        )
     )
-    summary.extractions_created += int(created)
+    new = [
+        Extraction(statement=row, run=run, pdp_deltas=_normalized(payload))
+        for row, run, payload in given
+        if (row.pk, run.pk) not in have
+    ]
+    Extraction.objects.bulk_create(new, batch_size=WRITE_BATCH)
+    summary.extractions_created += len(new)
+    return {extraction.statement_id for extraction in new}
 
 
 IMPORT_USER = "imported"
 
 
-def _import_ground_truth(statement: Statement, data: dict, summary, by) -> None:
-    """Imported ground truth becomes its own feedback, approved by the importing admin.
+def _import_ground_truths(
+    rows: list[Statement], statements: list[dict], known: _Known, summary, by
+) -> set[int]:
+    """Imported ground truth becomes its own feedback, approved by the importing admin;
+    returns the statements given one.
 
     It never touches anyone's feedback: approved ground truth already in place is kept, and
     when the file's auditor already codes this statement the import is owned by "imported".
     """
-    payload, meta = _ground_truth_of(data)
-    if payload is None:
-        return
-    if statement.feedback.filter(status=Feedback.Status.APPROVED).exists():
-        summary.approved_kept += 1
-        return
-    owner = _user(meta.get("auditor") or meta.get("auditor_id"))
-    if statement.feedback.filter(auditor=owner).exists():
-        owner = _user(IMPORT_USER)
-        if statement.feedback.filter(auditor=owner).exists():
+    given: list[tuple[Statement, dict, dict]] = []
+    for row, data in zip(rows, statements, strict=True):
+        payload, meta = _ground_truth_of(data)
+        if payload is not None:
+            given.append((row, payload, meta))
+    if not given:
+        return set()
+    coders = _coders(statement_ids=[row.pk for row, _, _ in given])
+    known.users_read({IMPORT_USER, *(_owner_name(meta) for _, _, meta in given)})
+    feedback = []
+    for row, payload, meta in given:
+        owner = _owner(coders.get(row.pk, {}), meta, known)
+        if owner is None:
             summary.approved_kept += 1
-            return
-    feedback = Feedback.objects.create(
-        statement=statement,
+            continue
+        feedback.append(_imported_feedback(row, owner, payload, meta, by))
+    _feedback_create(feedback, coders, summary, by)
+    return {f.statement_id for f in feedback}
+
+
+def _coders(*, statement_ids: list[int]) -> dict[int, dict[int, str]]:
+    """Per statement, who codes it already and with what status."""
+    rows = Feedback.objects.filter(statement_id__in=statement_ids).values_list(
+        "statement_id", "auditor_id", "status"
+    )
+    coders: dict[int, dict[int, str]] = {}
+    for statement_id, auditor_id, status in rows:
+        coders.setdefault(statement_id, {})[auditor_id] = status
+    return coders
+
+
+def _owner_name(meta: dict) -> str:
+    return _username(meta.get("auditor") or meta.get("auditor_id"))
+
+
+def _owner(coders: dict[int, str], meta: dict, known: _Known) -> User | None:
+    """Whose the imported ground truth is: the file's auditor, else "imported" when they code
+    the statement already; None (kept) when it has approved ground truth or both code it."""
+    if Feedback.Status.APPROVED in coders.values():
+        return None
+    owner = known.user(_owner_name(meta))
+    if owner.pk in coders:
+        owner = known.user(IMPORT_USER)
+        if owner.pk in coders:
+            return None
+    return owner
+
+
+def _imported_feedback(row: Statement, owner: User, payload: dict, meta: dict, by) -> Feedback:
+    return Feedback(
+        statement=row,
         auditor=owner,
         edited_extraction=_normalized(payload),
         status=Feedback.Status.APPROVED,
@@ -489,10 +639,28 @@ def _import_ground_truth(statement: Statement, data: dict, summary, by) -> None:
         approval="imported",
         comment=_provenance(meta),
     )
-    revision_record(feedback, author=by, action="import", before=None)
-    summary.approved_created += 1
-    if len(summary.imported_feedback_ids) < LOGGED_FEEDBACK_IDS:
-        summary.imported_feedback_ids.append(feedback.pk)
+
+
+def _feedback_create(feedback: list[Feedback], coders: dict, summary, by) -> None:
+    """Insert the discussion's imported ground truth with its history, then do what
+    Feedback's post_save receivers did for each row."""
+    Feedback.objects.bulk_create(feedback, batch_size=WRITE_BATCH)
+    if feedback and not summary.approved_created:
+        # Once per import, as the post_save marking did once per transaction.
+        coding_changed_send(reason="coding changed")
+    revisions_record(feedbacks=feedback, author=by, action="import")
+    # Approved ground truth takes the other codings of its statement out of the review stream:
+    # every coder's tally of the discussion, the new owner's among them.
+    tallies_refresh(
+        pairs={
+            (f.statement.discussion_id, auditor_id)
+            for f in feedback
+            for auditor_id in {f.auditor_id, *coders.get(f.statement_id, {})}
+        }
+    )
+    summary.approved_created += len(feedback)
+    room = max(LOGGED_FEEDBACK_IDS - len(summary.imported_feedback_ids), 0)
+    summary.imported_feedback_ids += [f.pk for f in feedback[:room]]
 
 
 def _provenance(meta: dict) -> str:
@@ -554,9 +722,11 @@ def _import(
         run, _ = ExtractionRun.objects.get_or_create(
             model_name=default_run[0], prompt_version=default_run[1]
         )
+        known = _Known(default_run=run)
         for done, (_path, fields, statements) in enumerate(_discussion_items(reading), start=1):
             with tallies_batched():  # one recount per discussion, not one per coding
-                _import_discussion(fields, statements, run, summary, by)
+                _import_discussion(fields, statements, known, summary, by)
+            _query_log_forget()
             if len(external_ids) < LOGGED_EXTERNAL_IDS:
                 external_ids.append(_external_id(fields))
             if progress:
@@ -565,6 +735,15 @@ def _import(
         _log_import(summary, by, external_ids)
         _announce_import(summary)
     return summary
+
+
+def _query_log_forget() -> None:
+    """With DEBUG, the connection keeps the SQL of its last 9,000 queries; a discussion's bulk
+    inserts carry every payload (~0.5 MB at 50 statements), so an import's would hold ~150 MB.
+    An import is not a request, whose start would clear it: clear it a discussion at a time,
+    unless queries are being counted (CaptureQueriesContext forces the debug cursor)."""
+    if not connection.force_debug_cursor:
+        connection.queries_log.clear()
 
 
 def _check(reading: _Reading, default_run: tuple[str, str], export_schema: bool) -> int:
@@ -685,15 +864,17 @@ def _log_import(summary: ImportSummary, by, external_ids: list[str | None]) -> N
     )
 
 
-def _import_discussion(fields: dict, statements: list, run: ExtractionRun, summary, by) -> None:
-    discussion = _get_discussion(fields, summary)
-    for index, data in enumerate(statements):
-        statement = _get_statement(discussion, data, data.get("order", index), summary)
-        before = (summary.extractions_created, summary.approved_created)
-        _import_extraction(statement, data, _run_for(data, run), summary)
-        _import_ground_truth(statement, data, summary, by)
-        if (summary.extractions_created, summary.approved_created) != before:
-            summary.touched_statement_ids.append(statement.pk)
+def _import_discussion(fields: dict, statements: list, known: _Known, summary, by) -> None:
+    """One discussion in a number of queries that does not grow with its statements: what is
+    in place is read a table at a time, what is new written a table at a time."""
+    discussion, created = _get_discussion(fields, summary)
+    rows = _get_statements(discussion, statements, summary, existing=not created)
+    runs = [known.run_for(data) for data in statements]
+    extracted = _import_extractions(rows, statements, runs, summary)
+    approved = _import_ground_truths(rows, statements, known, summary, by)
+    for row in rows:
+        if row.pk in extracted or row.pk in approved:
+            summary.touched_statement_ids.append(row.pk)
 
 
 def _announce_import(summary: ImportSummary) -> None:
