@@ -132,12 +132,18 @@ def test_lowest_confidence_first_orders_the_queue(world, admin_user, auditor_cli
     assert first.pk == fresh.pk and first.next_uncoded == new[2].pk
 
 
-def test_wrong_qa_results_trip_the_monitor_and_suspend_triage(world, admin_user, auditor):
+@pytest.mark.parametrize("shift", [0, 7, 19, 33])
+def test_wrong_qa_results_trip_the_monitor_and_suspend_triage(world, admin_user, auditor, shift):
+    """``shift``: rows made first, so the statements' ids (which the QA draw hashes) differ."""
+    spare = DiscussionFactory()
+    for _ in range(shift):
+        StatementFactory(discussion=spare)
     run, _, _ = world
     _turn_on(run, admin_user, qa_rate=0.5)
     triage_result_compute(run_id=run.pk)
-    # Injected errors: more confident statements the AI gets wrong, all drawn for QA.
-    more = [StatementFactory(discussion=DiscussionFactory()) for _ in range(6)]
+    # Injected errors: more confident statements the AI gets wrong; about half are drawn for
+    # QA (24, so that the draw gives the monitor enough of them whatever the ids).
+    more = [StatementFactory(discussion=DiscussionFactory()) for _ in range(24)]
     for statement in more:
         ExtractionFactory(statement=statement, run=run, pdp_deltas=_payload("Wrong", 0.99))
     triage_result_compute(run_id=run.pk)
