@@ -346,13 +346,20 @@ def test_two_simultaneous_starts_make_one_active_job(services_ready, admin_user)
     assert active.count() == 1
 
 
-def test_benchmark_recompute_times_one_and_two_real_workers(broker, settings, monkeypatch):
+@pytest.fixture
+def benchmark_env(broker, settings, monkeypatch):
+    """The benchmark's own workers reach this test database and broker (environment)."""
     db = connection.settings_dict
     monkeypatch.setenv(
         "DATABASE_URL", f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
     )
     monkeypatch.setenv("REDIS_URL", broker.url)
     settings.REDIS_URL = broker.url
+    return broker
+
+
+def test_benchmark_recompute_times_one_and_two_real_workers(benchmark_env):
+    broker = benchmark_env
     out = io.StringIO()
     with celery_broker(broker.url):
         call_command("benchmark_recompute", discussions=2, statements=4, workers=[1, 2], stdout=out)
@@ -365,14 +372,9 @@ def test_benchmark_recompute_times_one_and_two_real_workers(broker, settings, mo
     assert not MetricResult.objects.filter(run__model_name="benchmark").exists()  # cleaned up
 
 
-def test_benchmark_recompute_times_a_kept_run_again(broker, settings, monkeypatch):
+def test_benchmark_recompute_times_a_kept_run_again(benchmark_env):
     """--keep leaves the seeded run; --run times it again without seeding anything."""
-    db = connection.settings_dict
-    monkeypatch.setenv(
-        "DATABASE_URL", f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-    )
-    monkeypatch.setenv("REDIS_URL", broker.url)
-    settings.REDIS_URL = broker.url
+    broker = benchmark_env
     first, again = io.StringIO(), io.StringIO()
     with celery_broker(broker.url):
         call_command(
