@@ -247,11 +247,14 @@ STALE_SWEEP_SECONDS = float(os.environ.get("STALE_SWEEP_SECONDS", "60"))
 STALE_SWEEP_GRACE_SECONDS = float(os.environ.get("STALE_SWEEP_GRACE_SECONDS", "30"))
 # A running job that has not written its heartbeat for this long is taken for dead.
 JOB_LEASE_SECONDS = float(os.environ.get("JOB_LEASE_SECONDS", "120"))
-# A recompute job is split into chunks of this many results, each a task of its own that any
-# slow worker takes; a chunk stores its results in batches, one transaction each.
 # A worker started with WORKER_NICE > 0 runs at that lower CPU priority (see evalsite/celery.py):
 # the slow worker's background work yields the cores to the approval path and the pages.
 WORKER_NICE = int(os.environ.get("WORKER_NICE", "0"))
+# Web and worker processes freeze what they hold after their 1st, 10th and 100th request or
+# task, so the garbage collector stops walking it (evalsite/memory.py, heap_freeze).
+HEAP_FREEZE = os.environ.get("HEAP_FREEZE", "1").lower() not in ("0", "false", "no", "off")
+# A recompute job is split into chunks of this many results, each a task of its own that any
+# slow worker takes; a chunk stores its results in batches, one transaction each.
 RECOMPUTE_CHUNK_ITEMS = int(os.environ.get("RECOMPUTE_CHUNK_ITEMS", "2000"))
 RECOMPUTE_BATCH_ITEMS = int(os.environ.get("RECOMPUTE_BATCH_ITEMS", "250"))
 CELERY_BEAT_SCHEDULE = {

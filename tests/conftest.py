@@ -24,6 +24,9 @@ def pytest_configure(config):
     # API rate limits are tested on their own (tests/test_throttling.py); elsewhere a test may
     # send more requests a minute than a person would.
     settings.API_THROTTLE_RATES = {}
+    # A frozen heap is out of gc.get_objects' sight, which the memory tests count; the tests
+    # of the freeze itself turn it on (tests/test_memory.py).
+    settings.HEAP_FREEZE = False
     _isolate_shared_cache(settings)
 
 

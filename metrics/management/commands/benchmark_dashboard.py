@@ -38,6 +38,7 @@ from audit.models import (
 from audit.synthetic import extraction_run, generate_discussion
 from audit.tallies import tallies_rebuild
 from evalsite.access import ensure_role_groups
+from evalsite.memory import heap_freeze_as_served
 from metrics.derived import error_analysis_result_compute, run_comparison_result_compute
 from metrics.errors import statement_results_changed
 from metrics.families.extraction import (
@@ -584,6 +585,12 @@ class Command(BaseCommand):
             "afterwards; use a database of its own)",
         )
         parser.add_argument(
+            "--gc-default",
+            action="store_true",
+            help="leave the garbage collector as Python sets it; by default the heap is frozen "
+            "as the served process freezes it (evalsite/memory.py, heap_freeze)",
+        )
+        parser.add_argument(
             "--compare",
             action="store_true",
             help="kept for old scripts: every page is timed anyway",
@@ -628,6 +635,9 @@ class Command(BaseCommand):
         self._derived_compute(data)
         if options.get("approval"):
             self._approval_error_analysis(data)
+        if not options["gc_default"] and settings.HEAP_FREEZE:
+            heap_freeze_as_served()  # as the WSGI process does: after its 1st, 10th, 100th request
+            self.stdout.write("heap frozen as the server freezes it (--gc-default: not)")
         clients = {True: Client(), False: Client()}
         clients[True].force_login(data.admin)
         clients[False].force_login(data.auditor)
