@@ -257,6 +257,9 @@ HEAP_FREEZE = os.environ.get("HEAP_FREEZE", "1").lower() not in ("0", "false", "
 # slow worker takes; a chunk stores its results in batches, one transaction each.
 RECOMPUTE_CHUNK_ITEMS = int(os.environ.get("RECOMPUTE_CHUNK_ITEMS", "2000"))
 RECOMPUTE_BATCH_ITEMS = int(os.environ.get("RECOMPUTE_BATCH_ITEMS", "250"))
+# Threads of one worker that take a chunk's batches in turn, each on its own connection: one
+# computes while another waits for PostgreSQL (metrics/recompute.py, compute_job_chunk).
+RECOMPUTE_BATCH_THREADS = int(os.environ.get("RECOMPUTE_BATCH_THREADS", "2"))
 CELERY_BEAT_SCHEDULE = {
     "recompute-stale-metrics": {
         "task": "metrics.tasks.recompute_stale",

@@ -185,3 +185,81 @@ def test_stored_rows_read_back_every_field_as_set(two_runs):
     again = MetricResult.objects.get(pk=row.pk)
     for name in services.STORED_FIELDS:
         assert getattr(again, name) == getattr(row, name), name
+
+
+# --- a chunk's batches in several threads -------------------------------------------------------
+
+
+def _batches_by_thread(monkeypatch, fail_in: str | None = None, error: type = ValueError):
+    """Record which thread computed each batch; with ``fail_in``, that thread's first batch
+    raises ``error``. Each batch waits a little, so every thread gets a share."""
+    import threading
+    import time
+
+    threads: list[str] = []
+    real = recompute._batch_compute
+
+    def compute(items, *, force):
+        name = threading.current_thread().name
+        threads.append(name)
+        time.sleep(0.02)
+        if fail_in is not None and name.startswith(fail_in):
+            raise error("batch lost")
+        real(items, force=force)
+
+    monkeypatch.setattr(recompute, "_batch_compute", compute)
+    return threads
+
+
+@pytest.mark.django_db(transaction=True)
+def test_batch_threads_share_a_chunk_and_store_what_the_tasks_store(
+    two_runs, small_chunks, settings, monkeypatch
+):
+    settings.RECOMPUTE_BATCH_THREADS = 3
+    by_tasks = stored()
+    MetricResult.objects.filter(family="extraction").update(values=None, contribution=None)
+    threads = _batches_by_thread(monkeypatch)
+
+    job = compute_job_run(job_id=metrics_recompute_all(queue=False).pk)
+
+    assert (job.status, job.done, job.total) == (ComputeJob.Status.DONE, 27, 27)
+    assert stored() == by_tasks
+    assert len(set(threads)) >= 2, threads  # the helpers took batches too
+    assert run_row(two_runs.run).status == Status.FRESH
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_that_fails_in_a_helper_thread_fails_the_job(
+    two_runs, small_chunks, settings, monkeypatch
+):
+    settings.RECOMPUTE_BATCH_THREADS = 2
+    threads = _batches_by_thread(monkeypatch, fail_in="recompute-batch-1")
+
+    job = compute_job_run(job_id=metrics_recompute_all(queue=False).pk)
+
+    assert "recompute-batch-1" in threads
+    assert job.status == ComputeJob.Status.FAILED and "batch lost" in job.error
+    assert job.done < job.total  # the other thread stopped at its next batch
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_transient_error_in_a_helper_thread_reaches_the_task_for_its_retry(
+    two_runs, small_chunks, settings, monkeypatch
+):
+    from django.db import OperationalError
+
+    settings.RECOMPUTE_BATCH_THREADS = 2
+    job = metrics_recompute_all(queue=False)
+    with mock.patch.object(recompute, "task_enqueue_named") as queued:
+        compute_job_run(job_id=job.pk, parallel=True)
+    _batches_by_thread(monkeypatch, fail_in="recompute-batch-1", error=OperationalError)
+
+    with pytest.raises(OperationalError, match="batch lost"):
+        compute_job_chunk(**queued.call_args_list[0].kwargs)
+
+
+def test_inside_a_transaction_one_thread_takes_every_batch(settings):
+    # The test's own transaction: another thread's connection would not see its rows.
+    settings.RECOMPUTE_BATCH_THREADS = 4
+    assert connection.in_atomic_block
+    assert recompute._batch_threads() == 1

@@ -13,6 +13,7 @@ Mercurial's `nogc` does for the same reason, and restore its previous state.
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, NamedTuple
@@ -89,15 +90,27 @@ def _as_discussion(item: DiscussionInput | tuple) -> DiscussionInput:
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """Suspend the cyclic garbage collector for the block (reference counting still
-    frees everything as usual); leave it disabled if it already was."""
-    was_enabled = gc.isenabled()
-    gc.disable()
+    frees everything as usual); leave it disabled if it already was. Threads may pause it
+    at once (a worker's batch threads): it resumes when the last of them leaves."""
+    global _pausing, _resume
+    with _pause_lock:
+        if _pausing == 0:
+            _resume = gc.isenabled()
+            gc.disable()
+        _pausing += 1
     try:
         yield
     finally:
-        if was_enabled:
-            _age_young_objects()
-            gc.enable()
+        with _pause_lock:
+            _pausing -= 1
+            if _pausing == 0 and _resume:
+                _age_young_objects()
+                gc.enable()
+
+
+_pause_lock = threading.Lock()
+_pausing = 0  # blocks inside collector_paused now, in every thread
+_resume = False  # whether the collector was enabled when the first of them entered
 
 
 def _age_young_objects() -> None:

@@ -275,6 +275,33 @@ def test_batches_leave_the_garbage_collector_as_they_found_it():
     assert gc.isenabled()
 
 
+def test_threads_pausing_the_collector_at_once_resume_it_when_the_last_leaves():
+    import threading
+
+    from metrics.families.extraction.batch import collector_paused
+
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen: dict[str, bool] = {}
+
+    def second() -> None:
+        first_in.wait()
+        with collector_paused():
+            second_in.set()
+            first_out.wait()
+            seen["after the first left"] = gc.isenabled()
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    with collector_paused():
+        first_in.set()
+        second_in.wait()
+    first_out.set()
+    thread.join()
+    # The first thread left while the second was inside: still paused for the second.
+    assert seen == {"after the first left": False}
+    assert gc.isenabled()
+
+
 def test_batches_leave_no_young_objects_for_the_collector_to_scan():
     _, items = _workload_statements(2, 10)
     gc.collect()
