@@ -3,8 +3,9 @@
 A job (``ComputeJob``) lists what it must do, then splits the statement and discussion results
 into chunks. Each chunk is a task any worker on the slow queue takes, so N workers share the
 job; a chunk reads its inputs in bulk and stores its results in batches (one transaction
-each, bulk writes), which a worker's threads take in turn. The chunk that completes the set settles the runs' totals and the
-system result. Progress, the lease (heartbeat) and cancellation live on the job row:
+each, bulk writes), which a worker's threads take in turn. The chunk that completes the set
+settles the runs' totals and the system result. Progress, the lease (heartbeat) and
+cancellation live on the job row:
 
 - a worker lost mid-job stops writing the heartbeat; the sweep then resumes the job as a new
   attempt, which only finds the results still stale (the older attempt's tasks stop);
