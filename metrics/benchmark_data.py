@@ -19,11 +19,13 @@ from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Speake
 from audit.synthetic import extraction_run, generate_workload
 from audit.tallies import tallies_batched, tallies_refresh
 from evalsite.access import ensure_role_groups
+from evalsite.planner import planner_statistics_refresh
 from metrics import invalidation
 from metrics.services import system_result_compute
 
 # The partner run's AI: another extraction of the same ground truth, as noisy as the run's.
 PARTNER_NOISE = 0.2
+SEEDED_MODELS = (Discussion, Speaker, Statement, Extraction, Feedback)
 
 
 class SeededWorkload:
@@ -92,6 +94,8 @@ class SeededWorkload:
         pending = list(
             Feedback.objects.filter(statement_id__in=pending_ids).order_by("statement_id")
         )
+        # As a site that grew to this size, or imported it, plans its queries.
+        planner_statistics_refresh(models=SEEDED_MODELS)
         return cls(tag, run, admin, auditor, pending, partner)
 
     def delete(self) -> None:

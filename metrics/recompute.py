@@ -37,6 +37,7 @@ from django.utils import timezone
 
 from audit.models import Extraction, Feedback
 from audit.services.jobs import compute_job_start
+from evalsite.planner import planner_statistics_refresh
 from evalsite.queue import TRANSIENT_ERRORS, task_enqueue_named
 from metrics.errors import statement_results_changed
 from metrics.families.extraction.batch import collector_paused
@@ -287,10 +288,12 @@ def _scope_mark_stale(run_id: int | None) -> None:
     """
     runs = None if run_id is None else [run_id]
     with transaction.atomic():
-        placeholders_create(Feedback.objects.approved(), runs)
+        written = placeholders_create(Feedback.objects.approved(), runs)
         for scope in (Scope.STATEMENT, Scope.DISCUSSION, Scope.RUN):
-            rows_mark_stale(Q(scope=scope), runs)
+            written += rows_mark_stale(Q(scope=scope), runs)[1]
         rows_mark_stale(Q(scope=Scope.SYSTEM))
+    # Nearly every row changed status: the approvals' queries during the job plan for that.
+    planner_statistics_refresh(models=[MetricResult], written=written)
 
 
 def _job_items(job: ComputeJob) -> list[Item]:
@@ -529,6 +532,8 @@ def _job_settle(job_id: int, attempt: int, progress: Progress | None) -> None:
         _job_end(job_id, attempt, ComputeJob.Status.FAILED, error=_failure(job_id))
         return
     _job_end(job_id, attempt, ComputeJob.Status.DONE)
+    # And back: the rows it computed are fresh again (the sweep looks for stale ones).
+    planner_statistics_refresh(models=[MetricResult], written=job.total - job.params["base"])
 
 
 def _job_end(job_id: int, attempt: int, status: str, *, error: str = "") -> None:

@@ -568,9 +568,10 @@ def failure_recorded(
 # --- invalidation ----------------------------------------------------------------------------
 
 
-def placeholders_create(approved: Any, run_ids: Iterable[int] | None) -> None:
+def placeholders_create(approved: Any, run_ids: Iterable[int] | None) -> int:
     """Stale rows for results that must now exist: a statement that just got approved GT
     needs a row in every run that extracted it (and so do its discussion and the run).
+    Returns how many were missing (and are created, unless a concurrent caller was first).
 
     ``approved`` is a queryset of approved feedback (the statements concerned). The database
     finds the rows still missing (an anti-join per scope): after the first compute nearly all
@@ -585,8 +586,11 @@ def placeholders_create(approved: Any, run_ids: Iterable[int] | None) -> None:
         _missing_rows(pairs, Scope.DISCUSSION, ids),
         _missing_rows(pairs, Scope.RUN, {"run_id": "run_id"}),
     )
+    created = 0
     while batch := list(itertools.islice(missing, 2000)):  # rows held at once: bounded
         MetricResult.objects.bulk_create(batch, ignore_conflicts=True, batch_size=500)
+        created += len(batch)
+    return created
 
 
 def _missing_rows(pairs: Any, scope: str, columns: dict[str, str]) -> Iterator[MetricResult]:

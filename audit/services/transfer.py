@@ -62,6 +62,7 @@ from audit.signals import coding_changed_send, extractions_changed_send, ground_
 from audit.tallies import tallies_batched, tallies_refresh
 from audit.team_figures import to_code_refresh
 from evalsite.access import ensure_role_groups, is_admin
+from evalsite.planner import planner_statistics_refresh
 
 SCHEMA_VERSION = "1"
 DEFAULT_IMPORT_RUN = ("imported", "unknown")
@@ -482,6 +483,8 @@ def _get_discussion(fields: dict, summary: ImportSummary) -> tuple[Discussion, b
 
 
 WRITE_BATCH = 1000  # rows per insert: a discussion's statements in one
+# What an import writes in bulk: the planner's statistics of these are refreshed after it.
+IMPORTED_MODELS = (Discussion, Speaker, Statement, Extraction, Feedback)
 
 
 def _get_statements(
@@ -733,8 +736,18 @@ def _import(
                 progress(done, count)
         source.check_unchanged(checked, reading)
         _log_import(summary, by, external_ids)
+        _planner_statistics_after(summary)
         _announce_import(summary)
     return summary
+
+
+def _planner_statistics_after(summary: ImportSummary) -> None:
+    """Once committed, and before the metrics plan their recompute of what it touched, the
+    planner sees the imported rows (evalsite/planner.py)."""
+    written = summary.statements_created + summary.extractions_created + summary.approved_created
+    transaction.on_commit(
+        lambda: planner_statistics_refresh(models=IMPORTED_MODELS, written=written)
+    )
 
 
 def _query_log_forget() -> None:

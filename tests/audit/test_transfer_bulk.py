@@ -385,3 +385,33 @@ def test_debug_keeps_no_discussion_s_queries_after_it_is_written(admin_user, set
         if query["sql"].startswith("INSERT INTO")
     }
     assert inserted == {"audit_auditlogentry"}  # after the last discussion
+
+
+# --- the planner's statistics -------------------------------------------------------------------
+
+
+def test_an_import_refreshes_the_planner_statistics_before_the_metrics_plan_their_work(
+    admin_user, monkeypatch, django_capture_on_commit_callbacks
+):
+    """Once committed, and before the metrics read the imported rows to mark and queue their
+    results, PostgreSQL is told how many rows the import wrote (evalsite/planner.py)."""
+    calls: list = []
+    monkeypatch.setattr(
+        transfer,
+        "planner_statistics_refresh",
+        lambda *, models, written: calls.append(["planner", [m.__name__ for m in models], written]),
+    )
+    monkeypatch.setattr(invalidation.services, "results_mark_stale", _recorded(calls, "results"))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        summary = discussions_import(data=_discussions("p", 4), by=admin_user)
+        assert calls == []  # nothing before the commit
+
+    # 2 discussions x 4 statements, 2 subjects each with an extraction and approved GT.
+    assert (summary.statements_created, summary.extractions_created) == (8, 4)
+    assert calls[0] == [
+        "planner",
+        ["Discussion", "Speaker", "Statement", "Extraction", "Feedback"],
+        8 + 4 + 4,
+    ]
+    assert [call[0] for call in calls[1:]] == ["results"]

@@ -263,3 +263,25 @@ def test_inside_a_transaction_one_thread_takes_every_batch(settings):
     settings.RECOMPUTE_BATCH_THREADS = 4
     assert connection.in_atomic_block
     assert recompute._batch_threads() == 1
+
+
+def test_a_recompute_refreshes_the_planner_statistics_after_planning_and_at_its_end(
+    two_runs, monkeypatch
+):
+    """Nearly every row changes status twice (stale, then fresh): the planner is told both
+    times, with the number of rows each step changed (evalsite/planner.py decides whether
+    that is a bulk write)."""
+    MetricResult.objects.filter(scope=Scope.STATEMENT, statement=two_runs.statements[0]).delete()
+    refreshed: list[tuple] = []
+    monkeypatch.setattr(
+        recompute,
+        "planner_statistics_refresh",
+        lambda *, models, written: refreshed.append((list(models), written)),
+    )
+
+    job = compute_job_run(job_id=metrics_recompute_all(queue=False).pk)
+
+    # The 25 rows left (12 + 6 statements less the deleted one, 3 + 3 discussions, 2 runs) were
+    # marked, the deleted one came back as a placeholder; then every item of the job was done.
+    assert refreshed == [([MetricResult], 25 + 1), ([MetricResult], job.total)]
+    assert job.total == 27 and job.status == ComputeJob.Status.DONE

@@ -28,6 +28,7 @@ from audit.progress import coding_times
 from audit.services import feedback_save
 from audit.tallies import tallies_rebuild
 from evalsite.access import ensure_role_groups
+from evalsite.planner import planner_statistics_refresh
 
 BATCH = 2000
 START = datetime(2024, 1, 1, 9, 0, tzinfo=UTC)
@@ -124,14 +125,6 @@ def _revision(coding, coder, version, action, at, first, last) -> FeedbackRevisi
     )
 
 
-def _planner_statistics_update() -> None:
-    """ANALYZE (PostgreSQL): the planner then sees the seeded volume, as it would in a
-    database that grew to it."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")
-
-
 class Command(BaseCommand):
     help = "Time the team page's active time on the worker after one new revision."
 
@@ -158,7 +151,7 @@ class Command(BaseCommand):
         _codings_create([s for s in statements if s.order % 10 == 3], second, offset=30)
         tallies_rebuild()
         team_times_rebuild()
-        _planner_statistics_update()
+        planner_statistics_refresh()  # as a database that grew to this size
         self.stdout.write(
             f"{connection.vendor}: seeded {options['discussions']} discussions x "
             f"{options['statements']} statements, {FeedbackRevision.objects.count()} revisions, "

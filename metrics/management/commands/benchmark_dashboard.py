@@ -39,6 +39,7 @@ from audit.synthetic import extraction_run, generate_discussion
 from audit.tallies import tallies_rebuild
 from evalsite.access import ensure_role_groups
 from evalsite.memory import heap_freeze_as_served
+from evalsite.planner import planner_statistics_refresh
 from metrics.derived import error_analysis_result_compute, run_comparison_result_compute
 from metrics.errors import statement_results_changed
 from metrics.families.extraction import (
@@ -65,6 +66,10 @@ from metrics.services import (
 
 GOAL_MS = 100.0
 BATCH = 2000
+SEEDED = (
+    Discussion, Speaker, Statement, Extraction, Feedback, Assignment, BlindReview, AuditLogEntry,
+    MetricResult,
+)  # fmt: skip
 Scope = MetricResult.Scope
 
 
@@ -494,23 +499,6 @@ def time_page(
     return times, n_queries
 
 
-def planner_statistics_update() -> None:
-    """ANALYZE the seeded tables (PostgreSQL): the planner then sees the seeded volume, as it
-    would after autovacuum on a real site (rows our own open transaction inserted count)."""
-    if connection.vendor != "postgresql":
-        return
-    tables = [
-        model._meta.db_table
-        for model in (
-            Discussion, Speaker, Statement, Extraction, Feedback, Assignment, BlindReview,
-            AuditLogEntry, MetricResult,
-        )
-    ]  # fmt: skip
-    with connection.cursor() as cursor:
-        for table in tables:
-            cursor.execute(f'ANALYZE "{table}"')
-
-
 def _check(response: Any, url: str) -> None:
     if response.status_code != 200:
         raise CommandError(f"{url} answered {response.status_code}")
@@ -623,7 +611,8 @@ class Command(BaseCommand):
             long_statements=options["long"],
         )
         extras = pages_data_create(data)
-        planner_statistics_update()
+        # As a site that grew to this size plans its queries (our own transaction's rows count).
+        planner_statistics_refresh(models=SEEDED)
         n_rows = MetricResult.objects.filter(run__in=data.runs).count()
         self.stdout.write(
             f"{connection.vendor}: seeded {data.discussions} discussions x "
