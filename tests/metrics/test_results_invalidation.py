@@ -2,6 +2,7 @@
 recomputes them (Celery runs eagerly; on-commit hooks run as after a real request)."""
 
 import copy
+import json
 
 import pytest
 from django.db import connection, transaction
@@ -344,6 +345,43 @@ def test_placeholders_are_created_for_exactly_the_missing_rows(
     )
     assert {row[1:] for row in before if row[2] == other.pk} == expected
     assert not MetricResult.objects.filter(run=other).exclude(status=Status.STALE).exists()
+
+
+def test_the_database_writes_the_placeholders_that_python_writes(auditor, admin_user):
+    """PostgreSQL inserts the missing rows itself (INSERT ... SELECT): every field, the key
+    included, is what the rows built in Python (SQLite's way) hold."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the INSERT ... SELECT is PostgreSQL's")
+    world = make_world(auditor, discussions=2, statements=3)
+    Feedback.objects.filter(statement__in=world.statements[1:]).update(
+        status=Feedback.Status.APPROVED
+    )
+    approved = Feedback.objects.approved()
+    services.placeholders_create(approved.filter(statement=world.statements[1]), None)
+    present = _fields()  # one statement's row, its discussion's and the run's exist already
+
+    def created(write) -> tuple[int, list[tuple]]:
+        with transaction.atomic():
+            point = transaction.savepoint()
+            count = write(services.missing_rows(approved, None))
+            rows = sorted(set(_fields()) - set(present))
+            transaction.savepoint_rollback(point)
+        return count, rows
+
+    by_database = created(lambda missing: sum(services._placeholders_inserted(*m) for m in missing))
+    by_python = created(services._placeholders_created)
+
+    # 4 more statements, the second discussion; every row stale since the write.
+    assert by_database == by_python and by_database[0] == 4 + 1
+    assert {row[2] for row in by_database[1]} == {"statement", "discussion"}
+
+
+def _fields() -> list[tuple]:
+    """Every field of every row but its id, and whether it has a stale_since."""
+    names = [f.attname for f in MetricResult._meta.concrete_fields]
+    names = [n for n in names if n not in ("id", "stale_since")]
+    rows = MetricResult.objects.values_list(*names, Q(stale_since__isnull=False))
+    return [tuple(json.dumps(v) if isinstance(v, dict) else v for v in row) for row in rows]
 
 
 def test_placeholders_take_the_same_queries_for_any_number_of_statements(
