@@ -15,10 +15,13 @@ of 30,000 rows per table, about a second on a 500,000-row table, once per bulk w
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 
-from django.db import connection
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Model
+
+log = logging.getLogger(__name__)
 
 # Fewer rows than this do not change a table enough to mislead the planner; the next
 # autovacuum (where it runs) catches up with many small writes.
@@ -31,12 +34,19 @@ def planner_statistics_refresh(
     """ANALYZE the models' tables (every table with ``models=None``) on PostgreSQL, when
     ``written`` (rows inserted or changed; None: unknown, refresh) reaches BULK_ROWS.
     Returns whether it did. Inside a transaction the statistics count its own rows and are
-    kept only if it commits."""
+    kept only if it commits.
+
+    Statistics only make plans better: a failure is logged and leaves the caller's work (and
+    its transaction, by a savepoint) as it was."""
     if connection.vendor != "postgresql" or (written is not None and written < BULK_ROWS):
         return False
     quote = connection.ops.quote_name
     tables = [] if models is None else sorted({model._meta.db_table for model in models})
-    with connection.cursor() as cursor:
-        for statement in [f"ANALYZE {quote(table)}" for table in tables] or ["ANALYZE"]:
-            cursor.execute(statement)
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            for statement in [f"ANALYZE {quote(table)}" for table in tables] or ["ANALYZE"]:
+                cursor.execute(statement)
+    except DatabaseError:
+        log.warning("refreshing the planner's statistics of %s failed", tables, exc_info=True)
+        return False
     return True

@@ -3,6 +3,8 @@ then plans for the rows that are there, not for the table it last analysed."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 from django.db import connection
 
@@ -58,6 +60,16 @@ def test_without_models_or_a_count_every_table_is_refreshed(postgresql):
     assert planner.planner_statistics_refresh()
 
     assert (_estimated_rows(Discussion), _estimated_rows(Speaker)) == (1200, 1100)
+
+
+def test_a_failed_refresh_is_logged_and_leaves_the_transaction_usable(postgresql, caplog):
+    _discussions(planner.BULK_ROWS)
+    gone = SimpleNamespace(_meta=SimpleNamespace(db_table="no_such_table"))
+
+    assert not planner.planner_statistics_refresh(models=[gone])  # type: ignore[list-item]
+
+    assert "no_such_table" in caplog.text
+    assert Discussion.objects.count() == planner.BULK_ROWS  # the caller's work goes on
 
 
 def test_other_databases_are_left_alone(monkeypatch):
