@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Speaker, Statement
+from audit.services.transfer import IMPORTED_MODELS
 from audit.synthetic import extraction_run, generate_workload
 from audit.tallies import tallies_batched, tallies_refresh
 from evalsite.access import ensure_role_groups
@@ -25,7 +26,6 @@ from metrics.services import system_result_compute
 
 # The partner run's AI: another extraction of the same ground truth, as noisy as the run's.
 PARTNER_NOISE = 0.2
-SEEDED_MODELS = (Discussion, Speaker, Statement, Extraction, Feedback)
 
 
 class SeededWorkload:
@@ -94,8 +94,8 @@ class SeededWorkload:
         pending = list(
             Feedback.objects.filter(statement_id__in=pending_ids).order_by("statement_id")
         )
-        # As a site that grew to this size, or imported it, plans its queries.
-        planner_statistics_refresh(models=SEEDED_MODELS)
+        # As a site that imported this much plans its queries: the tables an import writes.
+        planner_statistics_refresh(models=IMPORTED_MODELS)
         return cls(tag, run, admin, auditor, pending, partner)
 
     def delete(self) -> None:

@@ -571,7 +571,8 @@ def failure_recorded(
 def placeholders_create(approved: Any, run_ids: Iterable[int] | None) -> int:
     """Stale rows for results that must now exist: a statement that just got approved GT
     needs a row in every run that extracted it (and so do its discussion and the run).
-    Returns how many were created (a concurrent caller may have created some first).
+    Returns how many were missing when read (on PostgreSQL: how many it inserted; a
+    concurrent caller may have created some first).
 
     ``approved`` is a queryset of approved feedback (the statements concerned). The database
     finds the rows still missing (an anti-join per scope): after the first compute nearly all
