@@ -51,6 +51,20 @@ def test_a_small_write_leaves_the_statistics_to_autovacuum(postgresql):
     assert _estimated_rows(Discussion) == before
 
 
+def test_a_write_small_beside_the_table_leaves_the_statistics_to_autovacuum(
+    postgresql, monkeypatch
+):
+    monkeypatch.setattr(planner, "BULK_ROWS", 10)
+    _discussions(200)
+    planner.planner_statistics_refresh(models=[Discussion])  # the planner knows 200 rows
+    _discussions(19)
+
+    assert not planner.planner_statistics_refresh(models=[Discussion], written=19)  # < 10 %
+    assert _estimated_rows(Discussion) == 200
+    assert planner.planner_statistics_refresh(models=[Discussion], written=20)
+    assert _estimated_rows(Discussion) == 219
+
+
 def test_without_models_or_a_count_every_table_is_refreshed(postgresql):
     _discussions(1200)
     Speaker.objects.bulk_create(
