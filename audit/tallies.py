@@ -31,7 +31,9 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from audit.models import (
     Adjudication,
     Assignment,
+    AuditorFigures,
     CodingTally,
+    DiscussionFigures,
     ExtractionRun,
     Feedback,
     Speaker,
@@ -40,6 +42,7 @@ from audit.models import (
 )
 from audit.stream import waiting_q
 from audit.team_figures import figures_add, figures_rebuild, to_code_refresh
+from evalsite.planner import planner_statistics_after_commit
 
 Pair = tuple[int, int]  # (discussion id, auditor id)
 S = Feedback.Status
@@ -58,6 +61,8 @@ ASSIGNMENT_COUNTS = ("assigned", "skipped", "open", "open_unsent")
 SENT = (S.SUBMITTED, S.APPROVED)
 COUNTED = (*FEEDBACK_COUNTS, *ASSIGNMENT_COUNTS)
 BATCH = 500
+# What a refresh writes: the queue's progress filters and the team page plan on these tables.
+TALLY_MODELS = (CodingTally, DiscussionFigures, AuditorFigures)
 
 _batched: ContextVar[set[Pair] | None] = ContextVar("tallies_batched", default=None)
 
@@ -166,6 +171,9 @@ def tallies_refresh(*, pairs: Iterable[Pair]) -> None:
             _store(after, chunk)
             # the team page's sums change by what these pairs' counts changed
             figures_add(before=before, after=after)
+    # After an import or a plan of assignments the queue's filters would be planned for the
+    # tables as they were (at 5,000 x 50 the "done" filter's count 22 ms instead of 6).
+    planner_statistics_after_commit(models=TALLY_MODELS, written=len(ordered))
 
 
 def _lock(pairs: list[Pair]) -> dict[Pair, dict[str, int]]:
@@ -212,6 +220,7 @@ def tallies_rebuild() -> int:
     CodingTally.objects.all().delete()
     _store(counts, [])
     figures_rebuild()
+    planner_statistics_after_commit(models=TALLY_MODELS, written=len(counts))
     return len(counts)
 
 

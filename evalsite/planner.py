@@ -57,6 +57,18 @@ def planner_statistics_refresh(
     return True
 
 
+def planner_statistics_after_commit(*, models: Iterable[type[Model]], written: int) -> None:
+    """Refresh the models' statistics once the caller's transaction commits, if ``written``
+    reaches BULK_ROWS. After the commit because ANALYZE holds a lock on each table until the
+    end of the transaction it runs in: a second bulk writer's refresh would wait on it while
+    holding rows the first may still need. Below the threshold nothing is registered, so an
+    approval (a row or two) leaves no callback behind."""
+    if written < BULK_ROWS:
+        return
+    chosen = list(models)
+    transaction.on_commit(lambda: planner_statistics_refresh(models=chosen, written=written))
+
+
 def _largest_estimate(tables: list[str]) -> float:
     """The planner's row estimate of the largest of the tables (0 if never analysed)."""
     with connection.cursor() as cursor:

@@ -40,6 +40,7 @@ from django.db.models import Model
 
 from audit.models import ExtractionRun
 from audit.pdp import ENTITY_KINDS
+from evalsite.planner import planner_statistics_after_commit
 from metrics.models import MetricResult, StatementError, StatementPiece, StatementResultChange
 from metrics.own_data.pieces import (
     piece_hasher,
@@ -324,6 +325,8 @@ def _index_rebuild(run: ExtractionRun) -> Index:
         for s, digest in hashes.items()
     )
     _copy(StatementPiece, PIECE_COLUMNS, pieces)
+    # Rows per statement and one hash each: the error pages plan on these tables.
+    planner_statistics_after_commit(models=[StatementError, StatementPiece], written=len(hashes))
     return totals, len(hashes)
 
 

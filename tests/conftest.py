@@ -111,6 +111,23 @@ def admin_client(client, admin_user):
     return client
 
 
+@pytest.fixture
+def planner_refreshes(monkeypatch) -> list[tuple[list[str], int]]:
+    """What asked the planner's statistics to be refreshed after a commit, as (model names,
+    rows written): every write counts as a bulk one (evalsite/planner.py), and the refresh
+    itself is recorded instead of run."""
+    from evalsite import planner
+
+    asked: list[tuple[list[str], int]] = []
+    monkeypatch.setattr(planner, "BULK_ROWS", 1)
+    monkeypatch.setattr(
+        planner,
+        "planner_statistics_refresh",
+        lambda *, models, written: asked.append(([m.__name__ for m in models], written)),
+    )
+    return asked
+
+
 # --- Browser tests: Debian's Chromium driven by Playwright, never a downloaded browser -------
 
 CHROMIUM = "/usr/bin/chromium"

@@ -95,3 +95,27 @@ def test_other_databases_are_left_alone(monkeypatch):
 
 def _no_query():
     raise AssertionError("no query on a database other than PostgreSQL")
+
+
+def test_after_commit_a_bulk_write_is_refreshed_once_committed(
+    monkeypatch, django_capture_on_commit_callbacks
+):
+    """A write below BULK_ROWS leaves no callback behind (an approval writes a row or two);
+    a bulk one asks for its tables once the transaction commits."""
+    asked: list[tuple[list[str], int]] = []
+    monkeypatch.setattr(
+        planner,
+        "planner_statistics_refresh",
+        lambda *, models, written: asked.append(([m.__name__ for m in models], written)),
+    )
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        planner.planner_statistics_after_commit(models=[Discussion], written=planner.BULK_ROWS - 1)
+    assert callbacks == [] and asked == []
+
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        planner.planner_statistics_after_commit(
+            models=(m for m in [Discussion, Speaker]), written=planner.BULK_ROWS
+        )
+        assert asked == []  # ANALYZE would lock the tables until the end of the transaction
+    assert len(callbacks) == 1
+    assert asked == [(["Discussion", "Speaker"], planner.BULK_ROWS)]

@@ -62,7 +62,7 @@ from audit.signals import coding_changed_send, extractions_changed_send, ground_
 from audit.tallies import tallies_batched, tallies_refresh
 from audit.team_figures import to_code_refresh
 from evalsite.access import ensure_role_groups, is_admin
-from evalsite.planner import planner_statistics_refresh
+from evalsite.planner import planner_statistics_after_commit
 
 SCHEMA_VERSION = "1"
 DEFAULT_IMPORT_RUN = ("imported", "unknown")
@@ -745,9 +745,7 @@ def _planner_statistics_after(summary: ImportSummary) -> None:
     """Once committed, and before the metrics plan their recompute of what it touched, the
     planner sees the imported rows (evalsite/planner.py)."""
     written = summary.statements_created + summary.extractions_created + summary.approved_created
-    transaction.on_commit(
-        lambda: planner_statistics_refresh(models=IMPORTED_MODELS, written=written)
-    )
+    planner_statistics_after_commit(models=IMPORTED_MODELS, written=written)
 
 
 def _query_log_forget() -> None:

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evalsite.planner import planner_statistics_after_commit
 from metrics.match_settings import match_settings
 from metrics.models import StatementPiece
 from metrics.own_data.common import CODE_VERSIONS
@@ -141,11 +142,13 @@ def pieces_refresh(
     """
     diff = pieces_diff(family=family, run_id=run_id, stamps=stamps, force=force)
     pieces_remove(family=family, run_id=run_id, statement_ids=diff.gone)
-    pieces = diff.kept
-    for chunk in _chunks(diff.outdated, CHUNK):
+    pieces, outdated = diff.kept, diff.outdated
+    for chunk in _chunks(outdated, CHUNK):
         fresh = {statement_id: json_ready(piece) for statement_id, piece in compute(chunk).items()}
         pieces_store(family=family, run_id=run_id, pieces=fresh, hashes=diff.hashes)
         pieces.update(fresh)
+    written = len(outdated) + len(diff.gone)
+    planner_statistics_after_commit(models=[StatementPiece], written=written)
     return dict(sorted(pieces.items()))
 
 

@@ -258,3 +258,28 @@ def test_the_command_checks_and_rebuilds_what_is_still_to_code(auditor, capsys):
 
     assert DiscussionFigures.objects.get().to_code == 3
     assert "0 of 1 to-code counts differ" in capsys.readouterr().out
+
+
+def test_a_refresh_and_a_rebuild_ask_for_the_planner_statistics_of_what_they_wrote(
+    auditor, admin_user, planner_refreshes, django_capture_on_commit_callbacks
+):
+    from audit import tallies
+
+    asked = planner_refreshes
+    statements = _world(n_discussions=2, n_statements=1)
+    pairs = [(s.discussion_id, user.pk) for s in statements for user in (auditor, admin_user)]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        tallies.tallies_refresh(pairs=pairs)
+        with tallies.tallies_batched():  # pairs met twice count once
+            tallies.tallies_refresh(pairs=pairs[:3])
+            tallies.tallies_refresh(pairs=pairs[1:])
+        assert asked == []  # after the commit: ANALYZE would lock the tables until then
+    tables = ["CodingTally", "DiscussionFigures", "AuditorFigures"]
+    assert asked == [(tables, 4), (tables, 4)]
+    feedback_start(statement=statements[0], auditor=auditor)
+    asked.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        tallies_rebuild()
+
+    assert asked == [(tables, 1)]  # the rebuild: one pair with work

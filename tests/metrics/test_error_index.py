@@ -322,3 +322,17 @@ def test_the_workers_that_write_results_record_their_changes():
     incremental = _stored(run)
     assert incremental == _stored(run, full=True)
     assert incremental[3] == 11
+
+
+def test_a_rebuild_asks_for_the_planner_statistics_of_its_tables(
+    planner_refreshes, django_capture_on_commit_callbacks
+):
+    rng = random.Random(9)
+    run = ExtractionRunFactory()
+    statements = discussion_with_statements(7)[1]
+    for statement in statements:
+        _result(rng, run, statement)
+    with django_capture_on_commit_callbacks(execute=True):
+        _stored(run, full=True)
+
+    assert planner_refreshes == [(["StatementError", "StatementPiece"], len(statements))]

@@ -508,3 +508,20 @@ def test_the_command_releases_memory_after_each_row(monkeypatch) -> None:
         stdout=out,
     )
     assert len(released) == 2 == out.getvalue().count(f"(run {world.runs[0].pk})")
+
+
+@pytest.mark.django_db
+def test_pieces_written_or_deleted_are_reported_for_the_planner_statistics(
+    planner_refreshes, django_capture_on_commit_callbacks
+) -> None:
+    world = World(seed=7)
+    run_id = world.runs[0].pk
+    asked = planner_refreshes
+    with django_capture_on_commit_callbacks(execute=True):
+        own_result_compute(family=CALIBRATION, run_id=run_id)  # every piece written
+        stored = StatementPiece.objects.filter(family=CALIBRATION, run_id=run_id).count()
+        own_result_compute(family=CALIBRATION, run_id=run_id)  # fresh: no piece is read
+        own_result_force(family=CALIBRATION, run_id=run_id)  # every piece written again
+
+    written = [(["StatementPiece"], n) for n in (stored, stored)]
+    assert stored > 0 and asked == written

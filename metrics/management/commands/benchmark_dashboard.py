@@ -626,6 +626,8 @@ class Command(BaseCommand):
         if not options["gc_default"] and settings.HEAP_FREEZE:
             heap_freeze_as_served()  # as the WSGI process does: after its 1st, 10th, 100th request
             self.stdout.write("heap frozen as the server freezes it (--gc-default: not)")
+        if settings.DEBUG:  # the served site runs without it: figures here are the slower ones
+            self.stdout.write("DEBUG is on: templates keep debug data and every query is logged")
         clients = {True: Client(), False: Client()}
         clients[True].force_login(data.admin)
         clients[False].force_login(data.auditor)
