@@ -11,7 +11,7 @@ import warnings
 
 from celery import Celery, bootsteps
 from celery.exceptions import SecurityWarning
-from celery.signals import beat_init, celeryd_after_setup, celeryd_init, task_postrun
+from celery.signals import beat_init, celeryd_after_setup, celeryd_init, task_postrun, task_prerun
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
 
@@ -101,6 +101,32 @@ def _release_memory(sender=None, **kwargs) -> None:
     else:
         reset_queries()
     served_one()
+
+
+def _from_fast_queue(task) -> bool:
+    """A task a worker took from the default queue (an approval's results), not run eagerly."""
+    request = getattr(task, "request", None)
+    if request is None or getattr(request, "is_eager", False):
+        return False
+    routing_key = (request.delivery_info or {}).get("routing_key")
+    return routing_key == task.app.conf.task_default_queue
+
+
+@task_prerun.connect
+def _fast_work_started(sender=None, **kwargs) -> None:
+    """While a fast task runs, a recompute's batches wait (evalsite/priority.py)."""
+    if sender is not None and _from_fast_queue(sender):
+        from evalsite.priority import fast_work_started
+
+        fast_work_started()
+
+
+@task_postrun.connect
+def _fast_work_ended(sender=None, **kwargs) -> None:
+    if sender is not None and _from_fast_queue(sender):
+        from evalsite.priority import fast_work_ended
+
+        fast_work_ended()
 
 
 class SweepAfterConnect(bootsteps.StartStopStep):

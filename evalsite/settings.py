@@ -223,7 +223,8 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # Extraction-F1 results (what an approval must refresh within a second) stay on the default
-# queue; whole-run families, evaluations and long jobs go to "slow" so they never hold them up.
+# queue (named here: evalsite/priority.py watches its length); whole-run families, evaluations and long jobs go to "slow" so they never hold them up.
+CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_ROUTES = {
     f"metrics.tasks.{name}": {"queue": "slow"}
     for name in (
@@ -260,6 +261,9 @@ RECOMPUTE_BATCH_ITEMS = int(os.environ.get("RECOMPUTE_BATCH_ITEMS", "250"))
 # Threads of one worker that take a chunk's batches in turn, each on its own connection: one
 # computes while another waits for PostgreSQL (metrics/recompute.py, compute_job_chunk).
 RECOMPUTE_BATCH_THREADS = int(os.environ.get("RECOMPUTE_BATCH_THREADS", "2"))
+# Before each batch a recompute waits, at most this long, while the default queue has work
+# (an approval's results): evalsite/priority.py. 0 turns the waiting off.
+BACKGROUND_YIELD_SECONDS = float(os.environ.get("BACKGROUND_YIELD_SECONDS", "2"))
 CELERY_BEAT_SCHEDULE = {
     "recompute-stale-metrics": {
         "task": "metrics.tasks.recompute_stale",

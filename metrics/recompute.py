@@ -38,6 +38,7 @@ from django.utils import timezone
 from audit.models import Extraction, Feedback
 from audit.services.jobs import compute_job_start
 from evalsite.planner import planner_statistics_refresh
+from evalsite.priority import background_yield
 from evalsite.queue import TRANSIENT_ERRORS, task_enqueue_named
 from metrics.errors import statement_results_changed
 from metrics.families.extraction.batch import collector_paused
@@ -393,6 +394,13 @@ def compute_job_chunk(
                 break
     else:
         _batches_threaded(chunk, batches, threads)
+    if chunk.yielded >= 0.1:
+        log.info(
+            "chunk %s of job %s gave way to the default queue for %.1f s",
+            index,
+            job_id,
+            chunk.yielded,
+        )
     return not chunk.stopped
 
 
@@ -413,11 +421,14 @@ class _ChunkRun:
     index: int
     progress: Progress | None
     done: int = 0
+    yielded: float = 0.0  # seconds its batches waited for the default queue
     stopped: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def step(self, batch: list[Item]) -> bool:
         """One batch; False when the job stopped (here or in another thread)."""
+        # An approval's results first: this batch waits while the default queue has work.
+        waited = background_yield()
         job = None if self.stopped else _job_running(self.job_id, self.attempt)
         if job is None:
             self.stopped = True
@@ -436,6 +447,7 @@ class _ChunkRun:
         # Progress counts batches as they end, in whatever order the threads end them.
         with self.lock:
             self.done += len(batch)
+            self.yielded += waited
             settle = _job_progress(self.job_id, self.attempt, self.index, self.done, self.progress)
         if settle is None:
             self.stopped = True

@@ -27,6 +27,9 @@ def pytest_configure(config):
     # A frozen heap is out of gc.get_objects' sight, which the memory tests count; the tests
     # of the freeze itself turn it on (tests/test_memory.py).
     settings.HEAP_FREEZE = False
+    # Recompute batches give way to a busy default queue (evalsite/priority.py); tests run
+    # tasks in-process, and the tests of the waiting turn it on (tests/test_priority.py).
+    settings.BACKGROUND_YIELD_SECONDS = 0
     _isolate_shared_cache(settings)
 
 

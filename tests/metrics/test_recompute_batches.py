@@ -288,3 +288,24 @@ def test_a_recompute_refreshes_the_planner_statistics_after_planning_and_at_its_
     # marked, the deleted one came back as a placeholder; then every item of the job was done.
     assert refreshed == [([MetricResult], 25 + 1), ([MetricResult], job.total)]
     assert job.total == 27 and job.status == ComputeJob.Status.DONE
+
+
+def test_each_batch_gives_way_to_the_default_queue_first(two_runs, small_chunks, monkeypatch):
+    """Before each batch a chunk asks evalsite.priority to wait while an approval's results are
+    being computed; the batches' results are the same."""
+    by_tasks = stored()
+    MetricResult.objects.filter(family="extraction").update(values=None, contribution=None)
+    asked: list[int] = []
+
+    def waited() -> float:
+        asked.append(MetricResult.objects.filter(values__isnull=False).count())
+        return 0.25
+
+    monkeypatch.setattr(recompute, "background_yield", waited)
+
+    job = compute_job_run(job_id=metrics_recompute_all(queue=False).pk, parallel=True)
+
+    # 27 items in chunks of 5 (4 left), batches of 2: 3 + 3 + 3 + 3 + 2 batches, each asked
+    # before it stored anything.
+    assert len(asked) == 14 and asked == sorted(asked) and asked[0] < asked[-1]
+    assert job.status == ComputeJob.Status.DONE and stored() == by_tasks
