@@ -14,6 +14,7 @@ from metrics.models import MetricResult
 from metrics.services import run_result_compute
 from tests.metrics.extraction_helpers import (
     GT_VARIANTS,
+    approve,
     expected_run,
     make_world,
     run_row,
@@ -103,3 +104,34 @@ def test_incremental_totals_equal_a_full_recomputation(
                 assert rebuilt[part] == pytest.approx(incremental[part])
             assert rebuilt["n_statements"] == incremental["n_statements"]
         transaction.set_rollback(True)
+
+
+def test_the_runs_stale_check_asks_for_one_row_in_an_indexs_order(
+    auditor, admin_user, run_committed
+):
+    """``exists()`` drops the ordering, and PostgreSQL then trusted statistics that said half
+    the table was stale (another run's recompute-all) and scanned every row for this run's
+    stale one, which was not there (183 ms at 5,000 x 50 after every approval). Ordered by
+    the partial index's columns and limited to one row, it walks the index instead."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from metrics.services import _children_status
+
+    world = make_world(auditor, discussions=1, statements=2)
+    for statement in world.statements:
+        approve(run_committed, world, statement, admin_user)
+    children = MetricResult.objects.filter(run=world.run, scope__in=["statement", "discussion"])
+    assert children.count() == 3  # two statements and their discussion
+    children.update(status=MetricResult.Status.FRESH)
+    assert _children_status(world.run.pk)[0] == MetricResult.Status.FRESH
+    children.filter(pk=children.order_by("pk")[0].pk).update(status=MetricResult.Status.STALE)
+    with CaptureQueriesContext(connection) as queries:
+        status, _ = _children_status(world.run.pk)
+
+    stale_check = next(q["sql"] for q in queries.captured_queries if "'stale'" in q["sql"])
+    assert 'ORDER BY "metrics_metricresult"."run_id" ASC, "metrics_metricresult"."scope" ASC' in (
+        stale_check
+    )
+    assert stale_check.rstrip().endswith("LIMIT 1")
+    assert status == MetricResult.Status.STALE
