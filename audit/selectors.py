@@ -14,6 +14,7 @@ from django.db.models.functions import Coalesce
 
 from audit.models import (
     Adjudication,
+    AuditorFigures,
     BlindReview,
     CodingTally,
     Comment,
@@ -651,6 +652,15 @@ def comments_unread(*, user: User) -> QuerySet[Comment]:
 
 def comments_unread_count(*, user: User) -> int:
     return comments_unread(user=user).count()
+
+
+def approved_codings_count() -> int:
+    """Approved codings of subject statements (each statement has one ground truth at most),
+    summed from the stored team figures: a row per auditor, where counting the codings read
+    every one after every approval (140 ms at 5,000 x 50 with two runs' ground truth). A
+    coding of a statement that is not a subject's (its speaker's role changed) is not ground
+    truth any metric scores, and is not counted."""
+    return int(AuditorFigures.objects.aggregate(n=Sum("approved"))["n"] or 0)
 
 
 def comments_unread_by_statement(

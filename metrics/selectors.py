@@ -16,9 +16,9 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
 from audit.figures import AuditorAgreement, StoredResult
-from audit.models import AuditorFigures, ExtractionRun, Feedback, Statement
+from audit.models import AuditorFigures, ExtractionRun, Statement
 from audit.pdp import ENTITY_KINDS
-from audit.selectors import filtered_by
+from audit.selectors import approved_codings_count, filtered_by
 from audit.services.blind import coding_sealed_statement_ids
 from evalsite.access import is_admin
 from metrics.families.extraction import compare_payloads
@@ -185,12 +185,12 @@ def run_trend() -> list[dict[str, Any]]:
 
 
 def approved_count() -> int:
-    """Approved codings, as counted with the stored trend (``system_result_compute``): the
-    runs page divides each run's coverage by it without counting every approved coding on
-    each view. Counted live only before the system row has it."""
+    """Approved codings of subject statements, as stored with the trend
+    (``system_result_compute``): the runs page divides each run's coverage by it. Summed from
+    the team figures only before the system row has it."""
     row = MetricResult.objects.filter(key=SYSTEM_KEY).only("values").first()
     stored = ((row.values if row else None) or {}).get("n_approved")
-    return int(stored) if stored is not None else Feedback.objects.approved().count()
+    return int(stored) if stored is not None else approved_codings_count()
 
 
 def run_row(run: ExtractionRun, *, totals: bool = True) -> MetricResult | None:

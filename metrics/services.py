@@ -34,6 +34,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from audit.models import Extraction, ExtractionRun, Feedback, Speaker, Statement
+from audit.selectors import approved_codings_count
 from evalsite.queue import task_enqueue_named, task_enqueue_on_commit
 from metrics import results
 from metrics.errors import statement_results_changed
@@ -218,9 +219,9 @@ def system_result_compute() -> MetricResult:
             .order_by("run__created_at")
         )
         statuses = {run.status for run in runs}
-        # The runs page's coverage divides by it: counted here, beside the figures it is
-        # compared with, rather than over every approved coding on each view.
-        approved = Feedback.objects.approved().count()
+        # The runs page's coverage divides by it: stored here, beside the figures it is
+        # compared with, rather than counted on each view.
+        approved = approved_codings_count()
         row.values = {"runs": [_run_summary(run) for run in runs], "n_approved": approved}
         row.status = next((s for s in (Status.STALE, Status.FAILED) if s in statuses), Status.FRESH)
         row.input_hash = _hash([[r.run_id, r.input_hash, r.status] for r in runs])

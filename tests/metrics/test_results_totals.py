@@ -135,3 +135,31 @@ def test_the_runs_stale_check_asks_for_one_row_in_an_indexs_order(
     )
     assert stale_check.rstrip().endswith("LIMIT 1")
     assert status == MetricResult.Status.STALE
+
+
+def test_the_system_row_counts_approved_ground_truth_of_subject_statements(
+    auditor, admin_user, run_committed
+):
+    """The runs page's coverage divides by ``n_approved``: the approved codings of subject
+    statements, read from the stored team figures and equal to counting them."""
+    from audit.models import Speaker
+
+    world = make_world(auditor, discussions=2, statements=3)
+    for statement in world.statements[:4]:
+        approve(run_committed, world, statement, admin_user)
+
+    def counted() -> int:
+        subject = Feedback.objects.approved().filter(statement__speaker__type=Speaker.Type.SUBJECT)
+        return subject.count()
+
+    assert system_row().values["n_approved"] == counted() == 4
+    # A speaker becomes an expert: their statements are no ground truth any metric scores.
+    speaker = world.statements[0].speaker
+    speaker.type = Speaker.Type.EXPERT
+    speaker.save()
+    run_committed(run_result_compute, run_id=world.run.pk, rebuild=True)
+    from metrics.services import system_result_compute
+
+    system_result_compute()
+    expected = 4 - sum(1 for s in world.statements[:4] if s.speaker_id == speaker.pk)
+    assert system_row().values["n_approved"] == counted() == expected < 4

@@ -37,7 +37,7 @@ from audit.models import (
 )
 from audit.services.transfer import IMPORTED_MODELS
 from audit.synthetic import extraction_run, generate_discussion
-from audit.tallies import tallies_rebuild
+from audit.tallies import TALLY_MODELS, tallies_rebuild
 from evalsite.access import ensure_role_groups
 from evalsite.memory import heap_freeze_as_served
 from evalsite.planner import planner_statistics_refresh
@@ -51,7 +51,7 @@ from metrics.families.extraction import (
     statement_contribution,
 )
 from metrics.match_settings import match_settings
-from metrics.models import MetricResult, StatementPiece
+from metrics.models import MetricResult, StatementError, StatementPiece
 from metrics.own_data.agreement import team_agreement_write
 from metrics.own_data.common import INTERAUDITOR_KEY
 from metrics.registry import INTERAUDITOR
@@ -67,8 +67,11 @@ from metrics.services import (
 
 GOAL_MS = 100.0
 BATCH = 2000
-# What the seed writes: an import's tables and the pages' own.
-SEEDED = (*IMPORTED_MODELS, Assignment, BlindReview, AuditLogEntry, MetricResult)
+# What the seed writes: an import's tables, the stored tallies and the pages' own; then what the
+# error analysis writes. The site refreshes their statistics after each commit; the seed's
+# transaction never commits, so it refreshes them itself.
+SEEDED = (*IMPORTED_MODELS, *TALLY_MODELS, Assignment, BlindReview, AuditLogEntry, MetricResult)
+DERIVED = (StatementError, StatementPiece)
 Scope = MetricResult.Scope
 
 
@@ -621,6 +624,7 @@ class Command(BaseCommand):
             f"in {time.perf_counter() - started:.1f} s"
         )
         self._derived_compute(data)
+        planner_statistics_refresh(models=DERIVED)
         if options.get("approval"):
             self._approval_error_analysis(data)
         if not options["gc_default"] and settings.HEAP_FREEZE:
