@@ -44,3 +44,33 @@ def test_an_approved_share_codes_only_the_first_discussions() -> None:
     }
     # the coding waiting for approval is seeded whether or not its discussion is coded
     assert [f.status for f in seeded.pending] == [Feedback.Status.SUBMITTED]
+
+
+@pytest.mark.django_db
+def test_the_seed_goes_a_few_discussions_at_a_time_and_takes_nothing_else(monkeypatch) -> None:
+    from audit.models import Discussion, Statement
+    from metrics import benchmark_data
+    from metrics.models import MetricResult
+    from tests.factories import StatementFactory
+
+    other = StatementFactory()  # not seeded: stays
+    monkeypatch.setattr(benchmark_data, "DELETE_CHUNK", 2)
+    seeded = SeededWorkload.create(discussions=5, statements=3, seed=3, approvals=1)
+    assert Discussion.objects.filter(external_id__startswith=f"{seeded.tag}-").count() == 5
+    deletes: list[int] = []
+    delete = Discussion.objects.none().delete.__func__  # QuerySet.delete
+
+    def counted(queryset):
+        deletes.append(queryset.count())
+        return delete(queryset)
+
+    monkeypatch.setattr(type(Discussion.objects.none()), "delete", counted)
+
+    run_id = seeded.run.pk
+    seeded.delete()
+
+    assert deletes[:3] == [2, 2, 1]  # the discussions, two per transaction
+    assert list(Statement.objects.values_list("pk", flat=True)) == [other.pk]
+    assert not ExtractionRun.objects.filter(pk=run_id).exists()
+    assert not MetricResult.objects.filter(run_id=run_id).exists()
+    assert not Feedback.objects.exists()
