@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from evalsite.access import is_admin
@@ -678,6 +678,16 @@ class TriageStatementQuerySet(models.QuerySet):
     def provisional(self) -> TriageStatementQuerySet:
         return self.filter(provisional=True)
 
+    def open_scores(self) -> TriageStatementQuerySet:
+        """The scores of statements still to code (a subject's, AI accepted by no run's
+        triage): what review triage's weakest-first queue orders by."""
+        accepted = TriageStatement.objects.filter(
+            statement_id=OuterRef("statement_id"), provisional=True
+        )
+        return self.filter(
+            provisional=False, statement__speaker__type=Speaker.Type.SUBJECT
+        ).exclude(Exists(accepted))
+
     def qa(self) -> TriageStatementQuerySet:
         return self.filter(qa=True)
 
@@ -847,6 +857,13 @@ class CodingTally(models.Model):
     sent_to_code = models.PositiveIntegerField(
         default=0, help_text="Sent codings of statements still to code (not AI accepted)."
     )
+    weakest = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="When the auditor has coded something here: the lowest review triage score "
+        "among the statements still to code they have not coded (none: none scored), their "
+        "weakest-first queue's order. Kept by audit.tallies and audit.team_figures.",
+    )
 
     class Meta:
         constraints = [
@@ -854,6 +871,12 @@ class CodingTally(models.Model):
         ]
         indexes = [
             models.Index(fields=["auditor", "discussion"]),
+            # The auditor's own weakest-first order, from the lowest score up.
+            models.Index(
+                fields=["auditor", "weakest", "discussion"],
+                condition=Q(weakest__isnull=False),
+                name="tally_weakest_first",
+            ),
             models.Index(
                 fields=["discussion", "auditor"], condition=Q(waiting__gt=0), name="tally_waiting"
             ),
@@ -963,9 +986,24 @@ class DiscussionFigures(TeamFigures):
         help_text="Subject statements still to code (not AI accepted by review triage): the "
         "queue's 'done' is every one of them sent. Kept by audit.team_figures.",
     )
+    weakest = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="The lowest review triage score among its statements still to code (none: "
+        "none scored): its place in the weakest-first queue of whoever has coded none of them. "
+        "Kept by audit.team_figures.",
+    )
 
     class Meta:
-        indexes = _team_sort_indexes()
+        indexes = [
+            *_team_sort_indexes(),
+            # The weakest-first queue reads the discussions from the lowest score up.
+            models.Index(
+                fields=["weakest", "discussion"],
+                condition=Q(weakest__isnull=False),
+                name="figures_weakest_first",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"team figures of discussion {self.discussion_id}"

@@ -3,6 +3,8 @@ so API pagination is stable, and the history a reviewer reads. Writes stay in th
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import json
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -27,7 +29,6 @@ from audit.models import (
     FeedbackRevision,
     GuidelineVersion,
     Notification,
-    Speaker,
     Statement,
     ThreadRead,
     TriageSettings,
@@ -322,40 +323,33 @@ def discussion_queue_page(
     return found, [counted[pk] for pk in found]
 
 
-WALK_CHUNK = 500
-
-
 class WeakestFirst:
     """The discussions' ids in review triage's weakest-first order, for the paginator: first
     those with a statement I still have to code that triage scored, by the lowest such score
-    (then id), then the others by id. A slice walks the scored statements from the lowest
-    confidence up (an index) until it has its discussions, so the first pages read a few rows,
-    not every discussion's statements, or reads them grouped when the walk would be long (see
-    ``_walked``); the count is the discussions'."""
+    (then id), then the others by id; the count is the discussions'.
+
+    Both kinds of stored lowest score are read from the lowest up along an index, as far as
+    the page needs, and merged: my tally's (``CodingTally.weakest``) where I have coded
+    something, else the discussion's (``DiscussionFigures.weakest``)."""
 
     def __init__(self, *, user: User, discussions: QuerySet[Discussion]) -> None:
         self.discussions = discussions
-        # Scored rows of statements I still have to code, in the order they are walked.
-        self.scored = (
-            TriageStatement.objects.filter(
-                provisional=False,
-                statement__speaker__type=Speaker.Type.SUBJECT,
-                statement__discussion__in=discussions.values("pk"),
+        shown = discussions.values("pk")
+        coded_here = CodingTally.objects.filter(
+            auditor=user, discussion_id=OuterRef("discussion_id"), coded__gt=0
+        )
+        self.theirs = (
+            DiscussionFigures.objects.filter(weakest__isnull=False, discussion__in=shown)
+            .exclude(Exists(coded_here))
+            .order_by("weakest", "discussion_id")
+            .values_list("weakest", "discussion_id")
+        )
+        self.mine = (
+            CodingTally.objects.filter(
+                auditor=user, coded__gt=0, weakest__isnull=False, discussion__in=shown
             )
-            .exclude(Exists(TriageStatement.objects.filter(statement_id=OuterRef("statement_id"), provisional=True)))
-            .exclude(Exists(Feedback.objects.filter(statement_id=OuterRef("statement_id"), auditor=user)))
-            .order_by("confidence", "statement__discussion_id")
-            .values_list("statement__discussion_id", flat=True)
-        )  # fmt: skip
-        # Discussions where I may still have something to code: a superset (a draft of mine
-        # still counts), from the stored count to code and my stored tally.
-        nothing_to_code = DiscussionFigures.objects.filter(pk=OuterRef("pk"), to_code=0)
-        mine = CodingTally.objects.filter(auditor=user, discussion_id=OuterRef("pk"))
-        self.open = (
-            discussions.exclude(Exists(nothing_to_code))
-            .exclude(Exists(mine.filter(_sent_all_to_code())))
-            .order_by()
-            .values_list("pk", flat=True)
+            .order_by("weakest", "discussion_id")
+            .values_list("weakest", "discussion_id")
         )
 
     def count(self) -> int:
@@ -366,50 +360,21 @@ class WeakestFirst:
 
     def __getitem__(self, window: slice) -> list[int]:
         start, stop = window.start or 0, window.stop
-        weakest = self._walked(stop)
+        weakest = self._scored(stop)
         if stop is not None and len(weakest) >= stop:
             return weakest[start:stop]
-        # every scored discussion was walked, so the rest are the others, by id
+        # every scored discussion was read, so the rest are the others, by id
         rest = self.discussions.exclude(pk__in=weakest).order_by("id").values_list("pk", flat=True)
         skip = max(start - len(weakest), 0)
         upto = None if stop is None else stop - len(weakest)
         return [*weakest[start:stop], *rest[skip:upto]]
 
-    def _walked(self, stop: int | None) -> list[int]:
-        """The first ``stop`` scored discussions in order (all of them if fewer): grouped over
-        the open discussions when they are few or the page lies past half of them; otherwise
-        walked in chunks that double (a server-side cursor outside a transaction would be read
-        whole before its first row), reading at most twice the rows needed."""
-        few_open = list(self.open[: WALK_CHUNK + 1])
-        if len(few_open) <= WALK_CHUNK:  # e.g. an auditor near the end: their statements only
-            return self._grouped(few_open)[:stop]
-        if stop is None or (2 * stop > len(few_open) and 2 * stop > self.open.count()):
-            # The last discussions to appear hold only high scores: finding them walks nearly
-            # every row one by one (5,000 x 50, the last page: 0.69 s against 0.2 s grouped).
-            return self._grouped(self.open)[:stop]
-        found: dict[int, None] = {}
-        offset, size = 0, WALK_CHUNK
-        while stop is None or len(found) < stop:
-            chunk = list(self.scored[offset : offset + size])
-            for discussion_id in chunk:
-                found.setdefault(discussion_id)
-            if len(chunk) < size:
-                break
-            offset, size = offset + size, size * 2
-        return list(found)[:stop]
-
-    def _grouped(self, discussion_ids: list[int] | QuerySet[Discussion, int]) -> list[int]:
-        """Every scored discussion among these, in walk order (lowest score, then id): one
-        grouped read of their statements, not a walk through every discussion's scores (an
-        auditor who coded almost everything would walk them all to find nothing)."""
-        weakest = (
-            self.scored.filter(statement__discussion_id__in=discussion_ids)
-            .order_by()
-            .values("statement__discussion_id")
-            .annotate(weakest=Min("confidence"))
-            .order_by("weakest", "statement__discussion_id")
+    def _scored(self, stop: int | None) -> list[int]:
+        """The first ``stop`` scored discussions in order (all of them if fewer)."""
+        theirs, mine = (
+            (self.theirs, self.mine) if stop is None else (self.theirs[:stop], self.mine[:stop])
         )
-        return [row["statement__discussion_id"] for row in weakest]
+        return [pk for _, pk in itertools.islice(heapq.merge(theirs, mine), stop)]
 
 
 def discussion_queue_counted(*, user: User, ids: list[int]) -> list[QueueDiscussion]:

@@ -41,7 +41,12 @@ from audit.models import (
     TriageStatement,
 )
 from audit.stream import waiting_q
-from audit.team_figures import figures_add, figures_rebuild, to_code_refresh
+from audit.team_figures import (
+    figures_add,
+    figures_rebuild,
+    queue_figures_refresh,
+    weakest_mine_counted,
+)
 from evalsite.planner import planner_statistics_after_commit
 
 Pair = tuple[int, int]  # (discussion id, auditor id)
@@ -132,8 +137,11 @@ def _counted(where: Q | None) -> dict[Pair, dict[str, int]]:
     return counts
 
 
-def _store(counts: dict[Pair, dict[str, int]], pairs: Iterable[Pair]) -> None:
-    """Write the counts of these pairs: upsert the pairs with anything counted, delete the rest."""
+def _store(
+    counts: dict[Pair, dict[str, int]], pairs: Iterable[Pair], weakest: dict[Pair, float]
+) -> None:
+    """Write the counts of these pairs and their own lowest open scores (``weakest``): upsert
+    the pairs with anything counted, delete the rest."""
     empty = [pair for pair in pairs if pair not in counts]
     if empty:
         gone = Q()
@@ -141,11 +149,14 @@ def _store(counts: dict[Pair, dict[str, int]], pairs: Iterable[Pair]) -> None:
             gone |= Q(discussion_id=discussion_id, auditor_id=auditor_id)
         CodingTally.objects.filter(gone).delete()
     CodingTally.objects.bulk_create(
-        [CodingTally(discussion_id=d, auditor_id=a, **c) for (d, a), c in counts.items()],
+        [
+            CodingTally(discussion_id=d, auditor_id=a, weakest=weakest.get((d, a)), **c)
+            for (d, a), c in counts.items()
+        ],
         batch_size=BATCH,
         update_conflicts=True,
         unique_fields=["discussion", "auditor"],
-        update_fields=list(COUNTED),
+        update_fields=[*COUNTED, "weakest"],
     )
 
 
@@ -168,7 +179,10 @@ def tallies_refresh(*, pairs: Iterable[Pair]) -> None:
             )
             counted = _counted(where)
             after = {pair: counted[pair] for pair in chunk if pair in counted}
-            _store(after, chunk)
+            weakest = weakest_mine_counted(
+                discussion_ids={d for d, _ in chunk}, auditor_ids={a for _, a in chunk}
+            )
+            _store(after, chunk, weakest)
             # the team page's sums change by what these pairs' counts changed
             figures_add(before=before, after=after)
     # After an import or a plan of assignments the queue's filters would be planned for the
@@ -218,7 +232,7 @@ def tallies_rebuild() -> int:
     """Recount every pair from scratch; returns how many pairs have work."""
     counts = _counted(None)
     CodingTally.objects.all().delete()
-    _store(counts, [])
+    _store(counts, [], weakest_mine_counted())
     figures_rebuild()
     planner_statistics_after_commit(models=TALLY_MODELS, written=len(counts))
     return len(counts)
@@ -237,27 +251,28 @@ def tallies_stored() -> dict[Pair, dict[str, int]]:
 # --- what is still to code changed ------------------------------------------------------------
 
 
-def queue_changed(*, statement_ids: Iterable[int]) -> None:
+def queue_changed(*, statement_ids: Iterable[int], rescored: Iterable[int] = ()) -> None:
     """These statements entered or left what is still to code (review triage accepted them or
-    gave them back, a speaker became or stopped being the subject): their discussions' count
-    and their coders' tallies (which count subject statements, and the sent codings of
-    statements still to code)."""
-    ids = list(statement_ids)
-    if not ids:
+    gave them back, a speaker became or stopped being the subject), or review triage scored
+    them again (``rescored``): their discussions' count and lowest open score, and the coders'
+    tallies of the first (which count subject statements, and the sent codings of statements
+    still to code)."""
+    ids, scored = list(statement_ids), list(rescored)
+    if not ids and not scored:
         return
-    to_code_refresh(
-        discussion_ids=set(
-            Statement.objects.filter(pk__in=ids).values_list("discussion_id", flat=True)
-        )
+    discussions = Statement.objects.filter(pk__in=[*ids, *scored]).values_list(
+        "discussion_id", flat=True
     )
-    coders = Feedback.objects.filter(statement_id__in=ids)
-    tallies_refresh(pairs=set(coders.values_list("statement__discussion_id", "auditor_id")))
+    queue_figures_refresh(discussion_ids=set(discussions.distinct()), scored=True)
+    if ids:
+        coders = Feedback.objects.filter(statement_id__in=ids)
+        tallies_refresh(pairs=set(coders.values_list("statement__discussion_id", "auditor_id")))
 
 
 def statement_written(sender: type, instance: Statement, **kwargs: Any) -> None:
     """A statement added, moved, given another speaker or deleted (its codings' tallies follow
-    their own deletion): its discussion's count of what is still to code."""
-    to_code_refresh(discussion_ids={instance.discussion_id})
+    their own deletion): its discussion's count of what is still to code and lowest score."""
+    queue_figures_refresh(discussion_ids={instance.discussion_id})
 
 
 def speaker_saved(sender: type, instance: Speaker, created: bool, **kwargs: Any) -> None:
@@ -272,13 +287,18 @@ def triage_row_saved(sender: type, instance: TriageStatement, **kwargs: Any) -> 
 
 
 def run_deleting(sender: type, instance: ExtractionRun, **kwargs: Any) -> None:
-    """A run's triage rows go with it (no signal per row): note what it had accepted."""
-    accepted = TriageStatement.objects.filter(run_id=instance.pk, provisional=True)
-    instance._accepted_ids = list(accepted.values_list("statement_id", flat=True))  # type: ignore[attr-defined]
+    """A run's triage rows go with it (no signal per row): note what it had accepted, and the
+    discussions it had scored."""
+    rows = TriageStatement.objects.filter(run_id=instance.pk)
+    accepted = rows.filter(provisional=True).values_list("statement_id", flat=True)
+    scored = rows.order_by().values_list("statement__discussion_id", flat=True).distinct()
+    instance._accepted_ids = list(accepted)  # type: ignore[attr-defined]
+    instance._scored_discussion_ids = list(scored)  # type: ignore[attr-defined]
 
 
 def run_deleted(sender: type, instance: ExtractionRun, **kwargs: Any) -> None:
     queue_changed(statement_ids=getattr(instance, "_accepted_ids", []))
+    queue_figures_refresh(discussion_ids=getattr(instance, "_scored_discussion_ids", []))
 
 
 # --- the pairs a written row touches ---------------------------------------------------------

@@ -11,9 +11,11 @@ and read.
   latter);
 - agreement: ``team_agreement_store``, called by the worker that computes the inter-auditor
   family (audit never imports metrics);
-- what is still to code (``to_code``, the queue's "done"): recounted for a discussion whenever
-  its statements, their speakers or review triage's acceptance of them change
-  (``to_code_refresh``, called by ``audit.tallies``), and when its row is created.
+- what is still to code (``to_code``, the queue's "done") and the lowest review triage score
+  among it (``weakest``, the weakest-first queue's order): recounted for a discussion whenever
+  its statements, their speakers or review triage's scores or acceptance of them change
+  (``queue_figures_refresh``, called by ``audit.tallies``), and when its row is created
+  (``to_code``; a discussion review triage scores gets a row then).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Count, F, QuerySet, Sum
+from django.db.models import Count, F, Min, QuerySet, Sum
 from django.db.models.functions import Left
 
 from audit.models import (
@@ -32,7 +34,10 @@ from audit.models import (
     CodingTally,
     Discussion,
     DiscussionFigures,
+    Feedback,
+    Speaker,
     Statement,
+    TriageStatement,
 )
 
 Pair = tuple[int, int]  # (discussion id, auditor id)
@@ -53,6 +58,7 @@ COUNTS = ("pairs", *SUMMED)
 TIMES = ("active_seconds", "median_seconds", "per_day")
 AGREEMENT = ("agreement_gt", "agreement_coders")
 BATCH = 500
+QUEUE_FIGURES = ("pk", "to_code", "weakest")
 
 
 # --- counts: the tallies' differences ------------------------------------------------------------
@@ -163,29 +169,126 @@ def to_code_recounted() -> dict[int, int]:
     return {pk: counted.get(pk, 0) for pk in DiscussionFigures.objects.values_list("pk", flat=True)}
 
 
-def to_code_refresh(*, discussion_ids: Iterable[int]) -> None:
-    """Recount what is still to code in these discussions' rows. Only rows that exist (a
-    discussion nobody has worked in has none: it is counted when its row is created); never
-    creates one, so a discussion being deleted is not given a row back. The rows are locked
-    before counting: a concurrent writer of the same discussion counts after this transaction
+def weakest_counted(*, discussion_ids: Iterable[int] | None = None) -> dict[int, float]:
+    """The lowest review triage score among each discussion's statements still to code
+    (discussions with none scored left out)."""
+    scores = TriageStatement.objects.open_scores()
+    if discussion_ids is not None:
+        scores = scores.filter(statement__discussion_id__in=list(discussion_ids))
+    grouped = scores.order_by().values("statement__discussion_id").annotate(low=Min("confidence"))
+    return dict(grouped.values_list("statement__discussion_id", "low"))
+
+
+def weakest_stored() -> dict[int, float]:
+    """The stored lowest scores, in the shape of ``weakest_counted`` (so a scored discussion
+    without a row shows as a difference)."""
+    rows = DiscussionFigures.objects.exclude(weakest=None).values_list("pk", "weakest")
+    return {pk: low for pk, low in rows if low is not None}
+
+
+def weakest_mine_counted(
+    *, discussion_ids: Iterable[int] | None = None, auditor_ids: Iterable[int] | None = None
+) -> dict[Pair, float]:
+    """Per (discussion, auditor) pair where the auditor coded something: the lowest review
+    triage score among the discussion's statements still to code the auditor has not coded
+    (pairs with none left out): the order of that auditor's weakest-first queue."""
+    scores = TriageStatement.objects.open_scores()
+    coded = Feedback.objects.filter(statement__speaker__type=Speaker.Type.SUBJECT)
+    if discussion_ids is not None:
+        ids = list(discussion_ids)
+        scores = scores.filter(statement__discussion_id__in=ids)
+        coded = coded.filter(statement__discussion_id__in=ids)
+    if auditor_ids is not None:
+        coded = coded.filter(auditor_id__in=list(auditor_ids))
+    by_discussion: dict[int, list[tuple[float, int]]] = defaultdict(list)
+    for statement_id, discussion_id, confidence in scores.values_list(
+        "statement_id", "statement__discussion_id", "confidence"
+    ).iterator():
+        by_discussion[discussion_id].append((confidence, statement_id))
+    mine: dict[Pair, set[int]] = defaultdict(set)
+    for discussion_id, auditor_id, statement_id in coded.values_list(
+        "statement__discussion_id", "auditor_id", "statement_id"
+    ).iterator():
+        mine[(discussion_id, auditor_id)].add(statement_id)
+    found: dict[Pair, float] = {}
+    for pair, statement_ids in mine.items():
+        left = (c for c, s in by_discussion.get(pair[0], ()) if s not in statement_ids)
+        if (low := min(left, default=None)) is not None:
+            found[pair] = low
+    return found
+
+
+def weakest_mine_stored() -> dict[Pair, float]:
+    """The tallies' stored lowest scores, in the shape of ``weakest_mine_counted``."""
+    rows = CodingTally.objects.exclude(weakest=None)
+    found = rows.values_list("discussion_id", "auditor_id", "weakest")
+    return {(d, a): low for d, a, low in found if low is not None}
+
+
+def queue_figures_refresh(*, discussion_ids: Iterable[int], scored: bool = False) -> None:
+    """Recount what is still to code and the lowest open score in these discussions' rows.
+
+    Only rows that exist are recounted (a discussion nobody has worked in has none: it is
+    counted when its row is created), unless ``scored``: then a discussion with an open score
+    and no row gets one, so the weakest-first queue finds it. Never from a deletion's signal:
+    a discussion being deleted must not be given a row back. The rows are locked before
+    counting: a concurrent writer of the same discussion counts after this transaction
     commits, so neither stores an older count."""
+    ids = list(discussion_ids)
     with transaction.atomic():
-        rows = DiscussionFigures.objects.select_for_update().filter(pk__in=list(discussion_ids))
-        stored = dict(rows.order_by("pk").values_list("pk", "to_code"))
+        if scored:
+            have = set(DiscussionFigures.objects.filter(pk__in=ids).values_list("pk", flat=True))
+            missing = weakest_counted(discussion_ids=[pk for pk in ids if pk not in have])
+            _rows_ensure(discussion_ids=list(missing), auditor_ids=[])
+        rows = DiscussionFigures.objects.select_for_update().filter(pk__in=ids)
+        stored = {pk: (n, low) for pk, n, low in rows.order_by("pk").values_list(*QUEUE_FIGURES)}
         if not stored:
             return
-        counted = to_code_counted(discussion_ids=stored)
+        to_code, weakest = (
+            to_code_counted(discussion_ids=stored),
+            weakest_counted(discussion_ids=stored),
+        )
         changed = [
-            DiscussionFigures(pk=pk, to_code=counted.get(pk, 0))
+            DiscussionFigures(pk=pk, to_code=to_code.get(pk, 0), weakest=weakest.get(pk))
             for pk, before in stored.items()
-            if counted.get(pk, 0) != before
+            if (to_code.get(pk, 0), weakest.get(pk)) != before
         ]
-        DiscussionFigures.objects.bulk_update(changed, ["to_code"], batch_size=BATCH)
+        DiscussionFigures.objects.bulk_update(changed, ["to_code", "weakest"], batch_size=BATCH)
+        _tallies_weakest_refresh(discussion_ids=list(stored))
+
+
+def _tallies_weakest_refresh(*, discussion_ids: list[int]) -> None:
+    """Every coder's own lowest score in these discussions (a score, what is to code or a
+    statement changed for all of them), under the tallies' locks, in their order."""
+    tallies = CodingTally.objects.select_for_update().filter(discussion_id__in=discussion_ids)
+    rows = tallies.order_by("discussion_id", "auditor_id").values_list(
+        "pk", "discussion_id", "auditor_id", "weakest"
+    )
+    counted = weakest_mine_counted(discussion_ids=discussion_ids)
+    changed = [
+        CodingTally(pk=pk, weakest=counted.get((d, a)))
+        for pk, d, a, low in rows
+        if counted.get((d, a)) != low
+    ]
+    CodingTally.objects.bulk_update(changed, ["weakest"], batch_size=BATCH)
+
+
+def _weakest_rebuild() -> None:
+    """Store every discussion's lowest open score again, giving a row to each scored one."""
+    counted = weakest_counted()
+    _rows_ensure(discussion_ids=list(counted), auditor_ids=[])
+    stored = DiscussionFigures.objects.values_list("pk", "weakest")
+    changed = [
+        DiscussionFigures(pk=pk, weakest=counted.get(pk))
+        for pk, low in stored
+        if counted.get(pk) != low
+    ]
+    DiscussionFigures.objects.bulk_update(changed, ["weakest"], batch_size=BATCH)
 
 
 def figures_rebuild() -> None:
-    """Sum every tally again into the rows and recount what is still to code (time and
-    agreement stay as they are)."""
+    """Sum every tally again into the rows, recount what is still to code and the lowest open
+    scores (time and agreement stay as they are)."""
     counted = figures_counted()
     _rows_ensure(
         discussion_ids=list(counted["discussion_id"]), auditor_ids=list(counted["auditor_id"])
@@ -199,6 +302,7 @@ def figures_rebuild() -> None:
         DiscussionFigures(pk=pk, to_code=n) for pk, n in recounted.items() if stored[pk] != n
     ]
     DiscussionFigures.objects.bulk_update(changed, ["to_code"], batch_size=BATCH)
+    _weakest_rebuild()
 
 
 def discussion_label_changed(sender: type, instance: Discussion, **kwargs: object) -> None:

@@ -60,7 +60,7 @@ from audit.services.audit_log import Action, audit_log_record
 from audit.services.feedback import NotAllowed, revisions_record
 from audit.signals import coding_changed_send, extractions_changed_send, ground_truth_changed_send
 from audit.tallies import tallies_batched, tallies_refresh
-from audit.team_figures import to_code_refresh
+from audit.team_figures import queue_figures_refresh
 from evalsite.access import ensure_role_groups, is_admin
 from evalsite.planner import planner_statistics_after_commit
 
@@ -508,7 +508,7 @@ def _get_statements(
     if created:
         summary.statements_created += len(created)
         # Inserted past Statement's post_save: the count of what is still to code follows.
-        to_code_refresh(discussion_ids=[discussion.pk])
+        queue_figures_refresh(discussion_ids=[discussion.pk])
     found |= {row.order: row for row in created}
     return [found[order] for order in orders]
 

@@ -148,8 +148,11 @@ def triage_statements_apply(
     before = {sid for sid, row in rows.items() if row.provisional}
     changed: list[TriageStatement] = []
     created: list[TriageStatement] = []
+    rescored: set[int] = set()  # the weakest-first queue's stored order follows their scores
     for sid, score in scores.items():
         row = rows.pop(sid, None) or TriageStatement(run_id=run_id, statement_id=sid)
+        if row.pk is None or row.confidence != score:
+            rescored.add(sid)
         qa = row.qa or (
             sid in wanted and qa_drawn(run_id=run_id, statement_id=sid, rate=settings.qa_rate)
         )
@@ -165,7 +168,7 @@ def triage_statements_apply(
     TriageStatement.objects.filter(pk__in=gone).delete()
     TriageStatement.objects.filter(pk__in=[r.pk for r in rows.values()]).update(provisional=False)
     after = {r.statement_id for r in (*changed, *created) if r.provisional}
-    queue_changed(statement_ids=before ^ after)
+    queue_changed(statement_ids=before ^ after, rescored=rescored | set(rows))
     if after != before:
         _log_acceptance(settings, before, after, threshold)
     return len(after)

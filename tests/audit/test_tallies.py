@@ -22,6 +22,7 @@ from audit.models import (
     Speaker,
     Statement,
     TriageSettings,
+    TriageStatement,
 )
 from audit.selectors import adjudication_codings, statements_to_adjudicate
 from audit.services import (
@@ -49,6 +50,10 @@ from audit.team_figures import (
     figures_stored,
     to_code_recounted,
     to_code_stored,
+    weakest_counted,
+    weakest_mine_counted,
+    weakest_mine_stored,
+    weakest_stored,
 )
 from tests.factories import (
     DiscussionFactory,
@@ -199,6 +204,8 @@ def test_stored_tallies_equal_a_recount_after_any_sequence_of_workflow_actions(
         assert tallies_stored() == tallies_counted(), done[-1]
         assert figures_stored() == figures_counted(), done[-1]
         assert to_code_stored() == to_code_recounted(), done[-1]
+        assert weakest_stored() == weakest_counted(), done[-1]
+        assert weakest_mine_stored() == weakest_mine_counted(), done[-1]
     wanted = {"submit", "approve", "reject", "assign", "skip", "reassign", "adjudicate", "triage"}
     assert wanted <= set(done), wanted - set(done)
     stored = tallies_stored()
@@ -283,3 +290,51 @@ def test_a_refresh_and_a_rebuild_ask_for_the_planner_statistics_of_what_they_wro
         tallies_rebuild()
 
     assert asked == [(tables, 1)]  # the rebuild: one pair with work
+
+
+def test_the_command_checks_and_rebuilds_the_lowest_open_scores(auditor, capsys):
+    """A scored discussion nobody has worked in has a row with its lowest open score; the
+    command reports a wrong or missing one and stores it again."""
+    run = _triage_run()
+    worked, untouched = _world(2, 3)[::3][:2]
+    feedback_start(statement=worked, auditor=auditor)
+    for statement, score in ((worked, 0.4), (untouched, 0.2)):
+        TriageStatement.objects.create(run=run, statement=statement, confidence=score)
+    assert weakest_stored() == {worked.discussion_id: 0.4, untouched.discussion_id: 0.2}
+    DiscussionFigures.objects.filter(pk=worked.discussion_id).update(weakest=0.9)
+    DiscussionFigures.objects.filter(pk=untouched.discussion_id).delete()
+
+    with pytest.raises(SystemExit):
+        call_command("tallies_rebuild", "--check")
+    assert "2 of 2 lowest open scores differ" in capsys.readouterr().out
+    call_command("tallies_rebuild")
+    call_command("tallies_rebuild", "--check")
+
+    assert weakest_stored() == {worked.discussion_id: 0.4, untouched.discussion_id: 0.2}
+    assert "0 of 2 lowest open scores differ" in capsys.readouterr().out
+
+
+def test_a_coder_s_own_lowest_score_leaves_out_what_they_coded(auditor, capsys):
+    """The tally keeps the lowest score among the statements its auditor has not coded; a
+    coding started or deleted moves it, and the command reports and rebuilds a wrong one."""
+    run = _triage_run()
+    low, high = _world(1, 2)
+    for statement, score in ((low, 0.1), (high, 0.6)):
+        TriageStatement.objects.create(run=run, statement=statement, confidence=score)
+    pair = (low.discussion_id, auditor.pk)
+
+    started = feedback_start(statement=low, auditor=auditor)
+    assert weakest_mine_stored() == {pair: 0.6} and weakest_stored() == {pair[0]: 0.1}
+    feedback_start(statement=high, auditor=auditor)
+    assert weakest_mine_stored() == {}
+    Feedback.objects.get(statement=high, auditor=auditor).delete()
+    assert weakest_mine_stored() == {pair: 0.6}
+    CodingTally.objects.update(weakest=0.3)
+
+    with pytest.raises(SystemExit):
+        call_command("tallies_rebuild", "--check")
+    assert "1 of 1 own lowest scores differ" in capsys.readouterr().out
+    call_command("tallies_rebuild")
+    assert weakest_mine_stored() == {pair: 0.6}
+    started.delete()
+    assert weakest_mine_stored() == {}

@@ -1,5 +1,7 @@
-"""PostgreSQL connections plan no parallel workers unless DB_PARALLEL_WORKERS says otherwise:
-pages read small slices, and a parallel worker's start cost them more than it saved."""
+"""PostgreSQL connections plan no parallel workers unless DB_PARALLEL_WORKERS says otherwise
+(pages read small slices, and a parallel worker's start cost them more than it saved), and
+price a random page read at 1.1 unless DB_RANDOM_PAGE_COST says otherwise (the server's 4 made
+a page of the queue hash a whole table instead of probing an index)."""
 
 from __future__ import annotations
 
@@ -15,20 +17,23 @@ from tests.conftest import require_service
 
 pytestmark = pytest.mark.services
 
-SHOW = """
-from django.db import connection
-with connection.cursor() as cursor:
-    cursor.execute("SHOW max_parallel_workers_per_gather")
-    print(cursor.fetchone()[0])
-"""
+PARALLEL = ("DB_PARALLEL_WORKERS", "max_parallel_workers_per_gather")
+PAGE_COST = ("DB_RANDOM_PAGE_COST", "random_page_cost")
 
 
-def _shown(parallel: str | None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "DB_PARALLEL_WORKERS"}
-    if parallel is not None:
-        env["DB_PARALLEL_WORKERS"] = parallel
+def _shown(setting: tuple[str, str], value: str | None) -> subprocess.CompletedProcess:
+    variable, name = setting
+    env = {k: v for k, v in os.environ.items() if k != variable}
+    if value is not None:
+        env[variable] = value
+    show = (
+        "from django.db import connection\n"
+        "with connection.cursor() as cursor:\n"
+        f"    cursor.execute('SHOW {name}')\n"
+        "    print('shown:', cursor.fetchone()[0])\n"
+    )
     return subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c", SHOW],
+        [sys.executable, "manage.py", "shell", "-c", show],
         cwd=settings.BASE_DIR,
         env=env,
         timeout=120,
@@ -37,32 +42,57 @@ def _shown(parallel: str | None) -> subprocess.CompletedProcess:
     )
 
 
+def _value(setting: tuple[str, str], value: str | None) -> str:
+    done = _shown(setting, value)
+    shown = [line.split()[-1] for line in done.stdout.splitlines() if line.startswith("shown:")]
+    assert len(shown) == 1, (done.stdout, done.stderr)
+    return shown[0]
+
+
 @pytest.fixture
 def postgresql() -> None:
     require_service("PostgreSQL", connection.vendor == "postgresql", "set DATABASE_URL")
 
 
-def _server_default() -> str:
+def _server_default(setting: tuple[str, str]) -> str:
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT boot_val FROM pg_settings WHERE name = %s", ["max_parallel_workers_per_gather"]
-        )
+        cursor.execute("SELECT boot_val FROM pg_settings WHERE name = %s", [setting[1]])
         return cursor.fetchone()[0]
 
 
 @pytest.mark.django_db
 def test_connections_plan_no_parallel_workers_by_default(postgresql: None) -> None:
-    assert _shown(None).stdout.split()[-1] == "0"
-    assert _server_default() != "0"  # so the setting is what made it 0
+    assert _value(PARALLEL, None) == "0"
+    assert _server_default(PARALLEL) != "0"  # so the setting is what made it 0
 
 
 @pytest.mark.django_db
 def test_a_worker_can_take_the_servers_setting_or_a_number(postgresql: None) -> None:
-    assert _shown("default").stdout.split()[-1] == _server_default()
-    assert _shown("3").stdout.split()[-1] == "3"
+    assert _value(PARALLEL, "default") == _server_default(PARALLEL)
+    assert _value(PARALLEL, "3") == "3"
 
 
-def test_anything_else_is_refused_with_what_is_expected(postgresql: None) -> None:
-    done = _shown("two")
+@pytest.mark.django_db
+def test_a_random_page_is_priced_for_memory_unless_told_otherwise(postgresql: None) -> None:
+    assert _value(PAGE_COST, None) == "1.1"
+    assert _server_default(PAGE_COST) == "4"  # so the setting is what made it 1.1
+    assert _value(PAGE_COST, "default") == "4"
+    assert _value(PAGE_COST, "2.5") == "2.5"
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "expected"),
+    [
+        (PARALLEL, "two", "DB_PARALLEL_WORKERS must be a number or 'default'"),
+        (PAGE_COST, "cheap", "DB_RANDOM_PAGE_COST must be a number above 0 or 'default'"),
+        (PAGE_COST, "0", "DB_RANDOM_PAGE_COST must be a number above 0 or 'default'"),
+        (PAGE_COST, "nan", "DB_RANDOM_PAGE_COST must be a number above 0 or 'default'"),
+        (PAGE_COST, "１", "DB_RANDOM_PAGE_COST must be a number above 0 or 'default'"),
+    ],
+)
+def test_anything_else_is_refused_with_what_is_expected(
+    postgresql: None, setting: tuple[str, str], value: str, expected: str
+) -> None:
+    done = _shown(setting, value)
     assert done.returncode != 0
-    assert "DB_PARALLEL_WORKERS must be a number or 'default'" in done.stderr
+    assert expected in done.stderr

@@ -7,6 +7,10 @@ from audit.team_figures import (
     figures_stored,
     to_code_recounted,
     to_code_stored,
+    weakest_counted,
+    weakest_mine_counted,
+    weakest_mine_stored,
+    weakest_stored,
 )
 
 
@@ -14,7 +18,7 @@ class Command(BaseCommand):
     help = (
         "Recount the stored per-discussion, per-auditor tallies from the feedback and "
         "assignments, their sums per discussion and per auditor (the team page's rows), each "
-        "discussion's statements still to code and the team page's active time (with --check: "
+        "discussion's statements still to code and their lowest review triage score, and the team page's active time (with --check: "
         "only report the counts and time rows that differ, exit 1 if any)."
     )
 
@@ -27,6 +31,10 @@ class Command(BaseCommand):
             for key, counted in figures_counted().items():
                 differ += self._differ(key.removesuffix("_id"), counted, figures_stored()[key])
             differ += self._differ("to-code count", to_code_recounted(), to_code_stored())
+            differ += self._differ("lowest open score", weakest_counted(), weakest_stored())
+            differ += self._differ(
+                "own lowest score", weakest_mine_counted(), weakest_mine_stored()
+            )
             differ += self._differ("time row", times_replayed(), times_stored())
             if differ:
                 raise SystemExit(1)

@@ -10,6 +10,7 @@ back, so the database is left as it was.
 
 from __future__ import annotations
 
+import random
 import statistics
 import time
 from collections.abc import Iterable
@@ -34,10 +35,13 @@ from audit.models import (
     Feedback,
     Speaker,
     Statement,
+    TriageSettings,
+    TriageStatement,
 )
 from audit.services.transfer import IMPORTED_MODELS
 from audit.synthetic import extraction_run, generate_discussion
 from audit.tallies import TALLY_MODELS, tallies_rebuild
+from audit.views.queue import PAGE_SIZE as QUEUE_PAGE_SIZE
 from evalsite.access import ensure_role_groups
 from evalsite.memory import heap_freeze_as_served
 from evalsite.planner import planner_statistics_refresh
@@ -415,6 +419,30 @@ def _agreement_create(data: DashboardData, second: Any, shared: list[Statement])
     team_agreement_write()
 
 
+def triage_data_create(data: DashboardData) -> None:
+    """Review triage of the latest run, weakest AI first: a score on every subject statement
+    (three decimals, so scores tie), three in ten AI accepted, the setting on. The tallies are
+    then recounted: accepted statements leave what is still to code."""
+    run, draw = data.runs[-1], random.Random(18)
+    subjects = Statement.objects.filter(discussion_id__in=data.discussion_ids).subjects()
+    TriageStatement.objects.bulk_create(
+        (
+            TriageStatement(
+                run=run,
+                statement_id=pk,
+                confidence=round(draw.random(), 3),
+                provisional=draw.random() < 0.3,
+            )
+            for pk in subjects.order_by("pk").values_list("pk", flat=True).iterator()
+        ),
+        batch_size=BATCH,
+    )
+    TriageSettings.objects.update_or_create(
+        run=run, defaults={"enabled": True, "lowest_first": True, "enabled_at": timezone.now()}
+    )
+    tallies_rebuild()
+
+
 # --- the pages -----------------------------------------------------------------------------
 
 
@@ -473,6 +501,20 @@ def bench_pages(data: DashboardData, extras: dict[str, Any], statements: int) ->
             6, Page("editor (far statement)", f"/audit/feedback/{rejected.pk}/edit/", False)
         )
     return pages
+
+
+def triage_pages(data: DashboardData) -> list[Page]:
+    """The queue in review triage's weakest-first order (timed after ``triage_data_create``):
+    the auditor's, and the admin's (who coded nothing: every scored discussion is in the walk)
+    first, middle and last page."""
+    n_pages = -(-(data.discussions + (data.long_discussion is not None)) // QUEUE_PAGE_SIZE)
+    return [
+        Page("weakest first: my queue", "/audit/queue/", False),
+        Page("weakest first: in progress", "/audit/queue/?status=in_progress", False),
+        Page("weakest first: admin p.1", "/audit/queue/", True),
+        Page("weakest first: admin mid", f"/audit/queue/?page={max(n_pages // 2, 1)}", True),
+        Page("weakest first: admin last", f"/audit/queue/?page={n_pages}", True),
+    ]
 
 
 # --- timing ----------------------------------------------------------------------------------
@@ -639,16 +681,35 @@ class Command(BaseCommand):
         hosts = [*settings.ALLOWED_HOSTS, "testserver"]
         with override_settings(ALLOWED_HOSTS=hosts):
             for page in bench_pages(data, extras, options["statements"]):
-                if not _chosen(page.name, options.get("pages"), options.get("skip")):
-                    continue
-                times, queries = time_page(clients[page.admin], page.url, options["renders"])
-                timings[page.name] = self._report(page.name, times, queries)
+                self._time(page, clients, options, timings)
+            triaged = [
+                p
+                for p in triage_pages(data)
+                if _chosen(p.name, options.get("pages"), options.get("skip"))
+            ]
+            if triaged:
+                started = time.perf_counter()
+                triage_data_create(data)
+                planner_statistics_refresh(models=(TriageStatement, *TALLY_MODELS))
+                elapsed = time.perf_counter() - started
+                self.stdout.write(
+                    f"review triage scored every subject statement in {elapsed:.1f} s"
+                )
+            for page in triaged:
+                self._time(page, clients, options, timings)
         slow = [name for name, t in timings.items() if t.median >= GOAL_MS]
         self.stdout.write(
             f"{len(timings) - len(slow)} of {len(timings)} pages under {GOAL_MS:.0f} ms"
             + (f"; SLOWER: {', '.join(slow)}" if slow else "")
         )
         return timings
+
+    def _time(
+        self, page: Page, clients: dict[bool, Client], options: dict, timings: dict[str, Timing]
+    ) -> None:
+        if _chosen(page.name, options.get("pages"), options.get("skip")):
+            times, queries = time_page(clients[page.admin], page.url, options["renders"])
+            timings[page.name] = self._report(page.name, times, queries)
 
     def _derived_compute(self, data: DashboardData) -> None:
         """What the slow worker does when the runs' results change; the pages then read it."""
