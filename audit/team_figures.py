@@ -182,7 +182,7 @@ def weakest_counted(*, discussion_ids: Iterable[int] | None = None) -> dict[int,
 def weakest_stored() -> dict[int, float]:
     """The stored lowest scores, in the shape of ``weakest_counted`` (so a scored discussion
     without a row shows as a difference)."""
-    rows = DiscussionFigures.objects.exclude(weakest=None).values_list("pk", "weakest")
+    rows = DiscussionFigures.objects.values_list("pk", "weakest")
     return {pk: low for pk, low in rows if low is not None}
 
 
@@ -220,9 +220,8 @@ def weakest_mine_counted(
 
 def weakest_mine_stored() -> dict[Pair, float]:
     """The tallies' stored lowest scores, in the shape of ``weakest_mine_counted``."""
-    rows = CodingTally.objects.exclude(weakest=None)
-    found = rows.values_list("discussion_id", "auditor_id", "weakest")
-    return {(d, a): low for d, a, low in found if low is not None}
+    rows = CodingTally.objects.values_list("discussion_id", "auditor_id", "weakest")
+    return {(d, a): low for d, a, low in rows if low is not None}
 
 
 def queue_figures_refresh(*, discussion_ids: Iterable[int], scored: bool = False) -> None:
@@ -233,9 +232,12 @@ def queue_figures_refresh(*, discussion_ids: Iterable[int], scored: bool = False
     and no row gets one, so the weakest-first queue finds it. Never from a deletion's signal:
     a discussion being deleted must not be given a row back. The rows are locked before
     counting: a concurrent writer of the same discussion counts after this transaction
-    commits, so neither stores an older count."""
+    commits, so neither stores an older count. The discussions' tallies are locked first, as a
+    tally refresh locks its tallies before the rows it adds to (``figures_add``): two writers
+    of one discussion never wait for each other in opposite orders."""
     ids = list(discussion_ids)
     with transaction.atomic():
+        _tallies_weakest_refresh(discussion_ids=ids)
         if scored:
             have = set(DiscussionFigures.objects.filter(pk__in=ids).values_list("pk", flat=True))
             missing = weakest_counted(discussion_ids=[pk for pk in ids if pk not in have])
@@ -254,7 +256,6 @@ def queue_figures_refresh(*, discussion_ids: Iterable[int], scored: bool = False
             if (to_code.get(pk, 0), weakest.get(pk)) != before
         ]
         DiscussionFigures.objects.bulk_update(changed, ["to_code", "weakest"], batch_size=BATCH)
-        _tallies_weakest_refresh(discussion_ids=list(stored))
 
 
 def _tallies_weakest_refresh(*, discussion_ids: list[int]) -> None:

@@ -18,14 +18,13 @@ approval queues); this module is the batch path, with the same figures, hashes a
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import traceback
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 from queue import Empty, SimpleQueue
 from typing import Any
 
@@ -37,6 +36,7 @@ from django.utils import timezone
 
 from audit.models import Extraction, Feedback
 from audit.services.jobs import compute_job_start
+from evalsite.bulk import rows_update
 from evalsite.planner import planner_statistics_refresh
 from evalsite.priority import background_yield
 from evalsite.queue import TRANSIENT_ERRORS, task_enqueue_named
@@ -624,11 +624,10 @@ class _BatchWrites:
 
 
 def _rows_store(rows: list[MetricResult]) -> None:
-    """Store the rows' STORED_FIELDS. On PostgreSQL one UPDATE joins the rows to a JSON
-    document of their new fields (``jsonb_to_recordset``): the figures are encoded once, in
-    one ``json.dumps``, and sent as one parameter; Django's bulk writes encode every JSON
-    field apart and escape it for the SQL text (client-side binding), which cost more than
-    the upsert itself. Elsewhere, one upsert on the key."""
+    """Store the rows' STORED_FIELDS. On PostgreSQL by pk in one statement (``rows_update``:
+    the figures are encoded once, in one ``json.dumps``, and sent as one parameter; Django's
+    bulk writes encode every JSON field apart and escape it for the SQL text, which cost more
+    than the upsert itself). Elsewhere, one upsert on the key."""
     if not rows:
         return
     if connection.vendor != "postgresql":
@@ -639,31 +638,7 @@ def _rows_store(rows: list[MetricResult]) -> None:
             update_fields=STORED_FIELDS,
         )
         return
-    meta, quote = MetricResult._meta, connection.ops.quote_name
-    fields = [f for f in meta.concrete_fields if f.primary_key or f.name in STORED_FIELDS]
-    # Plain data the batch built itself: no cycle check, no spaces (PostgreSQL parses it).
-    document = json.dumps(
-        [{f.column: _json_scalar(getattr(row, f.attname)) for f in fields} for row in rows],
-        check_circular=False,
-        separators=(",", ":"),
-    )
-    record = ", ".join(f"{quote(f.column)} {f.db_type(connection)}" for f in fields)
-    assigned = ", ".join(
-        f"{quote(f.column)} = v.{quote(f.column)}" for f in fields if not f.primary_key
-    )
-    pk = quote(meta.pk.column)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {quote(meta.db_table)} AS r SET {assigned} "
-            f"FROM jsonb_to_recordset(%s::jsonb) AS v({record}) WHERE r.{pk} = v.{pk}",
-            [document],
-        )
-
-
-def _json_scalar(value: Any) -> Any:
-    """A field's value as the JSON record holds it: datetimes as ISO text (read back as
-    timestamptz), everything else as it stands."""
-    return value.isoformat() if isinstance(value, datetime) else value
+    rows_update(rows, STORED_FIELDS)
 
 
 def _unsaved(row: MetricResult) -> MetricResult:

@@ -338,3 +338,22 @@ def test_a_coder_s_own_lowest_score_leaves_out_what_they_coded(auditor, capsys):
     assert weakest_mine_stored() == {pair: 0.6}
     started.delete()
     assert weakest_mine_stored() == {}
+
+
+def test_a_discussion_s_tallies_are_locked_before_its_row(auditor):
+    """A score written locks the discussion's tallies before its row, in the order a tally
+    refresh takes them (its tallies, then the rows it adds to): no two writers of one
+    discussion wait for each other in opposite orders."""
+    run = _triage_run()
+    statement = _world(1, 2)[0]
+    feedback_submit(feedback=feedback_start(statement=statement, auditor=auditor), user=auditor)
+
+    with CaptureQueriesContext(connection) as seen:
+        TriageStatement.objects.create(run=run, statement=statement, confidence=0.3)
+
+    reads = [q["sql"] for q in seen.captured_queries if q["sql"].startswith("SELECT")]
+    if connection.vendor == "postgresql":
+        reads = [sql for sql in reads if "FOR UPDATE" in sql]
+    tallies = [i for i, sql in enumerate(reads) if 'FROM "audit_codingtally"' in sql]
+    rows = [i for i, sql in enumerate(reads) if 'FROM "audit_discussionfigures"' in sql]
+    assert tallies and rows and tallies[0] < rows[0], reads

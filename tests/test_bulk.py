@@ -1,0 +1,66 @@
+"""rows_update stores the named fields of many rows in one statement (PostgreSQL) and leaves
+everything else as it was; review triage writes only the scores that changed through it."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from audit.models import TriageSettings, TriageStatement
+from audit.services.triage import triage_statements_apply
+from evalsite.bulk import rows_update
+from tests.factories import ExtractionRunFactory, StatementFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def _scored(n: int) -> list[TriageStatement]:
+    run = ExtractionRunFactory()
+    return [
+        TriageStatement.objects.create(run=run, statement=StatementFactory(), confidence=0.5)
+        for _ in range(n)
+    ]
+
+
+def test_the_named_fields_of_each_row_are_stored_and_nothing_else():
+    rows, later = _scored(3), timezone.now() + timedelta(days=1)
+    untouched = rows.pop()
+    for i, row in enumerate(rows):
+        row.confidence, row.provisional, row.updated_at, row.qa = 0.1 * (i + 1), True, later, True
+
+    with CaptureQueriesContext(connection) as seen:
+        rows_update(rows, ["confidence", "provisional", "updated_at"])
+
+    stored = {r.pk: r for r in TriageStatement.objects.all()}
+    assert [stored[r.pk].confidence for r in rows] == [0.1, 0.2]
+    assert all(stored[r.pk].provisional and stored[r.pk].updated_at == later for r in rows)
+    assert not any(stored[r.pk].qa for r in rows)  # not named: not written
+    assert stored[untouched.pk].confidence == 0.5 and not stored[untouched.pk].provisional
+    if connection.vendor == "postgresql":
+        assert len(seen.captured_queries) == 1
+
+
+def test_nothing_is_written_for_no_rows():
+    with CaptureQueriesContext(connection) as seen:
+        rows_update([], ["confidence"])
+    assert not seen.captured_queries
+
+
+def test_review_triage_writes_only_the_scores_that_changed():
+    rows = _scored(4)
+    TriageStatement.objects.all().update(run=rows[0].run)
+    TriageSettings.objects.create(run=rows[0].run, enabled=True, qa_rate=0.0)
+    scores = {r.statement_id: 0.5 for r in rows}
+    triage_statements_apply(run_id=rows[0].run_id, scores=scores, accepted=[], threshold=None)
+    written = dict(TriageStatement.objects.values_list("pk", "updated_at"))
+
+    moved = {**scores, rows[1].statement_id: 0.9}
+    triage_statements_apply(run_id=rows[0].run_id, scores=moved, accepted=[], threshold=None)
+
+    now = dict(TriageStatement.objects.values_list("pk", "updated_at"))
+    assert [now[r.pk] == written[r.pk] for r in rows] == [True, False, True, True]
+    assert TriageStatement.objects.get(pk=rows[1].pk).confidence == 0.9
