@@ -203,12 +203,12 @@ def weakest_mine_counted(
     by_discussion: dict[int, list[tuple[float, int]]] = defaultdict(list)
     for statement_id, discussion_id, confidence in scores.values_list(
         "statement_id", "statement__discussion_id", "confidence"
-    ).iterator():
+    ):
         by_discussion[discussion_id].append((confidence, statement_id))
     mine: dict[Pair, set[int]] = defaultdict(set)
     for discussion_id, auditor_id, statement_id in coded.values_list(
         "statement__discussion_id", "auditor_id", "statement_id"
-    ).iterator():
+    ):
         mine[(discussion_id, auditor_id)].add(statement_id)
     found: dict[Pair, float] = {}
     for pair, statement_ids in mine.items():
