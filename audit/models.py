@@ -698,7 +698,10 @@ class TriageStatement(models.Model):
     queue, coded blind as usual; kept after approval, the monitor reads it)."""
 
     run = models.ForeignKey(ExtractionRun, on_delete=models.CASCADE, related_name="+")
-    statement = models.ForeignKey(Statement, on_delete=models.CASCADE, related_name="triage")
+    # indexed below, with its score (``triage_statement_score``)
+    statement = models.ForeignKey(
+        Statement, on_delete=models.CASCADE, related_name="triage", db_index=False
+    )
     confidence = models.FloatField()
     provisional = models.BooleanField(default=False)
     qa = models.BooleanField(default=False)
@@ -718,6 +721,17 @@ class TriageStatement(models.Model):
                 fields=["confidence", "statement"],
                 condition=Q(provisional=False),
                 name="triage_weakest_first",
+            ),
+            # Every "still to code" (``Statement.objects.to_code``) asks whether some run AI
+            # accepted the statement: probed in this small index, not by hashing every accepted
+            # row (a queue page at 5,000 x 50: 75,000 rows, 23 ms a query).
+            models.Index(
+                fields=["statement"], condition=Q(provisional=True), name="triage_accepted"
+            ),
+            # A statement's scores are read with it (the queue's weakest score of a page's
+            # discussions) without visiting the table.
+            models.Index(
+                fields=["statement"], include=["confidence"], name="triage_statement_score"
             ),
         ]
 
