@@ -541,9 +541,10 @@ class AssignmentQuerySet(models.QuerySet):
         return self if is_admin(user) else self.filter(auditor=user)
 
     def in_due_order(self) -> AssignmentQuerySet:
-        """What to code first: the earliest due date (none last), then discussion order."""
+        """What to code first: the earliest due date (none last), then discussion order. The
+        stored discussion makes the first two keys an index's (``assignment_due_order``)."""
         return self.order_by(
-            models.F("due").asc(nulls_last=True), "statement__discussion_id", "statement__order"
+            models.F("due").asc(nulls_last=True), "discussion_id", "statement__order"
         )
 
 
@@ -568,6 +569,11 @@ class Assignment(models.Model):
         OTHER = "other", "Other"
 
     statement = models.ForeignKey(Statement, on_delete=models.CASCADE, related_name="assignments")
+    # The statement's discussion (a statement never moves), stored so that an auditor's open
+    # assignments can be read in due order along an index, as far as a page needs.
+    discussion = models.ForeignKey(
+        Discussion, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     auditor = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="assignments"
     )
@@ -593,7 +599,14 @@ class Assignment(models.Model):
                 fields=["-released_at", "-id"],
                 condition=Q(status="skipped"),
                 name="audit_assignment_skipped",
-            )
+            ),
+            # An auditor's open assignments in due order (``in_due_order``: a btree's ascending
+            # order puts no date last on PostgreSQL); each discussion's few are sorted by place.
+            models.Index(
+                fields=["auditor", "due", "discussion"],
+                condition=Q(status="open"),
+                name="assignment_due_order",
+            ),
         ]
         constraints = [
             models.UniqueConstraint(

@@ -175,7 +175,7 @@ def my_open_assignments(*, user: User) -> QuerySet[Assignment]:
     return (
         Assignment.objects.open()
         .of(user)
-        .filter(statement__discussion_id__in=discussions)
+        .filter(discussion_id__in=discussions)
         .exclude(Exists(sent))
         .select_related("statement__discussion", "statement__speaker")
         .in_due_order()

@@ -154,6 +154,7 @@ def assignments_create(*, plan: AssignmentPlan, admin: User) -> list[Assignment]
     extra = overlap_sample(
         owner, auditor_ids, share=plan.overlap_share, k=plan.overlap_k, seed=plan.seed
     )
+    discussion_of = {pk: d for d, ids in units.items() for pk in ids}
     rows = []
     for pk, auditor_id in owner.items():
         overlap = pk in extra
@@ -161,6 +162,7 @@ def assignments_create(*, plan: AssignmentPlan, admin: User) -> list[Assignment]
             rows.append(
                 Assignment(
                     statement_id=pk,
+                    discussion_id=discussion_of[pk],
                     auditor_id=who,
                     assigned_by=admin,
                     overlap=overlap,
@@ -168,8 +170,7 @@ def assignments_create(*, plan: AssignmentPlan, admin: User) -> list[Assignment]
                 )
             )
     Assignment.objects.bulk_create(rows)  # no model signals: the tallies are refreshed here
-    discussion_of = {pk: d for d, ids in units.items() for pk in ids}
-    tallies_refresh(pairs={(discussion_of[r.statement_id], r.auditor_id) for r in rows})
+    tallies_refresh(pairs={(r.discussion_id, r.auditor_id) for r in rows})
     if plan.blind and extra:
         _mark_blind(sorted(extra), admin=admin)
     _log_assign(plan, admin=admin, rows=rows, sample=sorted(extra))

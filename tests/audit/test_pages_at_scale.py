@@ -559,7 +559,8 @@ def test_the_skipped_and_blind_lists_are_paged_newest_first():
     now = timezone.now()
     Assignment.objects.bulk_create(
         Assignment(
-            statement=s, auditor=data.admin, assigned_by=data.admin, status="skipped",
+            statement=s, discussion_id=s.discussion_id, auditor=data.admin,
+            assigned_by=data.admin, status="skipped",
             skip_reason="other", skip_note=f"note {s.pk}", released_at=now - timedelta(minutes=i),
         )
         for i, s in enumerate(statements)

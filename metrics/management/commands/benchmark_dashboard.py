@@ -346,7 +346,12 @@ def pages_data_create(data: DashboardData) -> dict[str, Any]:
     Assignment.objects.bulk_create(
         [
             Assignment(
-                statement=s, auditor=who, assigned_by=data.admin, status=status, skip_reason=why
+                statement=s,
+                discussion_id=s.discussion_id,
+                auditor=who,
+                assigned_by=data.admin,
+                status=status,
+                skip_reason=why,
             )
             for s in statements
             for who, remainder, status, why in plan
