@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.backends.signals import connection_created
 from django.db.models.signals import post_delete, post_init, post_save, pre_delete
 
 
@@ -7,6 +8,10 @@ class AuditConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from evalsite.timestamps import compiled_timestamps_register
+
+        # The first app ready: every connection of the process reads timestamps compiled.
+        connection_created.connect(compiled_timestamps_register, dispatch_uid="timestamps")
         # Registers the job tasks with Celery in every process (the web queues them by name).
         from audit import (
             coding_times,
