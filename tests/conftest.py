@@ -66,6 +66,24 @@ def require_service(name: str, available: bool, why: str) -> None:
 
 
 @pytest.fixture
+def migrated_to(transactional_db):
+    """Migrate the test database to given nodes and return the models as they were there;
+    afterwards the database goes back to the latest migrations, for the tests that follow."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    def migrate(targets: list[tuple[str, str]]):
+        executor = MigrationExecutor(connection)
+        executor.migrate(targets)
+        executor.loader.build_graph()
+        return executor.loader.project_state(targets).apps
+
+    yield migrate
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+@pytest.fixture
 def make_user(db, django_user_model):
     from evalsite.access import ensure_role_groups
 

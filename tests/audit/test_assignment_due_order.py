@@ -12,7 +12,6 @@ from datetime import date, timedelta
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.db.models import F
 
 from audit.models import Assignment, CodingTally, Discussion, Feedback, Speaker, Statement
@@ -105,17 +104,9 @@ BEFORE = [("audit", "0021_triage_accepted_index")]
 AFTER = [("audit", "0022_assignment_discussion")]
 
 
-def _migrated(to):
-    executor = MigrationExecutor(connection)
-    executor.migrate(to)
-    executor.loader.build_graph()
-    return executor.loader.project_state(to).apps
-
-
-@pytest.mark.django_db(transaction=True)
-def test_the_migration_stores_each_assignment_s_discussion():
+def test_the_migration_stores_each_assignment_s_discussion(migrated_to):
     user = get_user_model().objects.create(username="coder")
-    old = _migrated(BEFORE)
+    old = migrated_to(BEFORE)
     model = old.get_model
     rows = {}
     for name in ("first", "second"):
@@ -132,7 +123,7 @@ def test_the_migration_stores_each_assignment_s_discussion():
             )
             rows[assignment.pk] = discussion.pk
 
-    new = _migrated(AFTER)
+    new = migrated_to(AFTER)
 
     stored = new.get_model("audit", "Assignment").objects.values_list("pk", "discussion_id")
     assert dict(stored) == rows

@@ -3,26 +3,15 @@ review triage: each scored discussion's (a row for one nobody worked in) and eac
 
 from __future__ import annotations
 
-import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 BEFORE = [("audit", "0019_triage_weakest_first_index")]
 AFTER = [("audit", "0020_queue_weakest")]
 
 
-def _migrated(to: list[tuple[str, str]]):
-    executor = MigrationExecutor(connection)
-    executor.migrate(to)
-    executor.loader.build_graph()
-    return executor.loader.project_state(to).apps
-
-
-@pytest.mark.django_db(transaction=True)
-def test_the_migration_stores_each_discussion_s_and_each_coder_s_lowest_score():
+def test_the_migration_stores_each_discussion_s_and_each_coder_s_lowest_score(migrated_to):
     coder = get_user_model().objects.create(username="coder")
-    old = _migrated(BEFORE)
+    old = migrated_to(BEFORE)
     model = old.get_model
     run = model("audit", "ExtractionRun").objects.create(model_name="m", prompt_version="1")
     worked, untouched = (
@@ -49,7 +38,7 @@ def test_the_migration_stores_each_discussion_s_and_each_coder_s_lowest_score():
     model("audit", "DiscussionFigures").objects.create(discussion=worked, to_code=2)
     model("audit", "CodingTally").objects.create(discussion=worked, auditor_id=coder.pk, coded=1)
 
-    new = _migrated(AFTER)
+    new = migrated_to(AFTER)
 
     figures = new.get_model("audit", "DiscussionFigures").objects
     assert dict(figures.values_list("pk", "weakest")) == {worked.pk: 0.1, untouched.pk: 0.2}
