@@ -742,10 +742,8 @@ class TriageStatement(models.Model):
                 fields=["statement"], condition=Q(provisional=True), name="triage_accepted"
             ),
             # A statement's scores are read with it (the queue's weakest score of a page's
-            # discussions) without visiting the table.
-            models.Index(
-                fields=["statement"], include=["confidence"], name="triage_statement_score"
-            ),
+            # discussions) without visiting the table (a key column, not INCLUDE: SQLite too).
+            models.Index(fields=["statement", "confidence"], name="triage_statement_score"),
         ]
 
     def __str__(self) -> str:

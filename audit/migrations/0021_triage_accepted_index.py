@@ -19,7 +19,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='triagestatement',
-            index=models.Index(fields=['statement'], include=('confidence',), name='triage_statement_score'),
+            index=models.Index(fields=['statement', 'confidence'], name='triage_statement_score'),
         ),
         migrations.AlterField(
             model_name='triagestatement',
