@@ -1,6 +1,7 @@
 """In Chromium: a long discussion opens on its first window of statements; scrolling to the foot
 loads the next one, j moves on across windows, and a link to a far statement lands on it. The
-window and the review queue's pager pass axe-core and are photographed at 1440 and 390 px."""
+window and the review queue's pager pass axe-core and are photographed at 1440 and 390 px;
+on a phone the queue shows each discussion as a card."""
 
 from __future__ import annotations
 
@@ -88,3 +89,30 @@ def test_the_review_queue_pager_passes_axe_and_fits_a_phone(open_as, live_server
     page.reload()
     screenshot(page, "review_queue_page2_390")
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+
+def test_the_queue_on_a_phone_shows_each_discussion_whole(open_as, live_server):
+    """At 390 px each discussion of the queue is a card: its summary, status, counts and
+    button all inside the window, nothing to scroll sideways, the cells still labelled."""
+    data, _ = seeded()
+    page = open_as(data.auditor)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(live_server.url + reverse("home"))
+    rows = page.locator("#queue tbody tr")
+    assert rows.count() >= 10
+
+    for index in range(rows.count()):
+        row = rows.nth(index)
+        row.scroll_into_view_if_needed()
+        button = row.locator("td.actions a").bounding_box()
+        summary = row.locator("td.summary a").bounding_box()
+        assert button is not None and summary is not None
+        assert 0 <= summary["x"] and button["x"] + button["width"] <= 390, index
+    labels = page.evaluate(
+        "() => [...document.querySelectorAll('#queue tbody tr:first-child td[data-label]')]"
+        ".map(td => getComputedStyle(td, '::before').content)"
+    )
+    assert labels == ['"Mine: coded · sent · approved"', '"Overall"']
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    assert axe_serious(page) == []
+    screenshot(page, "queue_390", full_page=False)
