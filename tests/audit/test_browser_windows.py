@@ -107,7 +107,7 @@ def test_the_queue_on_a_phone_shows_each_discussion_whole(open_as, live_server):
         button = row.locator("td.actions a").bounding_box()
         summary = row.locator("td.summary a").bounding_box()
         assert button is not None and summary is not None
-        assert 0 <= summary["x"] and button["x"] + button["width"] <= 390, index
+        assert summary["x"] >= 0 and button["x"] + button["width"] <= 390, index
     labels = page.evaluate(
         "() => [...document.querySelectorAll('#queue tbody tr:first-child td[data-label]')]"
         ".map(td => getComputedStyle(td, '::before').content)"
