@@ -379,16 +379,24 @@ class WeakestFirst:
 
 def discussion_queue_counted(*, user: User, ids: list[int]) -> list[QueueDiscussion]:
     """These discussions (in id order) with the counts of ``discussion_queue``, read with four
-    grouped queries over their own statements and feedback only."""
+    grouped queries over their own statements and feedback only, and my stored tallies."""
     discussions = list(Discussion.objects.filter(pk__in=ids).order_by("id"))
     queued = Statement.objects.to_code().filter(discussion_id__in=ids)
-    n_queued = {
-        discussion_id: (n, left)
-        for discussion_id, n, left in queued.order_by()
+    n_to_code = dict(
+        queued.order_by()
         .values("discussion_id")
-        .annotate(n=Count("pk"), left=Count("pk", filter=~Q(Exists(_sent_by(user=user)))))
-        .values_list("discussion_id", "n", "left")
-    }
+        .annotate(n=Count("pk"))
+        .values_list("discussion_id", "n")
+    )
+    # What I sent of it is counted in my tally (``sent_to_code``), so no statement is checked
+    # against my codings one by one (16 ms a page at 5,000 x 50 for an auditor who coded in
+    # every discussion).
+    sent = dict(
+        CodingTally.objects.filter(auditor=user, discussion_id__in=ids).values_list(
+            "discussion_id", "sent_to_code"
+        )
+    )
+    n_queued = {pk: (n, n - sent.get(pk, 0)) for pk, n in n_to_code.items()}
     mine = Q(auditor=user)
     counts = {
         row.pop("statement__discussion_id"): row
