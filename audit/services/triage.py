@@ -25,9 +25,7 @@ from audit.services.audit_log import audit_log_record
 from audit.services.feedback import WorkflowError
 from audit.signals import triage_changed_send
 from audit.tallies import queue_changed
-from evalsite.bulk import rows_update
-
-WRITE_BATCH = 500  # new rows per insert
+from evalsite.bulk import BATCH, rows_update
 
 Action = AuditLogEntry.Action
 
@@ -150,12 +148,12 @@ def triage_statements_apply(
         return 0
     # what is stored, as plain rows: an approval reads the whole run (250,300 rows at 5,000 x 50)
     stored = TriageStatement.objects.filter(run_id=run_id).values_list(*_Stored._fields)
-    rows = {row[1]: _Stored(*row) for row in stored.iterator(chunk_size=WRITE_BATCH * 10)}
+    rows = {row[1]: _Stored(*row) for row in stored.iterator(chunk_size=BATCH * 10)}
     accepted = set(accepted)
     wanted = accepted - _coded(accepted)
     before = {sid for sid, row in rows.items() if row.provisional}
     scored = _rows_scored(rows, scores=scores, wanted=wanted, settings=settings)
-    TriageStatement.objects.bulk_create(scored.created, batch_size=WRITE_BATCH)
+    TriageStatement.objects.bulk_create(scored.created, batch_size=BATCH)
     rows_update(scored.changed, ["confidence", "qa", "provisional", "updated_at"])
     # Statements no longer scored (now approved): the QA rows stay, the monitor reads them.
     gone = [row.pk for row in rows.values() if not row.qa]
@@ -207,10 +205,14 @@ def _rows_scored(
             sid in wanted
             and qa_drawn(run_id=settings.run_id, statement_id=sid, rate=settings.qa_rate)
         )
-        state = (score, qa, sid in wanted and not qa)
-        if state[2]:
+        provisional = sid in wanted and not qa
+        if provisional:
             scored.provisional.add(sid)
-        if row is not None and (row.confidence, row.qa, row.provisional) == state:
+        if row is not None and (row.confidence, row.qa, row.provisional) == (
+            score,
+            qa,
+            provisional,
+        ):
             continue
         if row is None or row.confidence != score:
             scored.rescored.add(sid)
@@ -220,7 +222,7 @@ def _rows_scored(
             statement_id=sid,
             confidence=score,
             qa=qa,
-            provisional=state[2],
+            provisional=provisional,
             updated_at=now,
         )
         (scored.changed if row else scored.created).append(written)
