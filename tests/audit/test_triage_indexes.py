@@ -1,14 +1,17 @@
 """Review triage's rows are read by statement: "still to code" probes the small index of AI
-accepted rows, and the queue's weakest score per discussion reads scores from the index, at a
-size where PostgreSQL would otherwise hash every accepted row or scan every score."""
+accepted rows, and a weakest score per discussion reads scores from the index, at a size
+where PostgreSQL would otherwise hash every accepted row or scan every score. The queue's page
+reads no score at all: its weakest scores are stored."""
 
 from __future__ import annotations
 
 import pytest
 from django.db import connection
 from django.db.models import Min
+from django.test.utils import CaptureQueriesContext
 
 from audit.models import Discussion, ExtractionRun, Speaker, Statement, TriageStatement
+from audit.selectors import discussion_queue_counted
 from tests.conftest import require_service
 
 # committed, so the tables can be vacuumed as autovacuum leaves a live site
@@ -74,3 +77,16 @@ def test_the_weakest_score_of_a_page_s_discussions_is_read_from_the_index(triage
     assert "triage_statement_score" in plan
     assert "Seq Scan on audit_triagestatement" not in plan
     assert len(list(weakest)) == len(page)
+
+
+def test_the_queue_page_reads_no_score_from_the_triage_rows(triaged_site, django_user_model):
+    """The page's weakest scores are the stored ones (``DiscussionFigures`` and the tallies):
+    at 5,000 x 50 reading them from the 250,300 triage rows made PostgreSQL scan them all."""
+    viewer = django_user_model.objects.create(username="viewer")
+    page = triaged_site[:50]
+
+    with CaptureQueriesContext(connection) as queries:
+        counted = discussion_queue_counted(user=viewer, ids=page)
+
+    assert [d.pk for d in counted] == sorted(page)
+    assert not [q["sql"] for q in queries if "confidence" in q["sql"]]
