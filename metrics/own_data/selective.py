@@ -276,9 +276,10 @@ def piece_items(pieces: dict[int, dict], *, how: str) -> list[ReviewItem]:
 
 
 def review_pieces(
-    run_id: int, pairs: Sequence[StatementPair], *, force: bool = False
+    run_id: int, pairs: Sequence[StatementPair], *, force: bool = False, only: str | None = None
 ) -> dict[int, dict]:
-    """The run's pieces: stored ones whose inputs are unchanged, the others computed."""
+    """The run's pieces: stored ones whose inputs are unchanged, the others computed (of each,
+    only the key ``only`` when given)."""
 
     def compute(statement_ids: list[int]) -> dict[int, dict]:
         found = run_pairs_with_payloads(run_id, statement_ids)
@@ -290,6 +291,7 @@ def review_pieces(
         stamps={p.statement_id: p.stamp for p in pairs},
         compute=compute,
         force=force,
+        only=only,
     )
 
 

@@ -157,7 +157,7 @@ def statement_f1s(
     """Each approved statement's F1 against its ground truth, by statement id: the review
     savings family's pieces hold it (computed once for both families)."""
     pairs = run_pairs_load(run_id, gt, payloads=False)
-    pieces = review_pieces(run_id, pairs, force=force)
+    pieces = review_pieces(run_id, pairs, force=force, only="f1")
     return {sid: piece["f1"] for sid, piece in pieces.items()}
 
 

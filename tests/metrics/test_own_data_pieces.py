@@ -6,9 +6,11 @@ statement's F1 is the review-savings piece)."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import random
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -20,6 +22,7 @@ from metrics.match_settings import match_settings
 from metrics.models import MetricResult, StatementPiece
 from metrics.own_data import agreement, calibration, pieces, selective, triage
 from metrics.own_data.common import (
+    CODE_VERSIONS,
     INTERAUDITOR_KEY,
     ground_truth_load,
     own_result_compute,
@@ -27,7 +30,7 @@ from metrics.own_data.common import (
     run_pairs_load,
 )
 from metrics.registry import CALIBRATION, INTERAUDITOR, REVIEW_SAVINGS, TRIAGE
-from metrics.results import run_key
+from metrics.results import input_hash, run_key
 from tests.factories import (
     DiscussionFactory,
     ExtractionFactory,
@@ -525,3 +528,27 @@ def test_pieces_written_or_deleted_are_reported_for_the_planner_statistics(
 
     written = [(["StatementPiece"], n) for n in (stored, stored)]
     assert stored > 0 and asked == written
+
+
+@pytest.mark.django_db
+def test_a_stamp_hashes_as_it_did_when_its_piece_was_stored() -> None:
+    """The hasher reuses one encoder; a stored piece's hash must still match it, or every
+    piece of every run would be computed again after an upgrade."""
+    salt = input_hash(
+        None,
+        code_version=CODE_VERSIONS[TRIAGE],
+        settings=match_settings().to_dict(),
+        piece_format=pieces.PIECE_FORMATS[TRIAGE],
+    )
+    at = datetime(2026, 11, 28, 10, 50, 17, 305636, tzinfo=UTC)
+    stamps = [
+        (7, at, None, 3),
+        (8, (9, 2, at), 11, at),
+        ("ünï", [1.5, -0.0, 1e300], {"b": 1, "a": None}),
+    ]
+    hash_of = pieces.piece_hasher(TRIAGE)
+
+    for stamp in stamps:
+        text = json.dumps(stamp, default=str, separators=(",", ":"))
+        assert hash_of(stamp) == hashlib.sha256(salt.encode() + text.encode()).hexdigest()
+    assert len({hash_of(stamp) for stamp in stamps}) == len(stamps)
