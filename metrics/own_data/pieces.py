@@ -113,7 +113,7 @@ def pieces_diff(
         if statement_id not in wanted:
             gone.append(statement_id)
         elif not force and stored_hash == wanted[statement_id]:
-            kept[statement_id] = ({only: piece} if only else piece) if read_pieces else {}
+            kept[statement_id] = piece if read_pieces else {}
     return PiecesDiff(wanted, kept, gone, count)
 
 
@@ -126,17 +126,18 @@ def _stored(
 ) -> Iterator[tuple[int, str | None, Any]]:
     """(statement, hash, piece) of each stored piece, of ``among`` only (a chunk at a time)
     when given; with ``force`` only the statement (no hash or piece is compared), without
-    ``read_pieces`` no piece (None); with ``only``, that key of the piece (PostgreSQL and
-    SQLite take it out of the JSON, so the rest is never decoded)."""
+    ``read_pieces`` no piece (None); with ``only``, ``{only: value}`` (PostgreSQL and SQLite
+    take the key out of the JSON, so the rest is never decoded)."""
+    reads_piece = read_pieces and not force
     fields = ["statement_id", *([] if force else ["input_hash"])]
-    fields += [f"piece__{only}" if only else "piece"] if read_pieces and not force else []
+    fields += [f"piece__{only}" if only else "piece"] if reads_piece else []
     chunks = (
         [rows] if among is None else [rows.filter(statement_id__in=c) for c in _chunks(among, 5000)]
     )
     for chunk in chunks:
         for values in chunk.values_list(*fields).iterator(chunk_size=2000):
             statement_id, stored_hash, piece = (*values, None, None)[:3]
-            yield statement_id, stored_hash, piece
+            yield statement_id, stored_hash, {only: piece} if only and reads_piece else piece
 
 
 def pieces_refresh(
@@ -162,7 +163,7 @@ def pieces_refresh(
         fresh = {statement_id: json_ready(piece) for statement_id, piece in compute(chunk).items()}
         pieces_store(family=family, run_id=run_id, pieces=fresh, hashes=diff.hashes)
         pieces.update(
-            (statement_id, {only: piece[only]} if only else piece)
+            (statement_id, {only: piece[only]} if only else piece)  # as ``_stored`` reads it
             for statement_id, piece in fresh.items()
         )
     written = len(outdated) + len(diff.gone)
