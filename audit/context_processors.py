@@ -2,6 +2,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import TypeVar
 
+from django.contrib.auth.models import User
 from django.http import HttpRequest
 
 from audit.definitions import (
@@ -13,7 +14,7 @@ from audit.definitions import (
 from audit.markdown import Html, render_markdown
 from audit.models import Assignment
 from audit.schemas import RELATIONSHIPS
-from audit.selectors import comments_unread_count
+from audit.selectors import UnreadComments, comments_unread_summary
 from audit.services.guidelines import guideline_current
 from evalsite.access import is_admin, is_auditor
 
@@ -33,7 +34,21 @@ def inbox(request: HttpRequest) -> dict:
     user = getattr(request, "user", None)
     if user is None or not is_auditor(user):
         return {"inbox_unread": 0}
-    return {"inbox_unread": lambda: comments_unread_count(user=user)}
+    return {"inbox_unread": lambda: unread_comments(request).total}
+
+
+def unread_comments(request: HttpRequest) -> UnreadComments:
+    """The signed-in user's unread comments, read at most once per request (the header's
+    badge, the home's threads and the queue's rows share them), when first asked: after the
+    view's own writes."""
+    found: UnreadComments | None = getattr(request, "_unread_comments", None)
+    if found is None:
+        user = request.user
+        found = (
+            comments_unread_summary(user=user) if isinstance(user, User) else UnreadComments({}, {})
+        )
+        request._unread_comments = found  # type: ignore[attr-defined]
+    return found
 
 
 @lru_cache(maxsize=16)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import heapq
 import itertools
 import json
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.contrib.auth.models import User
@@ -657,11 +659,42 @@ def comments_unread_by_statement(
     return {row["statement_id"]: row["n"] for row in rows}
 
 
-def comments_unread_by_discussion(*, user: User, discussions: list[int]) -> dict[int, int]:
-    """{discussion id: unread comments} for the given discussions with any."""
-    unread = comments_unread(user=user).filter(statement__discussion_id__in=discussions)
-    rows = unread.order_by().values("statement__discussion_id").annotate(n=Count("id"))
-    return {row["statement__discussion_id"]: row["n"] for row in rows}
+@dataclass(frozen=True)
+class UnreadComments:
+    """A user's unread comments, counted in one query: by statement, with each of those
+    statements' discussion. A page that shows them in several places (the header's badge, the
+    home's threads, the queue's rows) reads them once."""
+
+    by_statement: dict[int, int]
+    discussion_of: dict[int, int]  # statement id -> its discussion, for the statements above
+
+    @property
+    def total(self) -> int:
+        return sum(self.by_statement.values())
+
+    def by_discussion(self, discussions: Iterable[int]) -> dict[int, int]:
+        """{discussion id: unread comments} for the given discussions with any."""
+        wanted, counts = set(discussions), dict[int, int]()
+        for statement_id, n in self.by_statement.items():
+            discussion_id = self.discussion_of[statement_id]
+            if discussion_id in wanted:
+                counts[discussion_id] = counts.get(discussion_id, 0) + n
+        return counts
+
+
+def comments_unread_summary(*, user: User) -> UnreadComments:
+    """The user's unread comments by statement (``comments_unread``), built and read once:
+    building that query costs more than running it (about 8 of 11 ms at 1,000 x 50)."""
+    rows = (
+        comments_unread(user=user)
+        .order_by()
+        .values_list("statement_id", "statement__discussion_id")
+        .annotate(n=Count("id"))
+    )
+    by_statement, discussion_of = {}, {}
+    for statement_id, discussion_id, n in rows:
+        by_statement[statement_id], discussion_of[statement_id] = n, discussion_id
+    return UnreadComments(by_statement, discussion_of)
 
 
 class UnreadThread(TypedDict):
@@ -669,9 +702,9 @@ class UnreadThread(TypedDict):
     unread: int
 
 
-def threads_unread(*, user: User, limit: int = 50) -> list[UnreadThread]:
+def threads_unread(*, unread: UnreadComments, limit: int = 50) -> list[UnreadThread]:
     """The threads with unread comments, oldest statement first (the inbox and home pages)."""
-    counts = comments_unread_by_statement(user=user)
+    counts = unread.by_statement
     ids = sorted(counts)[:limit]
     statements = Statement.objects.select_related("discussion", "speaker").in_bulk(ids)
     return [{"statement": statements[pk], "unread": counts[pk]} for pk in ids if pk in statements]

@@ -17,6 +17,7 @@ from audit.markdown import render_markdown
 from audit.models import Comment, Feedback, GuidelineVersion, Notification, Statement
 from audit.selectors import (
     comments_unread_count,
+    comments_unread_summary,
     comments_visible_to,
     guideline_versions,
     notifications_list,
@@ -275,9 +276,10 @@ class InboxApi(ApiView):
         "newest mentions. " + ROLES,
     )
     def get(self, request: ApiRequest) -> Response:
+        unread = comments_unread_summary(user=request.user)
         body = {
-            "unread": comments_unread_count(user=request.user),
-            "threads": threads_unread(user=request.user),
+            "unread": unread.total,
+            "threads": threads_unread(unread=unread),
             "notifications": notifications_list(user=request.user)[:50],
         }
         return Response(InboxSerializer(body).data)

@@ -8,6 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
+from audit.context_processors import unread_comments
 from audit.models import Feedback, Statement
 from audit.selectors import comments_visible_to, notifications_list, threads_unread
 from audit.services import WorkflowError
@@ -75,7 +76,7 @@ def _about(request: HtmxHttpRequest, statement: Statement) -> Feedback | None:
 @auditor_required
 def inbox(request: HtmxHttpRequest) -> HttpResponse:
     context = {
-        "threads": threads_unread(user=request.user),
+        "threads": threads_unread(unread=unread_comments(request)),
         "notices": notifications_list(user=request.user)[:NOTICES_LISTED],
     }
     return render(request, "audit/inbox.html", context)

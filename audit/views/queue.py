@@ -13,13 +13,14 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
+from audit.context_processors import unread_comments
 from audit.forms import QueueFilterForm
 from audit.models import Discussion, Feedback
 from audit.progress import auditor_progress_stored
 from audit.selectors import (
     QueueDiscussion,
+    UnreadComments,
     adjudicable_statement_ids,
-    comments_unread_by_discussion,
     discussion_queue_page,
     feedback_proposals,
     statements_to_adjudicate,
@@ -102,11 +103,11 @@ def _queue(request: HtmxHttpRequest) -> HttpResponse:
         page=request.GET.get("page"),
         per_page=PAGE_SIZE,
     )
-    unread = comments_unread_by_discussion(user=request.user, discussions=[d.pk for d in queue])
+    unread = unread_comments(request).by_discussion(d.pk for d in queue)
     rows = [QueueRow.of(d, unread.get(d.pk, 0)) for d in queue]
     context = {"form": form, "page": page, "rows": rows, "status": status, "q": q}
     if not request.htmx:
-        context |= my_work_context(request.user)
+        context |= my_work_context(request.user, unread=unread_comments(request))
     template = "audit/home.html#queue" if request.htmx else "audit/home.html"
     return render(request, template, context)
 
@@ -176,8 +177,9 @@ def bulk_approve(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 MY_LISTED = 20
 
 
-def my_work_context(user) -> dict:
-    """The auditor's assignments (due order), their figures and what was sent back."""
+def my_work_context(user, *, unread: UnreadComments) -> dict:
+    """The auditor's assignments (due order), their figures, what was sent back and the
+    threads with comments they have not read."""
     assignments, needs_changes = my_open_assignments(user=user), my_needs_changes(user=user)
     return {
         "my_assignments": assignments[:MY_LISTED],
@@ -185,7 +187,7 @@ def my_work_context(user) -> dict:
         "me": auditor_progress_stored(auditors=[user])[0],
         "needs_changes": needs_changes[:MY_LISTED],
         "needs_changes_total": needs_changes.count(),
-        "threads": threads_unread(user=user),
+        "threads": threads_unread(unread=unread),
         "today": timezone.localdate(),
     }
 

@@ -17,6 +17,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from audit.context_processors import unread_comments
 from audit.forms import base_version
 from audit.models import Assignment, Discussion, Statement
 from audit.progress import (
@@ -361,7 +362,7 @@ def review_home(request: HtmxHttpRequest) -> HttpResponse:
         "by_auditor": review_waiting_by_auditor(),
         "first": first,
         "skipped": skipped_assignments().count(),
-        "threads": threads_unread(user=request.user),
+        "threads": threads_unread(unread=unread_comments(request)),
         "to_adjudicate": statements_to_adjudicate(),
     }
     return render(request, "audit/review_home.html", context)

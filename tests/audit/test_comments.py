@@ -4,9 +4,16 @@ counts and read markers, the audit log, the API and bad input."""
 import json
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from audit.models import AuditLogEntry, BlindReview, Comment, Notification
-from audit.selectors import comments_unread_by_statement, comments_unread_count, comments_visible_to
+from audit.selectors import (
+    comments_unread_by_statement,
+    comments_unread_count,
+    comments_unread_summary,
+    comments_visible_to,
+)
 from audit.services import feedback_reject, feedback_save, feedback_start, feedback_submit
 from audit.services.comments import (
     REPEAT_WINDOW,
@@ -128,6 +135,60 @@ def test_read_markers_count_only_what_the_user_may_see(
     assert comments_unread_by_statement(user=auditor) == {subject.pk: 1}
     thread_mark_read(statement=subject, user=auditor)
     assert comments_unread_count(user=auditor) == 0
+
+
+def test_the_unread_summary_counts_as_the_per_statement_reads(
+    subject, auditor, second_auditor, admin_user
+):
+    """The summary (read once per page) gives the same counts as the count and the
+    per-statement read, through the blind rule's states; by discussion they add up."""
+    _, (_, other, _) = make_discussion("Jones")
+
+    def agrees(user) -> None:
+        summary = comments_unread_summary(user=user)
+        assert summary.by_statement == comments_unread_by_statement(user=user)
+        assert summary.total == comments_unread_count(user=user)
+        discussions = [subject.discussion_id, other.discussion_id]
+        expected = {
+            d: n
+            for d in discussions
+            if (n := sum(c for s, c in summary.by_statement.items() if s in by_discussion[d]))
+        }
+        assert summary.by_discussion(discussions) == expected
+        assert summary.by_discussion([other.discussion_id]) == {
+            k: v for k, v in expected.items() if k == other.discussion_id
+        }
+
+    by_discussion = {subject.discussion_id: {subject.pk}, other.discussion_id: {other.pk}}
+    comment_add(statement=subject, author=second_auditor, body="hidden from alice")
+    comment_add(statement=other, author=admin_user, body="one")
+    comment_add(statement=other, author=admin_user, body="two")
+    comment_add(statement=subject, author=admin_user, body="for everyone")
+    for user in (auditor, second_auditor, admin_user):
+        agrees(user)
+    assert comments_unread_summary(user=auditor).by_discussion(
+        [subject.discussion_id, other.discussion_id]
+    ) == {subject.discussion_id: 1, other.discussion_id: 2}
+    thread_mark_read(statement=subject, user=auditor)
+    submit(subject, auditor)  # bob's comment is revealed: older than the marker, yet unread
+    agrees(auditor)
+    assert comments_unread_summary(user=auditor).by_statement == {subject.pk: 1, other.pk: 2}
+
+
+def test_the_queue_page_reads_the_unread_comments_once(auditor_client, subject, admin_user):
+    """The header's badge, the home's threads and the queue's rows share one read: the
+    query that finds thread markers set before a submission runs once per page, not once
+    per place that shows unread comments."""
+    comment_add(statement=subject, author=admin_user, body="guidance")
+    with CaptureQueriesContext(connection) as queries:
+        home = auditor_client.get("/audit/queue/")
+    assert b'data-testid="queue-unread">1 unread comment<' in home.content
+    assert b'aria-label="1 unread comment"' in home.content  # the header's badge
+    assert b'data-testid="unread-threads"' in home.content
+    sql = [q["sql"] for q in queries.captured_queries]
+    assert len([q for q in sql if q.startswith('SELECT "audit_threadread"')]) == 1
+    unread = [q for q in sql if 'FROM "audit_comment"' in q and '"audit_threadread"' in q]
+    assert len(unread) == 1, [q[:120] for q in unread]
 
 
 def test_every_comment_is_in_the_audit_log(subject, admin_user):
