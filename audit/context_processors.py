@@ -51,6 +51,12 @@ def unread_comments(request: HttpRequest) -> UnreadComments:
     return found
 
 
+def unread_comments_forget(request: HttpRequest) -> None:
+    """The request just marked a thread read: what shows unread comments after this (the
+    header's badge) reads them again."""
+    vars(request).pop("_unread_comments", None)
+
+
 @lru_cache(maxsize=16)
 def _rendered(pk: int, text: str) -> Html:
     """A saved version never changes: its Markdown is rendered once per process."""

@@ -648,17 +648,6 @@ def approved_codings_count() -> int:
     return int(AuditorFigures.objects.aggregate(n=Sum("approved"))["n"] or 0)
 
 
-def comments_unread_by_statement(
-    *, user: User, statements: QuerySet | list[int] | None = None
-) -> dict[int, int]:
-    """{statement id: unread comments} for the statements with any (of ``statements``)."""
-    unread = comments_unread(user=user)
-    if statements is not None:
-        unread = unread.filter(statement__in=statements)
-    rows = unread.order_by().values("statement_id").annotate(n=Count("id"))
-    return {row["statement_id"]: row["n"] for row in rows}
-
-
 @dataclass(frozen=True)
 class UnreadComments:
     """A user's unread comments, counted in one query: by statement, with each of those

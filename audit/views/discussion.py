@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from audit.context_processors import unread_comments
 from audit.models import Discussion, Statement
 from audit.pdp import ENTITY_KINDS, cumulative
 from audit.selectors import discussion_progress, discussion_runs, discussion_window_bounds
@@ -90,6 +91,7 @@ def discussion(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             run,
             first_order=start,
             last_order=last if before is None else before - 1,
+            unread=unread_comments(request),
             full_cards=FULL_CARDS,
         )
     context = {
@@ -113,7 +115,12 @@ def card_context(request: HtmxHttpRequest, statement: Statement, *, owner=None) 
     runs = discussion_runs(discussion=statement.discussion)
     run = choose_run(request, runs)
     rows = discussion_rows(
-        statement.discussion, request.user, run, upto_order=statement.order, owner=owner
+        statement.discussion,
+        request.user,
+        run,
+        upto_order=statement.order,
+        owner=owner,
+        unread=unread_comments(request),
     )
     return {
         "row": rows[-1],
@@ -144,7 +151,13 @@ def state_context(
     """The family as coded up to and including this statement (the viewer's coding, else AI);
     `rows`: the viewer's rows up to it, when the caller has read them already."""
     if rows is None:
-        rows = discussion_rows(statement.discussion, request.user, run, upto_order=statement.order)
+        rows = discussion_rows(
+            statement.discussion,
+            request.user,
+            run,
+            upto_order=statement.order,
+            unread=unread_comments(request),
+        )
     payloads = coded_payloads(rows)
     state = cumulative(payloads)
     labels = Labels().feed(state)

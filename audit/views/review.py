@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from audit.context_processors import unread_comments
 from audit.figures import statement_disagreement
 from audit.forms import RejectForm
 from audit.models import Adjudication, Feedback, Statement
@@ -49,7 +50,13 @@ STATUS_ORDER = Case(
 def review_context(request: HtmxHttpRequest, statement: Statement) -> dict:
     runs = discussion_runs(discussion=statement.discussion)
     run = choose_run(request, runs)
-    rows = discussion_rows(statement.discussion, request.user, run, upto_order=statement.order)
+    rows = discussion_rows(
+        statement.discussion,
+        request.user,
+        run,
+        upto_order=statement.order,
+        unread=unread_comments(request),
+    )
     labels = Labels()
     for payload in coded_payloads(rows)[:-1]:
         labels.feed(payload)

@@ -18,7 +18,7 @@ from audit.models import (
     TriageStatement,
     empty_pdp,
 )
-from audit.selectors import comments_unread_by_statement
+from audit.selectors import UnreadComments
 from audit.services.blind import blind_sealed_statement_ids
 from audit.services.feedback import feedback_can_submit, feedback_opens_in_editor
 from audit.views.display import Labels, PayloadView, f1_rows, f1_tone, present, sarf_scores
@@ -319,28 +319,27 @@ def discussion_rows(
     user,
     run: ExtractionRun | None,
     *,
+    unread: UnreadComments,
     owner=None,
     upto_order=None,
     full_cards: int | None = None,
 ) -> list[StatementRow]:
-    """Rows of a discussion; with `upto_order`, up to that statement with only it presented."""
+    """Rows of a discussion; with `upto_order`, up to that statement with only it presented.
+    `unread`: the viewer's unread comments (the page's, read once)."""
     only_last = upto_order is not None
     data = load_discussion(
         discussion, user, run, upto_order=upto_order, owner=owner, shown_from=upto_order or 0
     )
     rows = build_rows(data, user, owner=owner, full_cards=full_cards, only_last=only_last)
     attach_f1(rows, data, user)
-    attach_unread(rows[-1:] if only_last else rows, user)
+    attach_unread(rows[-1:] if only_last else rows, unread)
     return rows
 
 
-def attach_unread(rows: list[StatementRow], user) -> None:
-    """Each row's unread comments (one query for the discussion)."""
-    if not rows:
-        return
-    unread = comments_unread_by_statement(user=user, statements=[r.statement.pk for r in rows])
+def attach_unread(rows: list[StatementRow], unread: UnreadComments) -> None:
+    """Each row's unread comments, from the page's (the header's badge counts the same)."""
     for row in rows:
-        row.unread = unread.get(row.statement.pk, 0)
+        row.unread = unread.by_statement.get(row.statement.pk, 0)
 
 
 def discussion_window(
@@ -350,6 +349,7 @@ def discussion_window(
     *,
     first_order: int,
     last_order: int,
+    unread: UnreadComments,
     full_cards: int | None = None,
 ) -> list[StatementRow]:
     """The rows of the statements from `first_order` to `last_order` (a window of the page).
@@ -357,7 +357,7 @@ def discussion_window(
     data = load_discussion(discussion, user, run, upto_order=last_order, shown_from=first_order)
     rows = build_rows(data, user, full_cards=full_cards, first_order=first_order)
     attach_f1(rows, data, user, earlier=first_order)
-    attach_unread(rows, user)
+    attach_unread(rows, unread)
     return rows
 
 

@@ -2,6 +2,7 @@
 counts and read markers, the audit log, the API and bad input."""
 
 import json
+from collections import Counter
 
 import pytest
 from django.db import connection
@@ -9,7 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from audit.models import AuditLogEntry, BlindReview, Comment, Notification
 from audit.selectors import (
-    comments_unread_by_statement,
+    comments_unread,
     comments_unread_count,
     comments_unread_summary,
     comments_visible_to,
@@ -91,7 +92,7 @@ def test_a_rejection_is_a_comment_and_the_auditor_replies_then_resubmits(
     assert comments_unread_count(user=auditor) == 1
     comment_add(statement=subject, author=auditor, body="Done, see v3", feedback=feedback)
     assert comments_unread_count(user=auditor) == 0  # writing in a thread reads it
-    assert comments_unread_by_statement(user=admin_user) == {subject.pk: 1}
+    assert comments_unread_summary(user=admin_user).by_statement == {subject.pk: 1}
     feedback = feedback_save(
         feedback=feedback, user=auditor, edited_extraction=feedback.edited_extraction,
         base_version=feedback.version,
@@ -128,11 +129,11 @@ def test_read_markers_count_only_what_the_user_may_see(
     comment_add(statement=subject, author=second_auditor, body="hidden from alice")
     assert comments_unread_count(user=auditor) == 0
     comment_add(statement=subject, author=admin_user, body="for everyone")
-    assert comments_unread_by_statement(user=auditor) == {subject.pk: 1}
+    assert comments_unread_summary(user=auditor).by_statement == {subject.pk: 1}
     thread_mark_read(statement=subject, user=auditor)
     assert comments_unread_count(user=auditor) == 0
     submit(subject, auditor)  # bob's comment is revealed: older than the marker, yet unread
-    assert comments_unread_by_statement(user=auditor) == {subject.pk: 1}
+    assert comments_unread_summary(user=auditor).by_statement == {subject.pk: 1}
     thread_mark_read(statement=subject, user=auditor)
     assert comments_unread_count(user=auditor) == 0
 
@@ -146,7 +147,7 @@ def test_the_unread_summary_counts_as_the_per_statement_reads(
 
     def agrees(user) -> None:
         summary = comments_unread_summary(user=user)
-        assert summary.by_statement == comments_unread_by_statement(user=user)
+        assert summary.by_statement == Counter(c.statement_id for c in comments_unread(user=user))
         assert summary.total == comments_unread_count(user=user)
         discussions = [subject.discussion_id, other.discussion_id]
         expected = {
@@ -175,20 +176,47 @@ def test_the_unread_summary_counts_as_the_per_statement_reads(
     assert comments_unread_summary(user=auditor).by_statement == {subject.pk: 1, other.pk: 2}
 
 
-def test_the_queue_page_reads_the_unread_comments_once(auditor_client, subject, admin_user):
-    """The header's badge, the home's threads and the queue's rows share one read: the
-    query that finds thread markers set before a submission runs once per page, not once
-    per place that shows unread comments."""
+@pytest.mark.parametrize(
+    "page, shown",
+    [
+        ("/audit/queue/", [b'data-testid="queue-unread">1 unread comment<', b"unread-threads"]),
+        ("/audit/discussions/{discussion}/", [b'data-testid="card-unread">1 unread<']),
+    ],
+)
+def test_a_page_reads_the_unread_comments_once(auditor_client, subject, admin_user, page, shown):
+    """The header's badge and what the page shows (the home's threads and the queue's rows,
+    a discussion's cards) share one read: the query that finds thread markers set before a
+    submission runs once per page, not once per place that shows unread comments."""
+    comment_add(statement=subject, author=admin_user, body="guidance")
+    url = page.format(discussion=subject.discussion_id)
+    with CaptureQueriesContext(connection) as queries:
+        response = auditor_client.get(url)
+    assert response.status_code == 200
+    assert b'aria-label="1 unread comment"' in response.content  # the header's badge
+    for part in shown:
+        assert part in response.content
+    assert stale_marker_reads(queries) == 1
+
+
+def test_the_statement_page_reads_its_thread_so_the_header_counts_it_read(
+    auditor_client, auditor, subject, admin_user
+):
+    """The statement page shows its thread, which marks it read: its card still says what was
+    unread when it opened, and the header's badge, read after, no longer counts it."""
     comment_add(statement=subject, author=admin_user, body="guidance")
     with CaptureQueriesContext(connection) as queries:
-        home = auditor_client.get("/audit/queue/")
-    assert b'data-testid="queue-unread">1 unread comment<' in home.content
-    assert b'aria-label="1 unread comment"' in home.content  # the header's badge
-    assert b'data-testid="unread-threads"' in home.content
+        response = auditor_client.get(f"/audit/statements/{subject.pk}/")
+    assert b'data-testid="card-unread">1 unread<' in response.content
+    assert b"unread comment" not in response.content
+    assert stale_marker_reads(queries) == 2  # the card's, then the header's after reading
+    assert comments_unread_count(user=auditor) == 0
+
+
+def stale_marker_reads(queries: CaptureQueriesContext) -> int:
+    """How many times the page read the user's unread comments (the query that finds thread
+    markers set before a submission runs once per read)."""
     sql = [q["sql"] for q in queries.captured_queries]
-    assert len([q for q in sql if q.startswith('SELECT "audit_threadread"')]) == 1
-    unread = [q for q in sql if 'FROM "audit_comment"' in q and '"audit_threadread"' in q]
-    assert len(unread) == 1, [q[:120] for q in unread]
+    return len([q for q in sql if '"audit_threadread"."read_at" < (SELECT' in q])
 
 
 def test_every_comment_is_in_the_audit_log(subject, admin_user):
