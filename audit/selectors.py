@@ -13,7 +13,19 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from django.contrib.auth.models import User
 from django.core.paginator import Page, Paginator
 from django.db import connection
-from django.db.models import Count, Exists, F, Min, OuterRef, Q, QuerySet, Subquery, Sum, Value
+from django.db.models import (
+    Count,
+    Exists,
+    F,
+    Max,
+    Min,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+)
 from django.db.models.functions import Coalesce
 
 from audit.models import (
@@ -760,8 +772,8 @@ def adjudicable_statement_ids(*, statement_ids: list[int]) -> set[int]:
 
 
 def statements_to_adjudicate(*, limit: int = 50) -> QuerySet[Statement]:
-    """Statements with two or more codings and no adjudicated coding yet, in discussion order
-    (the review queue lists them)."""
+    """Subject statements (the only ones ground truth is taken from) with two or more codings
+    and no adjudicated coding yet, in discussion order (the review queue lists them)."""
     codings = Count(
         "feedback",
         filter=Q(
@@ -769,21 +781,37 @@ def statements_to_adjudicate(*, limit: int = 50) -> QuerySet[Statement]:
             feedback__adjudication__isnull=True,
         ),
     )
-    # Every discussion with a stored tally to adjudicate holds at least one such statement, so
-    # the first ``limit`` statements lie in the first ``limit`` of those discussions.
-    discussions = (
-        CodingTally.objects.filter(to_adjudicate__gt=0)
-        .order_by("discussion_id")
-        .values("discussion_id")
-        .distinct()[:limit]
-    )
     return (
-        Statement.objects.filter(discussion_id__in=Subquery(discussions))
+        Statement.objects.subjects()
+        .filter(discussion_id__in=_discussions_to_adjudicate(limit))
         .annotate(n_codings=codings)
         .filter(n_codings__gte=2, adjudication__feedback__isnull=True)
         .select_related("discussion")
         .order_by("discussion_id", "order")[:limit]
     )
+
+
+def _discussions_to_adjudicate(limit: int) -> list[int]:
+    """The first discussions (in id order) that hold the first ``limit`` statements to
+    adjudicate, read from the stored tallies. A tally's ``to_adjudicate`` counts statements
+    its auditor shares with another auditor, each of them one the list shows, so a
+    discussion holds at least its largest tally's count: the discussions are taken until
+    those counts reach ``limit``, and only their statements are counted (about 10 of 50
+    discussions when each has 5 to adjudicate: 21 -> 4 ms at 1,000 x 50)."""
+    largest = (
+        CodingTally.objects.filter(to_adjudicate__gt=0)
+        .order_by("discussion_id")
+        .values("discussion_id")
+        .annotate(most=Max("to_adjudicate"))
+        .values_list("discussion_id", "most")[:limit]
+    )
+    wanted, at_least = [], 0
+    for discussion_id, most in largest:
+        wanted.append(discussion_id)
+        at_least += most
+        if at_least >= limit:
+            break
+    return wanted
 
 
 def adjudication_counts() -> list[tuple[int, int]]:

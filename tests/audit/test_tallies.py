@@ -10,6 +10,7 @@ import random
 import pytest
 from django.core.management import call_command
 from django.db import connection
+from django.db.models import Count, Q
 from django.test.utils import CaptureQueriesContext
 
 from audit.models import (
@@ -44,7 +45,7 @@ from audit.services.assignments import (
     statement_skip,
 )
 from audit.services.triage import triage_statements_apply, triage_suspend
-from audit.tallies import tallies_counted, tallies_rebuild, tallies_stored
+from audit.tallies import SENT, tallies_counted, tallies_rebuild, tallies_stored
 from audit.team_figures import (
     figures_counted,
     figures_stored,
@@ -183,6 +184,39 @@ def _step(rng: random.Random, statements, auditors, admins) -> str:
     return action
 
 
+def _listed(statements) -> list[int]:
+    return [s.pk for s in statements]
+
+
+def to_adjudicate_counted(limit: int) -> list[int]:
+    """The first ``limit`` subject statements to adjudicate, counted over every statement (the
+    list reads only the discussions its stored tallies point to)."""
+    sent = Q(feedback__status__in=SENT, feedback__adjudication__isnull=True)
+    found = (
+        Statement.objects.filter(speaker__type=Speaker.Type.SUBJECT)
+        .annotate(n_codings=Count("feedback", filter=sent))
+        .filter(n_codings__gte=2, adjudication__feedback__isnull=True)
+        .order_by("discussion_id", "order")
+    )
+    return _listed(found[:limit])
+
+
+def test_the_statements_to_adjudicate_are_the_first_counted_over_every_discussion(
+    make_user, admin_user
+):
+    """Discussions holding 2, 0, 3 and 1 statements two auditors both coded: every cut of the
+    list is the first statements counted over all of them, however the cut falls."""
+    statements = _world(n_discussions=4, n_statements=3)
+    coders = [make_user("ann"), make_user("bo")]
+    shared = [*statements[0:2], *statements[6:9], statements[9]]
+    for statement in shared:
+        for coder in coders:
+            feedback_submit(feedback=feedback_start(statement=statement, auditor=coder), user=coder)
+    for limit in range(1, 8):
+        assert _listed(statements_to_adjudicate(limit=limit)) == to_adjudicate_counted(limit)
+    assert to_adjudicate_counted(7) == [s.pk for s in shared]
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
 def test_stored_tallies_equal_a_recount_after_any_sequence_of_workflow_actions(
     seed, make_user, admin_user
@@ -206,6 +240,10 @@ def test_stored_tallies_equal_a_recount_after_any_sequence_of_workflow_actions(
         assert to_code_stored() == to_code_recounted(), done[-1]
         assert weakest_stored() == weakest_counted(), done[-1]
         assert weakest_mine_stored() == weakest_mine_counted(), done[-1]
+        for limit in (1, 2, 50):
+            assert _listed(statements_to_adjudicate(limit=limit)) == to_adjudicate_counted(limit), (
+                done[-1]
+            )
     wanted = {"submit", "approve", "reject", "assign", "skip", "reassign", "adjudicate", "triage"}
     assert wanted <= set(done), wanted - set(done)
     stored = tallies_stored()
