@@ -18,7 +18,7 @@ from audit.services.transfer import NothingToExport, ground_truth_export
 from audit.views.comments import thread_context
 from audit.views.display import Labels, present
 from audit.views.presence import presence_touch
-from audit.views.rows import choose_run, coded_payloads, discussion_rows, discussion_window
+from audit.views.rows import choose_run, coded_payloads, discussion_window, statement_rows
 from evalsite.access import admin_required, auditor_required
 from evalsite.http import HtmxHttpRequest
 from evalsite.params import BadParameter, parse_id
@@ -114,14 +114,7 @@ def card_context(request: HtmxHttpRequest, statement: Statement, *, owner=None) 
     """Context of one statement card (the `card` partial); `owner` codes it (default: me)."""
     runs = discussion_runs(discussion=statement.discussion)
     run = choose_run(request, runs)
-    rows = discussion_rows(
-        statement.discussion,
-        request.user,
-        run,
-        upto_order=statement.order,
-        owner=owner,
-        unread=unread_comments(request),
-    )
+    rows = statement_rows(request, statement, run, owner=owner)
     return {
         "row": rows[-1],
         "rows": rows,
@@ -151,13 +144,7 @@ def state_context(
     """The family as coded up to and including this statement (the viewer's coding, else AI);
     `rows`: the viewer's rows up to it, when the caller has read them already."""
     if rows is None:
-        rows = discussion_rows(
-            statement.discussion,
-            request.user,
-            run,
-            upto_order=statement.order,
-            unread=unread_comments(request),
-        )
+        rows = statement_rows(request, statement, run)
     payloads = coded_payloads(rows)
     state = cumulative(payloads)
     labels = Labels().feed(state)

@@ -10,7 +10,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from audit.context_processors import unread_comments
 from audit.figures import statement_disagreement
 from audit.forms import RejectForm
 from audit.models import Adjudication, Feedback, Statement
@@ -30,7 +29,7 @@ from audit.views.rows import (
     ai_payloads,
     choose_run,
     coded_payloads,
-    discussion_rows,
+    statement_rows,
 )
 from evalsite.access import admin_required, admins
 from evalsite.http import HtmxHttpRequest, page_redirect
@@ -50,13 +49,7 @@ STATUS_ORDER = Case(
 def review_context(request: HtmxHttpRequest, statement: Statement) -> dict:
     runs = discussion_runs(discussion=statement.discussion)
     run = choose_run(request, runs)
-    rows = discussion_rows(
-        statement.discussion,
-        request.user,
-        run,
-        upto_order=statement.order,
-        unread=unread_comments(request),
-    )
+    rows = statement_rows(request, statement, run)
     labels = Labels()
     for payload in coded_payloads(rows)[:-1]:
         labels.feed(payload)

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
+from audit.context_processors import unread_comments
 from audit.figures import StoredResult, statement_f1_results
 from audit.models import (
     BlindReview,
@@ -334,6 +335,21 @@ def discussion_rows(
     attach_f1(rows, data, user)
     attach_unread(rows[-1:] if only_last else rows, unread)
     return rows
+
+
+def statement_rows(
+    request: HtmxHttpRequest, statement: Statement, run: ExtractionRun | None, *, owner=None
+) -> list[StatementRow]:
+    """The viewer's rows of the statement's discussion up to it, with only it presented (its
+    card, the family so far, the review's context); `owner` codes it (default: the viewer)."""
+    return discussion_rows(
+        statement.discussion,
+        request.user,
+        run,
+        upto_order=statement.order,
+        owner=owner,
+        unread=unread_comments(request),
+    )
 
 
 def attach_unread(rows: list[StatementRow], unread: UnreadComments) -> None:
