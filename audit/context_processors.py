@@ -51,10 +51,14 @@ def unread_comments(request: HttpRequest) -> UnreadComments:
     return found
 
 
-def unread_comments_forget(request: HttpRequest) -> None:
+def unread_comments_thread_read(request: HttpRequest, statement_id: int) -> None:
     """The request just marked a thread read: what shows unread comments after this (the
-    header's badge) reads them again."""
-    vars(request).pop("_unread_comments", None)
+    header's badge) no longer counts it. The page's read is amended, not repeated: the marker
+    covers every comment of the thread the page listed (one posted in between counts from
+    the next page on)."""
+    found: UnreadComments | None = getattr(request, "_unread_comments", None)
+    if found is not None:
+        request._unread_comments = found.without(statement_id)  # type: ignore[attr-defined]
 
 
 @lru_cache(maxsize=16)

@@ -673,6 +673,11 @@ class UnreadComments:
     def total(self) -> int:
         return sum(self.by_statement.values())
 
+    def without(self, statement_id: int) -> UnreadComments:
+        """The same with one thread read (every comment in it covered by the user's marker)."""
+        by_statement = {k: n for k, n in self.by_statement.items() if k != statement_id}
+        return UnreadComments(by_statement, self.discussion_of)
+
     def by_discussion(self, discussions: Iterable[int]) -> dict[int, int]:
         """{discussion id: unread comments} for the given discussions with any."""
         wanted, counts = set(discussions), dict[int, int]()

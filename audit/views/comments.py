@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from audit.context_processors import unread_comments, unread_comments_forget
+from audit.context_processors import unread_comments, unread_comments_thread_read
 from audit.models import Feedback, Statement
 from audit.selectors import comments_visible_to, notifications_list, threads_unread
 from audit.services import WorkflowError
@@ -26,7 +26,7 @@ def thread_context(request: HtmxHttpRequest, statement: Statement) -> dict:
     user = request.user
     comments = list(comments_visible_to(user=user, statement=statement))
     thread_mark_read(statement=statement, user=user)
-    unread_comments_forget(request)  # the header counts this thread read
+    unread_comments_thread_read(request, statement.pk)  # the header counts it read
     codings = statement.feedback.select_related("auditor").order_by("auditor__username")
     if not is_admin(user):
         codings = codings.filter(auditor=user)

@@ -23,9 +23,11 @@ from evalsite.access import admin_required, auditor_required
 from evalsite.http import HtmxHttpRequest
 from evalsite.params import BadParameter, parse_id
 
-FULL_CARDS = 10  # subject statements of a window rendered in full (a screen or two), the rest
-# load on scroll
-WINDOW = 30  # statements per window: the page renders one, scrolling loads the next
+# Subject statements of a window rendered in full, the rest load as they scroll into view. A
+# full card is 640-1,010 px tall at 1,440 px wide (2,000-3,100 at 390): three fill two to
+# three screens, so what the reader sees first is in the page and nothing more is rendered.
+FULL_CARDS = 3
+WINDOW = 20  # statements per window: the page renders one, scrolling loads the next
 AT_CONTEXT = 2  # statements shown above the one a link points at (?at=)
 ORDER = re.compile(r"[0-9]{1,9}", re.ASCII)
 
@@ -51,21 +53,21 @@ def _order_param(request: HtmxHttpRequest, name: str) -> int | None:
     return int(raw)
 
 
-def window_start(request: HtmxHttpRequest, discussion: Discussion) -> int:
-    """Where the page's window starts: ?from= (a statement number), or a little above the
-    statement ?at= names (its id), else the top. With ?before= (htmx), the window that ends
-    just above that statement number."""
+def window_start(request: HtmxHttpRequest, discussion: Discussion) -> tuple[int, int | None]:
+    """Where the page's window starts, and the statement a link points at (rendered in full):
+    ?from= (a statement number), or a little above the statement ?at= names (its id), else the
+    top. With ?before= (htmx), the window that ends just above that statement number."""
     at = parse_id(request.GET.get("at"), name="at")
     if at is not None:
         order = discussion.statements.filter(pk=at).values_list("order", flat=True).first()
         if order is None:
             raise Http404(f"Statement {at} is not in discussion {discussion.pk}.")
-        return 0 if order < WINDOW else order - AT_CONTEXT
+        return (0 if order < WINDOW else order - AT_CONTEXT), at
     before = _order_param(request, "before")
     if before is not None:
         _, _, previous = discussion_window_bounds(discussion=discussion, start=before, size=WINDOW)
-        return 0 if previous is None else previous
-    return _order_param(request, "from") or 0
+        return (0 if previous is None else previous), None
+    return _order_param(request, "from") or 0, None
 
 
 @require_GET
@@ -77,7 +79,7 @@ def discussion(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     discussion = get_object_or_404(Discussion, pk=pk)
     runs = discussion_runs(discussion=discussion)
     run = choose_run(request, runs)
-    start = window_start(request, discussion)
+    start, focus = window_start(request, discussion)
     last, next_from, previous_from = discussion_window_bounds(
         discussion=discussion, start=start, size=WINDOW
     )
@@ -93,6 +95,7 @@ def discussion(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             last_order=last if before is None else before - 1,
             unread=unread_comments(request),
             full_cards=FULL_CARDS,
+            focus=focus,
         )
     context = {
         "discussion": discussion,

@@ -180,10 +180,12 @@ def build_rows(
     full_cards: int | None = None,
     only_last: bool = False,
     first_order: int = 0,
+    focus: int | None = None,
 ) -> list[StatementRow]:
     """One row per statement, cards labelled with the names known up to that statement.
 
-    Subject statements after the first `full_cards` become lazy placeholders (no cards);
+    Subject statements after the first `full_cards` become lazy placeholders (no cards), but
+    for `focus` (the statement a link points at: it is what the reader came to see);
     with `only_last`, earlier rows are loaded for their names and payloads only. Statements
     before `first_order` (a window further down) only feed the names and are not returned.
     """
@@ -198,7 +200,7 @@ def build_rows(
         shown = statement.order >= first_order
         if statement.is_subject:
             subjects += shown
-            row.lazy = full_cards is not None and subjects > full_cards
+            row.lazy = full_cards is not None and subjects > full_cards and statement.pk != focus
             labels.feed(row.mine.edited_extraction if row.mine else _visible_ai(row))
             ai_labels.feed(_visible_ai(row))
             last = statement is data.statements[-1]
@@ -367,11 +369,12 @@ def discussion_window(
     last_order: int,
     unread: UnreadComments,
     full_cards: int | None = None,
+    focus: int | None = None,
 ) -> list[StatementRow]:
     """The rows of the statements from `first_order` to `last_order` (a window of the page).
     Earlier statements are read for the names the cards use (their payloads), never shown."""
     data = load_discussion(discussion, user, run, upto_order=last_order, shown_from=first_order)
-    rows = build_rows(data, user, full_cards=full_cards, first_order=first_order)
+    rows = build_rows(data, user, full_cards=full_cards, first_order=first_order, focus=focus)
     attach_f1(rows, data, user, earlier=first_order)
     attach_unread(rows, unread)
     return rows

@@ -208,8 +208,22 @@ def test_the_statement_page_reads_its_thread_so_the_header_counts_it_read(
         response = auditor_client.get(f"/audit/statements/{subject.pk}/")
     assert b'data-testid="card-unread">1 unread<' in response.content
     assert b"unread comment" not in response.content
-    assert stale_marker_reads(queries) == 2  # the card's, then the header's after reading
+    assert stale_marker_reads(queries) == 1  # the card's, amended once the thread is read
     assert comments_unread_count(user=auditor) == 0
+
+
+def test_reading_a_thread_leaves_the_other_threads_unread_in_the_header(
+    auditor_client, auditor, subject, admin_user
+):
+    """The header's count after the statement page read its thread is the page's read less
+    that thread: what a fresh read finds."""
+    _, (_, other, _) = make_discussion("Jones")
+    comment_add(statement=subject, author=admin_user, body="guidance")
+    comment_add(statement=other, author=admin_user, body="one")
+    comment_add(statement=other, author=admin_user, body="two")
+    response = auditor_client.get(f"/audit/statements/{subject.pk}/")
+    assert comments_unread_count(user=auditor) == 2
+    assert b'aria-label="2 unread comments"' in response.content
 
 
 def stale_marker_reads(queries: CaptureQueriesContext) -> int:

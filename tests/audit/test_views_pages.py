@@ -321,3 +321,22 @@ def test_long_discussions_render_later_statements_as_placeholders(auditor_client
     assert f'<article class="stmt subject" id="stmt-{scene.first.pk}"' in html  # early: full
     assert html.count('<article class="stmt subject" ') == FULL_CARDS  # the rest placeholders
     assert html.count('class="stmt subject lazy"') >= 1
+
+
+def test_the_statement_a_link_points_at_is_rendered_in_full(auditor_client):
+    """A link to a statement beyond the full cards (?at=, as the queue's Continue gives) lands
+    on the window from the top, with that card in full and its neighbours placeholders."""
+    from audit.views.discussion import FULL_CARDS, statement_url
+    from tests.factories import StatementFactory
+
+    scene = make_scene()
+    extra = [
+        StatementFactory(discussion=scene.discussion, speaker=scene.first.speaker, order=10 + i)
+        for i in range(FULL_CARDS + 2)
+    ]
+    target, after = extra[-2], extra[-1]
+    html = auditor_client.get(statement_url(target).split("#")[0]).content.decode()
+    assert f'<article class="stmt subject" id="stmt-{target.pk}"' in html
+    assert f'<article class="stmt subject lazy" id="stmt-{after.pk}"' in html
+    assert f'<article class="stmt subject" id="stmt-{scene.first.pk}"' in html  # from the top
+    assert html.count('<article class="stmt subject" ') == FULL_CARDS + 1
