@@ -79,3 +79,47 @@ def test_the_weakest_first_pages_are_timed_on_a_triaged_queue(monkeypatch):
     ]
     assert not any(lowest for *_, lowest in before) and all(lowest for *_, lowest in after)
     assert len(after) == 5 and after[-1][0] == "/audit/queue/?page=1"  # 4 discussions: one page
+
+
+@pytest.mark.django_db
+def test_seeded_times_the_data_a_keep_run_left_and_writes_nothing(monkeypatch):
+    """--seeded finds what --keep committed (the long discussion, the far rejected coding, the
+    second auditor's submission), times the plain pages with "weakest AI first" off and the
+    weakest-first ones with it on, and leaves the setting as it was."""
+    from audit.models import Feedback, TriageSettings
+    from audit.selectors import triage_lowest_first
+    from metrics.management.commands import benchmark_dashboard as command
+
+    call_command(
+        "benchmark_dashboard", discussions=3, statements=4, long=12, renders=1, keep=True,
+        pages=["weakest first: my queue"], stdout=io.StringIO(),
+    )  # fmt: skip
+    rows = {"feedback": Feedback.objects.count(), "triage": TriageStatement.objects.count()}
+    seen: list[tuple[str, bool]] = []
+    timed = command.time_page
+
+    def time_page(client, url, renders):
+        seen.append((url, triage_lowest_first()))
+        return timed(client, url, renders)
+
+    monkeypatch.setattr(command, "time_page", time_page)
+    out = io.StringIO()
+    call_command("benchmark_dashboard", seeded=True, renders=1, stdout=out)
+    text = out.getvalue()
+
+    assert "the kept 3 discussions x 4 statements + a long one, not seeded" in text
+    for page in ["audit page (4)", "audit page (12)", "editor (far statement)", *PAGES[-4:]]:
+        assert re.search(rf"^{re.escape(page)}\s+median\s+[\d.]+ ms", text, re.M), page
+    assert "review triage scored" not in text  # the kept scores are timed, not written again
+    plain, weakest = seen[:-5], seen[-5:]
+    assert not any(on for _, on in plain) and all(on for _, on in weakest)
+    assert TriageSettings.objects.get().lowest_first
+    assert rows == {"feedback": Feedback.objects.count(), "triage": TriageStatement.objects.count()}
+
+
+@pytest.mark.django_db
+def test_seeded_without_kept_data_says_what_to_run():
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="run benchmark_dashboard --keep first"):
+        call_command("benchmark_dashboard", seeded=True, stdout=io.StringIO())

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 import statistics
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, reset_queries, transaction
+from django.db.models import Count
 from django.test import Client
 from django.test.utils import CaptureQueriesContext, override_settings
 from django.utils import timezone
@@ -448,6 +449,42 @@ def triage_data_create(data: DashboardData) -> None:
     tallies_rebuild()
 
 
+def kept_data_find() -> tuple[DashboardData, dict[str, Any]]:
+    """The data a ``--keep`` run committed, and the objects its page URLs name, found again
+    (``--seeded``): its users, its runs, its discussions (the long one last, when longer)."""
+    User = get_user_model()
+    names = ("bench-dashboard-admin", "bench-dashboard-auditor", "bench-dashboard-auditor2")
+    users = {u.username: u for u in User.objects.filter(username__in=names)}
+    runs = list(ExtractionRun.objects.filter(model_name="bench-model").order_by("pk"))
+    ids = list(
+        Discussion.objects.filter(external_id__startswith="bench-")
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    if len(users) < len(names) or not runs or not ids:
+        raise CommandError(
+            "No data of a --keep run here: run benchmark_dashboard --keep first, on a database "
+            "of its own."
+        )
+    sizes = dict(
+        Statement.objects.filter(discussion_id__in=(ids[0], ids[-1]))
+        .values_list("discussion_id")
+        .annotate(n=Count("pk"))
+    )
+    long = Discussion.objects.get(pk=ids[-1]) if sizes[ids[-1]] > sizes[ids[0]] else None
+    n_discussions = len(ids) - (long is not None)
+    n_statements = n_discussions * sizes[ids[0]] + (sizes[ids[-1]] if long else 0)
+    admin, auditor, second = (users[name] for name in names)
+    data = DashboardData(runs, n_discussions, n_statements, admin, auditor, long, ids)
+    mine = Feedback.objects.filter(auditor=auditor, status=Feedback.Status.REJECTED)
+    extras = {
+        "second": second,
+        "rejected": mine.filter(statement__discussion=long).first() if long else None,
+        "submitted": Feedback.objects.filter(auditor=second).order_by("pk").first(),
+    }
+    return data, extras
+
+
 # --- the pages -----------------------------------------------------------------------------
 
 
@@ -622,6 +659,13 @@ class Command(BaseCommand):
             "afterwards; use a database of its own)",
         )
         parser.add_argument(
+            "--seeded",
+            action="store_true",
+            help="time the pages on the data a --keep run left, without seeding (the same data "
+            "before and after a change, in minutes instead of a seed's quarter of an hour); "
+            "nothing is written",
+        )
+        parser.add_argument(
             "--gc-default",
             action="store_true",
             help="leave the garbage collector as Python sets it; by default the heap is frozen "
@@ -638,6 +682,15 @@ class Command(BaseCommand):
             raise CommandError("Need at least one discussion, statement and run.")
         if options["long"] < 0 or any(n < 1 for n in options["scales"] or []):
             raise CommandError("--long must be 0 or more and every scale at least 1.")
+        if options["seeded"]:
+            if options["scales"] or options["keep"] or options["approval"]:
+                raise CommandError("--seeded times kept data: no --scales, --keep or --approval.")
+            try:
+                with transaction.atomic():  # the triage setting is switched while timing
+                    self._seeded(options)
+                    raise _Rollback
+            except _Rollback:
+                return
         scales = options["scales"] or [options["discussions"]]
         results: dict[int, dict[str, Timing]] = {}
         for scale in scales:
@@ -674,6 +727,39 @@ class Command(BaseCommand):
         planner_statistics_refresh(models=DERIVED)
         if options.get("approval"):
             self._approval_error_analysis(data)
+        return self._pages_time(data, extras, options["statements"], options)
+
+    def _seeded(self, options: dict) -> dict[str, Timing]:
+        """The pages on the data a --keep run left: the plain ones with "weakest AI first" off,
+        as that run timed them, then the weakest-first ones with it on again."""
+        data, extras = kept_data_find()
+        per_discussion = Statement.objects.filter(discussion_id=data.discussion_ids[0]).count()
+        self.stdout.write(
+            f"{connection.vendor}: the kept {data.discussions} discussions x {per_discussion} "
+            "statements" + (" + a long one" if data.long_discussion else "") + ", not seeded"
+        )
+        triaged = list(
+            TriageSettings.objects.filter(lowest_first=True).values_list("pk", flat=True)
+        )
+        TriageSettings.objects.filter(pk__in=triaged).update(lowest_first=False)
+
+        def triage_on() -> None:
+            TriageSettings.objects.filter(pk__in=triaged).update(lowest_first=True)
+            if not triaged:  # kept before its weakest-first pages were timed
+                self._triage_write(data)
+
+        return self._pages_time(data, extras, per_discussion, options, triage_on=triage_on)
+
+    def _pages_time(
+        self,
+        data: DashboardData,
+        extras: dict[str, Any],
+        per_discussion: int,
+        options: dict,
+        triage_on: Callable[[], None] | None = None,
+    ) -> dict[str, Timing]:
+        """Every page timed (the weakest-first ones after ``triage_on``: review triage's scores
+        written, by default), and the count of those under the goal."""
         if not options["gc_default"] and settings.HEAP_FREEZE:
             heap_freeze_as_served()  # as the WSGI process does: after its 1st, 10th, 100th request
             self.stdout.write("heap frozen as the server freezes it (--gc-default: not)")
@@ -685,7 +771,7 @@ class Command(BaseCommand):
         timings: dict[str, Timing] = {}
         hosts = [*settings.ALLOWED_HOSTS, "testserver"]
         with override_settings(ALLOWED_HOSTS=hosts):
-            for page in bench_pages(data, extras, options["statements"]):
+            for page in bench_pages(data, extras, per_discussion):
                 self._time(page, clients, options, timings)
             triaged = [
                 p
@@ -693,13 +779,10 @@ class Command(BaseCommand):
                 if _chosen(p.name, options.get("pages"), options.get("skip"))
             ]
             if triaged:
-                started = time.perf_counter()
-                triage_data_create(data)
-                planner_statistics_refresh(models=(TriageStatement, *TALLY_MODELS))
-                elapsed = time.perf_counter() - started
-                self.stdout.write(
-                    f"review triage scored every subject statement in {elapsed:.1f} s"
-                )
+                if triage_on is None:
+                    self._triage_write(data)
+                else:
+                    triage_on()
             for page in triaged:
                 self._time(page, clients, options, timings)
         slow = [name for name, t in timings.items() if t.median >= GOAL_MS]
@@ -708,6 +791,13 @@ class Command(BaseCommand):
             + (f"; SLOWER: {', '.join(slow)}" if slow else "")
         )
         return timings
+
+    def _triage_write(self, data: DashboardData) -> None:
+        started = time.perf_counter()
+        triage_data_create(data)
+        planner_statistics_refresh(models=(TriageStatement, *TALLY_MODELS))
+        elapsed = time.perf_counter() - started
+        self.stdout.write(f"review triage scored every subject statement in {elapsed:.1f} s")
 
     def _time(
         self, page: Page, clients: dict[bool, Client], options: dict, timings: dict[str, Timing]
