@@ -659,6 +659,13 @@ class TriageSettings(models.Model):
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
     updated_at = models.DateTimeField(auto_now=True)
+    # What triage has done to the queue, counted whenever it applies its outcome or gives the
+    # accepted statements back (``triage_counts_store``): counting on a page read every triage
+    # row of the run (0.7 s at 5,000 x 50).
+    n_provisional = models.PositiveIntegerField(default=0)
+    n_qa = models.PositiveIntegerField(default=0)
+    n_qa_approved = models.PositiveIntegerField(default=0)
+    counted_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"triage of {self.run} ({self.state})"

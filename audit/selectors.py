@@ -246,17 +246,15 @@ def discussion_queue(*, user: User) -> QuerySet[QueueDiscussion]:
     )  # fmt: skip
 
 
+TRIAGE_COUNTS = ("n_provisional", "n_qa", "n_qa_approved")
+
+
 def triage_counts(*, run_id: int) -> dict[str, int]:
-    """What review triage has done to the queue right now: provisional statements, the QA
-    sample, and QA statements already coded and approved."""
-    rows = TriageStatement.objects.filter(run_id=run_id)
-    return rows.aggregate(
-        n_provisional=Count("pk", filter=Q(provisional=True)),
-        n_qa=Count("pk", filter=Q(qa=True)),
-        n_qa_approved=Count(
-            "pk", filter=Q(qa=True, statement__feedback__status=S.APPROVED), distinct=True
-        ),
-    )
+    """What review triage has done to the queue: provisional statements, the QA sample, and
+    QA statements already coded and approved, as counted when triage last applied its outcome
+    (``triage_counts_store``); none without settings (nothing was ever accepted)."""
+    found = TriageSettings.objects.filter(run_id=run_id).values(*TRIAGE_COUNTS).first()
+    return found or dict.fromkeys(TRIAGE_COUNTS, 0)
 
 
 def triage_statements_list(

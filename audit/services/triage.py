@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from audit.models import AuditLogEntry, ExtractionRun, Feedback, TriageSettings, TriageStatement
@@ -116,7 +117,24 @@ def _accepted_returned(*, run_id: int) -> int:
     ids = list(accepted.values_list("statement_id", flat=True))
     accepted.update(provisional=False)
     queue_changed(statement_ids=ids)
+    triage_counts_store(run_id=run_id)
     return len(ids)
+
+
+def triage_counts_store(*, run_id: int) -> None:
+    """Count what the run's triage has done to the queue (provisional statements, the QA
+    sample, and QA statements coded and approved) onto its settings, which the pages read.
+    Called wherever the marks change, and whenever triage applies its outcome: an approval
+    makes the run's triage recompute and apply, so the approved QA count follows it."""
+    rows = TriageStatement.objects.filter(run_id=run_id)
+    qa = rows.filter(qa=True)
+    approved = Feedback.objects.approved().filter(statement_id=OuterRef("statement_id"))
+    TriageSettings.objects.filter(run_id=run_id).update(
+        n_provisional=rows.filter(provisional=True).count(),
+        n_qa=qa.count(),
+        n_qa_approved=qa.filter(Exists(approved)).count(),
+        counted_at=timezone.now(),
+    )
 
 
 def qa_drawn(*, run_id: int, statement_id: int, rate: float) -> bool:
@@ -162,6 +180,7 @@ def triage_statements_apply(
     TriageStatement.objects.filter(pk__in=left).update(provisional=False)
     after = scored.provisional
     queue_changed(statement_ids=before ^ after, rescored=scored.rescored | set(rows))
+    triage_counts_store(run_id=run_id)
     if after != before:
         _log_acceptance(settings, before, after, threshold)
     return len(after)

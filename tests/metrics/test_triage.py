@@ -3,17 +3,22 @@ monitor suspending triage, provisional ground truth kept apart, the API and the 
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
 from audit.models import AuditLogEntry, Feedback, TriageSettings, TriageStatement
-from audit.selectors import discussion_queue
+from audit.selectors import discussion_queue, triage_counts
 from audit.services.transfer import ground_truth_export
 from audit.services.triage import (
     TriageChoice,
     TriageSettingsError,
     triage_settings_update,
+    triage_suspend,
 )
 from metrics.models import MetricResult
 from metrics.own_data.triage import triage_result_compute
@@ -169,6 +174,63 @@ def test_wrong_qa_results_trip_the_monitor_and_suspend_triage(world, admin_user,
     _turn_on(run, admin_user, qa_rate=0.5)
     triage_result_compute(run_id=run.pk)
     assert _values(run)["monitor"]["n"] == 0
+
+
+def counted_live(run) -> dict[str, int]:
+    """What ``triage_counts`` stores, counted from the triage rows now (the oracle)."""
+    rows = TriageStatement.objects.filter(run=run)
+    qa = rows.filter(qa=True)
+    approved = qa.filter(statement__feedback__status=Feedback.Status.APPROVED).distinct()
+    return {
+        "n_provisional": rows.filter(provisional=True).count(),
+        "n_qa": qa.count(),
+        "n_qa_approved": approved.count(),
+    }
+
+
+def test_the_stored_counts_follow_every_change_of_the_marks(world, admin_user, auditor):
+    """Counted when triage applies its outcome, approves QA statements (through the
+    recompute an approval queues), is suspended and turned off: always what the rows say."""
+    run, _, _ = world
+    assert triage_counts(run_id=run.pk) == {"n_provisional": 0, "n_qa": 0, "n_qa_approved": 0}
+    _turn_on(run, admin_user, qa_rate=0.5)
+    more = [StatementFactory(discussion=DiscussionFactory()) for _ in range(24)]
+    for statement in more:
+        ExtractionFactory(statement=statement, run=run, pdp_deltas=_payload("Wrong", 0.99))
+    triage_result_compute(run_id=run.pk)
+    counts = triage_counts(run_id=run.pk)
+    assert counts == counted_live(run) and counts["n_provisional"] and counts["n_qa"]
+    qa = list(TriageStatement.objects.qa().values_list("statement_id", flat=True))
+    for statement_id in qa[:2]:
+        FeedbackFactory(
+            statement_id=statement_id, auditor=auditor, status=Feedback.Status.APPROVED,
+            edited_extraction=_payload("Right", 1.0), approved_by=admin_user,
+            approved_at=timezone.now(),
+        )  # fmt: skip
+    triage_result_compute(run_id=run.pk)
+    counts = triage_counts(run_id=run.pk)
+    assert counts == counted_live(run) and counts["n_qa_approved"] == 2
+    triage_suspend(run_id=run.pk, reason="test")
+    assert triage_counts(run_id=run.pk) == counted_live(run)
+    assert triage_counts(run_id=run.pk)["n_provisional"] == 0
+    _turn_on(run, admin_user, qa_rate=0.5)
+    triage_result_compute(run_id=run.pk)
+    assert triage_counts(run_id=run.pk) == counted_live(run)
+    _turn_on(run, admin_user, enabled=False)
+    assert triage_counts(run_id=run.pk) == counted_live(run)
+
+
+def test_the_dashboard_reads_the_counts_without_reading_the_triage_rows(
+    world, admin_user, admin_client
+):
+    run, _, _ = world
+    _turn_on(run, admin_user)
+    triage_result_compute(run_id=run.pk)
+    with CaptureQueriesContext(connection) as queries:
+        page = admin_client.get(reverse("metrics:dashboard"))
+    shown = re.search(rb'data-testid="triage-provisional">(\d+)<', page.content)
+    assert shown and int(shown.group(1)) == counted_live(run)["n_provisional"] == 2
+    assert not [q for q in queries.captured_queries if "audit_triagestatement" in q["sql"]]
 
 
 def test_provisional_ground_truth_is_never_human_ground_truth(world, admin_user):

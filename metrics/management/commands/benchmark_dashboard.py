@@ -40,6 +40,7 @@ from audit.models import (
     TriageStatement,
 )
 from audit.services.transfer import IMPORTED_MODELS
+from audit.services.triage import triage_counts_store
 from audit.synthetic import extraction_run, generate_discussion
 from audit.tallies import TALLY_MODELS, tallies_rebuild
 from audit.views.queue import PAGE_SIZE as QUEUE_PAGE_SIZE
@@ -446,6 +447,7 @@ def triage_data_create(data: DashboardData) -> None:
     TriageSettings.objects.update_or_create(
         run=run, defaults={"enabled": True, "lowest_first": True, "enabled_at": timezone.now()}
     )
+    triage_counts_store(run_id=run.pk)  # bulk created, past the service that counts
     tallies_rebuild()
 
 
@@ -548,7 +550,8 @@ def bench_pages(data: DashboardData, extras: dict[str, Any], statements: int) ->
 def triage_pages(data: DashboardData) -> list[Page]:
     """The queue in review triage's weakest-first order (timed after ``triage_data_create``):
     the auditor's, and the admin's (who coded nothing: every scored discussion is in the walk)
-    first, middle and last page."""
+    first, middle and last page; then the admin dashboard, whose triage card says what triage
+    did to the queue."""
     n_pages = -(-(data.discussions + (data.long_discussion is not None)) // QUEUE_PAGE_SIZE)
     return [
         Page("weakest first: my queue", "/audit/queue/", False),
@@ -556,6 +559,8 @@ def triage_pages(data: DashboardData) -> list[Page]:
         Page("weakest first: admin p.1", "/audit/queue/", True),
         Page("weakest first: admin mid", f"/audit/queue/?page={max(n_pages // 2, 1)}", True),
         Page("weakest first: admin last", f"/audit/queue/?page={n_pages}", True),
+        # the dashboard's triage card, with every subject statement scored and some accepted
+        Page("triage on: admin dashboard", "/metrics/", True),
     ]
 
 
