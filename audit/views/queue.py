@@ -39,7 +39,9 @@ from evalsite.params import parse_id
 
 S = Feedback.Status
 ITEM = re.compile(r"(\d{1,12}):(\d{1,9})", re.ASCII)
-PAGE_SIZE = 50
+# Discussions per queue page: a row is 51 px tall at 1,440 px wide, so 25 fill about two
+# screens; a page's cost is counting and rendering its discussions (50: 15 ms more at 5,000 x 50).
+PAGE_SIZE = 25
 REVIEW_GROUPS = 20  # discussion x auditor groups per page of the review queue
 
 
