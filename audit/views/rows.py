@@ -54,6 +54,15 @@ class F1View:
         return self.status in ("stale", "pending")
 
 
+@dataclass(frozen=True)
+class NamedPayloads:
+    """What a statement above the shown ones names things with."""
+
+    ai: dict | None  # the run's extraction (None: not extracted)
+    coded: bool  # the owner coded it
+    coding: dict | None
+
+
 @dataclass
 class StatementRow:
     statement: Statement
@@ -74,6 +83,9 @@ class StatementRow:
     lazy: bool = False  # rendered as a placeholder that loads itself when scrolled into view
     unread: int = 0  # comments in the statement's thread the viewer has not read
     presented: bool = False  # cards built (rows loaded only for names and payloads have none)
+    # A statement above the shown ones is read for its payloads alone (no model instances:
+    # building them was half of reading a long discussion's): the AI's, and the owner's coding.
+    named: NamedPayloads | None = None
 
     @property
     def pk(self) -> int:
@@ -81,7 +93,22 @@ class StatementRow:
 
     @property
     def ai_payload(self) -> dict:
-        return self.extraction.pdp_deltas if self.extraction else empty_pdp()
+        if self.extraction:
+            return self.extraction.pdp_deltas
+        found = self.named.ai if self.named else None
+        return found if found is not None else empty_pdp()
+
+    @property
+    def coded(self) -> bool:
+        """The owner has a coding of the statement."""
+        return self.mine is not None or (self.named is not None and self.named.coded)
+
+    @property
+    def coding_payload(self) -> dict | None:
+        """The owner's coding (None without one)."""
+        if self.mine is not None:
+            return self.mine.edited_extraction
+        return self.named.coding if self.named else None
 
     @property
     def pending_review(self) -> list[Feedback]:
@@ -94,8 +121,10 @@ class DiscussionData:
     read (up to the last one shown) only: never the rest of the discussion."""
 
     statements: list[Statement]
-    extractions: dict[int, Extraction]
-    feedback: list[Feedback]
+    extractions: dict[int, Extraction]  # of the shown statements
+    feedback: list[Feedback]  # of the shown statements
+    named_ai: dict[int, dict]  # the run's payloads of the statements above the shown ones
+    named_coding: dict[int, dict]  # the owner's payloads of those
     approved_ids: set[int]
     blind_ids: set[int]
     sealed_ids: set[int]
@@ -129,18 +158,19 @@ def load_discussion(
     feedback = visible.filter(statement_id__in=shown)
     if owner is not None:
         feedback = feedback.filter(auditor=owner)
-    # Above the shown statements only the owner's coding names things: of it, only what
-    # build_rows and attach_f1 read (a long discussion's full rows cost more than its payloads).
+    # Above the shown statements only the owner's coding names things: its payload, read as
+    # such (a long discussion's full rows cost more than its payloads).
     named_by = visible.filter(statement_id__in=naming, auditor=owner or user)
     approved = Feedback.objects.approved().filter(statement_id__in=shown)
     blind = BlindReview.objects.filter(statement_id__in=ids)
+    shown_extractions = Extraction.objects.filter(statement_id__in=shown, run=run)
+    named_extractions = Extraction.objects.filter(statement_id__in=naming, run=run)
     return DiscussionData(
         statements=loaded,
-        extractions=_extractions(run, shown=shown, naming=naming),
-        feedback=[
-            *named_by.only(*NAMING_FEEDBACK_FIELDS).order_by("statement_id"),
-            *feedback.select_related("auditor").order_by("statement_id", "auditor_id"),
-        ],
+        extractions={e.statement_id: e for e in shown_extractions} if run else {},
+        feedback=list(feedback.select_related("auditor").order_by("statement_id", "auditor_id")),
+        named_ai=dict(named_extractions.values_list("statement_id", "pdp_deltas")) if run else {},
+        named_coding=dict(named_by.values_list("statement_id", "edited_extraction")),
         approved_ids=set(approved.values_list("statement_id", flat=True)),
         blind_ids=set(blind.values_list("statement_id", flat=True)),
         sealed_ids=blind_sealed_statement_ids(user=user, statements=shown),
@@ -154,22 +184,6 @@ def load_discussion(
         run_id=run.pk if run else None,
         shown_from=shown_from,
     )
-
-
-# What a statement above the shown ones is read for: its payloads name things.
-NAMING_FEEDBACK_FIELDS = ("id", "statement_id", "auditor_id", "status", "edited_extraction")
-
-
-def _extractions(run: ExtractionRun | None, *, shown: list[int], naming: list[int]) -> dict:
-    if run is None:
-        return {}
-    light = Extraction.objects.filter(statement_id__in=naming, run=run)
-    full = Extraction.objects.filter(statement_id__in=shown, run=run)
-    return {
-        extraction.statement_id: extraction
-        for rows in (light.only("id", "statement_id", "pdp_deltas"), full)
-        for extraction in rows
-    }
 
 
 def build_rows(
@@ -201,7 +215,7 @@ def build_rows(
         if statement.is_subject:
             subjects += shown
             row.lazy = full_cards is not None and subjects > full_cards and statement.pk != focus
-            labels.feed(row.mine.edited_extraction if row.mine else _visible_ai(row))
+            labels.feed(row.coding_payload if row.coded else _visible_ai(row))
             ai_labels.feed(_visible_ai(row))
             last = statement is data.statements[-1]
             if shown and not row.lazy and (last or not only_last):
@@ -213,14 +227,15 @@ def build_rows(
 
 def _row(statement, data: DiscussionData, feedback: list[Feedback], owner, viewer) -> StatementRow:
     admin = is_admin(viewer)
-    mine = next((f for f in feedback if f.auditor_id == owner.pk), None)
     if statement.order < data.shown_from:  # it only names things: its payloads are all it has
-        return StatementRow(
-            statement=statement,
-            extraction=data.extractions.get(statement.pk),
-            mine=mine,
-            ai_hidden=statement.pk in data.blind_ids and not admin,
+        named = NamedPayloads(
+            ai=data.named_ai.get(statement.pk),
+            coded=statement.pk in data.named_coding,
+            coding=data.named_coding.get(statement.pk),
         )
+        ai_hidden = statement.pk in data.blind_ids and not admin
+        return StatementRow(statement=statement, named=named, ai_hidden=ai_hidden)
+    mine = next((f for f in feedback if f.auditor_id == owner.pk), None)
     sealed = statement.pk in data.sealed_ids
     others = [f for f in feedback if f.auditor_id != owner.pk] if admin and not sealed else []
     row = StatementRow(
@@ -271,19 +286,18 @@ def attach_f1(rows: list[StatementRow], data: DiscussionData, user, *, earlier: 
     approved = {f.statement_id: f for f in data.feedback if f.status == Feedback.Status.APPROVED}
     labels = Labels()
     if earlier:
-        mine = {f.statement_id: f for f in data.feedback if f.auditor_id == user.pk}
         for statement in data.statements:
             if statement.order < earlier and statement.is_subject:
-                own = mine.get(statement.pk)
                 ai = None
                 if statement.pk not in data.blind_ids or is_admin(user):
-                    extraction = data.extractions.get(statement.pk)
-                    ai = extraction.pdp_deltas if extraction else empty_pdp()
-                labels.feed(own.edited_extraction if own else ai)
+                    found = data.named_ai.get(statement.pk)
+                    ai = found if found is not None else empty_pdp()
+                coded = statement.pk in data.named_coding
+                labels.feed(data.named_coding[statement.pk] if coded else ai)
     results = statement_f1_results(run_id=data.run_id, statement_ids=wanted) if data.run_id else {}
     for row in rows:
         if row.statement.is_subject:
-            labels.feed(row.mine.edited_extraction if row.mine else _visible_ai(row))
+            labels.feed(row.coding_payload if row.coded else _visible_ai(row))
         if not row.has_approved or not row.presented:
             continue
         gt = approved.get(row.pk)
@@ -390,6 +404,6 @@ def coded_payloads(rows: list[StatementRow]) -> list[dict]:
     payloads = []
     for row in rows:
         if row.statement.is_subject:
-            mine = row.mine.edited_extraction if row.mine else None
+            mine = row.coding_payload
             payloads.append(mine if mine is not None else (_visible_ai(row) or empty_pdp()))
     return payloads

@@ -625,3 +625,32 @@ def test_the_team_page_reads_its_stored_rows_in_the_order_the_computed_rows_sort
             for stored, row in zip(shown, expected, strict=True):
                 assert stored.agreement_coders == pytest.approx(row.agreement_coders), dsort
                 assert (stored.coded, stored.submitted) == (row.coded, row.submitted), dsort
+
+
+@pytest.mark.parametrize("viewer", ["auditor", "admin"])
+def test_statements_above_read_as_payloads_name_things_as_read_in_full(viewer):
+    """A far statement's rows: the statements above it are read for their payloads only. The
+    family so far and the names they give are the ones the same statements give read in full
+    (as shown rows), for the auditor and for an admin opening the auditor's coding; the
+    seeded blind statement hides its AI from the auditor only."""
+    from audit.views.rows import ai_payloads, build_rows, coded_payloads, load_discussion
+
+    data, extras = seeded(discussions=1, statements=3, long=40)
+    far = extras["rejected"].statement
+    user = data.auditor if viewer == "auditor" else data.admin
+    run = data.runs[-1]
+
+    def rows(shown_from: int):
+        loaded = load_discussion(
+            far.discussion, user, run, upto_order=far.order, owner=data.auditor,
+            shown_from=shown_from,
+        )  # fmt: skip
+        return build_rows(loaded, user, owner=data.auditor, only_last=True)
+
+    named, full = rows(shown_from=far.order), rows(shown_from=0)
+    assert coded_payloads(named) == coded_payloads(full)
+    assert ai_payloads(named) == ai_payloads(full)
+    assert named[-1].mine_view == full[-1].mine_view and named[-1].ai_view == full[-1].ai_view
+    hidden = [row.statement.order for row in named if row.ai_hidden]
+    assert hidden == ([11] if viewer == "auditor" else [])
+    assert sum(1 for row in named if row.coded) == far.order + 1
