@@ -331,41 +331,21 @@ def f1_view(result: StoredResult | None, *, ai: dict | None, gt: dict | None, la
     return view
 
 
-def discussion_rows(
-    discussion: Discussion,
-    user,
-    run: ExtractionRun | None,
-    *,
-    unread: UnreadComments,
-    owner=None,
-    upto_order=None,
-    full_cards: int | None = None,
-) -> list[StatementRow]:
-    """Rows of a discussion; with `upto_order`, up to that statement with only it presented.
-    `unread`: the viewer's unread comments (the page's, read once)."""
-    only_last = upto_order is not None
-    data = load_discussion(
-        discussion, user, run, upto_order=upto_order, owner=owner, shown_from=upto_order or 0
-    )
-    rows = build_rows(data, user, owner=owner, full_cards=full_cards, only_last=only_last)
-    attach_f1(rows, data, user)
-    attach_unread(rows[-1:] if only_last else rows, unread)
-    return rows
-
-
 def statement_rows(
     request: HtmxHttpRequest, statement: Statement, run: ExtractionRun | None, *, owner=None
 ) -> list[StatementRow]:
     """The viewer's rows of the statement's discussion up to it, with only it presented (its
-    card, the family so far, the review's context); `owner` codes it (default: the viewer)."""
-    return discussion_rows(
-        statement.discussion,
-        request.user,
-        run,
-        upto_order=statement.order,
-        owner=owner,
-        unread=unread_comments(request),
-    )
+    card, the family so far, the review's context; the rows above are read for their payloads);
+    `owner` codes it (default: the viewer)."""
+    user = request.user
+    data = load_discussion(
+        statement.discussion, user, run, upto_order=statement.order, owner=owner,
+        shown_from=statement.order,
+    )  # fmt: skip
+    rows = build_rows(data, user, owner=owner, only_last=True)
+    attach_f1(rows, data, user)
+    attach_unread(rows[-1:], unread_comments(request))
+    return rows
 
 
 def attach_unread(rows: list[StatementRow], unread: UnreadComments) -> None:
