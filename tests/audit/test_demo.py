@@ -3,18 +3,35 @@ from collections import Counter
 import pytest
 from django.core.management import call_command
 
-from audit.models import Assignment, Discussion, Extraction, ExtractionRun, Feedback, Statement
+from audit.models import (
+    Assignment,
+    Discussion,
+    Extraction,
+    ExtractionRun,
+    Feedback,
+    Statement,
+    TriageSettings,
+)
 from audit.schemas import pdp_issues
-from audit.services.demo import DEMO_UNTOUCHED, demo_seed
+from audit.services.demo import DEMO_UNTOUCHED, TRIAGE_DISCUSSIONS, demo_seed
 from evalsite.access import is_admin, is_auditor
 
 pytestmark = pytest.mark.django_db
 
 
-def test_demo_data_is_realistic_and_complete():
-    demo_seed()
-    assert Discussion.objects.count() == 12
-    for discussion in Discussion.objects.all():
+def test_seed_demo_makes_realistic_complete_data_and_users_with_roles(django_user_model):
+    """The command: the demo set, the review-triage example beside it, and the demo users."""
+    call_command("seed_demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
+    assert is_admin(django_user_model.objects.get(username="admin"))
+    auditor = django_user_model.objects.get(username="auditor1")
+    assert is_auditor(auditor) and not is_admin(auditor)
+    assert auditor.check_password("auditor-demo-pass")
+    triage = Discussion.objects.filter(external_id__startswith="demo-triage-")
+    assert triage.count() == TRIAGE_DISCUSSIONS
+    assert TriageSettings.objects.get().enabled
+    demo = Discussion.objects.exclude(pk__in=triage.values("pk"))
+    assert demo.count() == 12
+    for discussion in demo:
         assert 20 <= discussion.statements.count() <= 40
     assert ExtractionRun.objects.count() == 2
     assert Feedback.objects.approved().count() > 0
@@ -50,14 +67,6 @@ def test_demo_seed_is_idempotent_and_deterministic(django_user_model):
         )
         == texts
     )
-
-
-def test_demo_users_have_roles(django_user_model):
-    call_command("seed_demo")
-    assert is_admin(django_user_model.objects.get(username="admin"))
-    auditor = django_user_model.objects.get(username="auditor1")
-    assert is_auditor(auditor) and not is_admin(auditor)
-    assert auditor.check_password("auditor-demo-pass")
 
 
 def test_demo_codings_that_were_submitted_pass_the_ground_truth_checks():
