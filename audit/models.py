@@ -665,7 +665,6 @@ class TriageSettings(models.Model):
     n_provisional = models.PositiveIntegerField(default=0)
     n_qa = models.PositiveIntegerField(default=0)
     n_qa_approved = models.PositiveIntegerField(default=0)
-    counted_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"triage of {self.run} ({self.state})"

@@ -6,7 +6,6 @@ from django.db import migrations, models
 def count(apps, schema_editor):
     """Each run's triage counted as ``audit.services.triage.triage_counts_store`` does."""
     from django.db.models import Exists, OuterRef
-    from django.utils import timezone
 
     settings = apps.get_model("audit", "TriageSettings")
     triage = apps.get_model("audit", "TriageStatement")
@@ -19,7 +18,6 @@ def count(apps, schema_editor):
             n_provisional=rows.filter(provisional=True).count(),
             n_qa=qa.count(),
             n_qa_approved=qa.filter(Exists(approved)).count(),
-            counted_at=timezone.now(),
         )
 
 
@@ -29,11 +27,6 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.AddField(
-            model_name="triagesettings",
-            name="counted_at",
-            field=models.DateTimeField(blank=True, null=True),
-        ),
         migrations.AddField(
             model_name="triagesettings",
             name="n_provisional",

@@ -133,7 +133,6 @@ def triage_counts_store(*, run_id: int) -> None:
         n_provisional=rows.filter(provisional=True).count(),
         n_qa=qa.count(),
         n_qa_approved=qa.filter(Exists(approved)).count(),
-        counted_at=timezone.now(),
     )
 
 

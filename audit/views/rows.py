@@ -132,6 +132,14 @@ class DiscussionData:
     run_id: int | None = None
     shown_from: int = 0  # statements before this order only name things
 
+    def named(self, statement_id: int) -> NamedPayloads:
+        """What a statement above the shown ones names things with."""
+        return NamedPayloads(
+            ai=self.named_ai.get(statement_id),
+            coded=statement_id in self.named_coding,
+            coding=self.named_coding.get(statement_id),
+        )
+
 
 def load_discussion(
     discussion: Discussion,
@@ -228,13 +236,10 @@ def build_rows(
 def _row(statement, data: DiscussionData, feedback: list[Feedback], owner, viewer) -> StatementRow:
     admin = is_admin(viewer)
     if statement.order < data.shown_from:  # it only names things: its payloads are all it has
-        named = NamedPayloads(
-            ai=data.named_ai.get(statement.pk),
-            coded=statement.pk in data.named_coding,
-            coding=data.named_coding.get(statement.pk),
-        )
         ai_hidden = statement.pk in data.blind_ids and not admin
-        return StatementRow(statement=statement, named=named, ai_hidden=ai_hidden)
+        return StatementRow(
+            statement=statement, named=data.named(statement.pk), ai_hidden=ai_hidden
+        )
     mine = next((f for f in feedback if f.auditor_id == owner.pk), None)
     sealed = statement.pk in data.sealed_ids
     others = [f for f in feedback if f.auditor_id != owner.pk] if admin and not sealed else []
@@ -288,12 +293,11 @@ def attach_f1(rows: list[StatementRow], data: DiscussionData, user, *, earlier: 
     if earlier:
         for statement in data.statements:
             if statement.order < earlier and statement.is_subject:
-                ai = None
-                if statement.pk not in data.blind_ids or is_admin(user):
-                    found = data.named_ai.get(statement.pk)
-                    ai = found if found is not None else empty_pdp()
-                coded = statement.pk in data.named_coding
-                labels.feed(data.named_coding[statement.pk] if coded else ai)
+                row = StatementRow(statement=statement, named=data.named(statement.pk))
+                hidden = statement.pk in data.blind_ids and not is_admin(user)
+                labels.feed(
+                    row.coding_payload if row.coded else (None if hidden else row.ai_payload)
+                )
     results = statement_f1_results(run_id=data.run_id, statement_ids=wanted) if data.run_id else {}
     for row in rows:
         if row.statement.is_subject:

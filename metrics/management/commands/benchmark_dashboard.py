@@ -451,9 +451,10 @@ def triage_data_create(data: DashboardData) -> None:
     tallies_rebuild()
 
 
-def kept_data_find() -> tuple[DashboardData, dict[str, Any]]:
-    """The data a ``--keep`` run committed, and the objects its page URLs name, found again
-    (``--seeded``): its users, its runs, its discussions (the long one last, when longer)."""
+def kept_data_find() -> tuple[DashboardData, dict[str, Any], int]:
+    """The data a ``--keep`` run committed, the objects its page URLs name, and its statements
+    per discussion, found again (``--seeded``): its users, its runs, its discussions (the long
+    one last, when longer)."""
     User = get_user_model()
     names = ("bench-dashboard-admin", "bench-dashboard-auditor", "bench-dashboard-auditor2")
     users = {u.username: u for u in User.objects.filter(username__in=names)}
@@ -484,7 +485,7 @@ def kept_data_find() -> tuple[DashboardData, dict[str, Any]]:
         "rejected": mine.filter(statement__discussion=long).first() if long else None,
         "submitted": Feedback.objects.filter(auditor=second).order_by("pk").first(),
     }
-    return data, extras
+    return data, extras, sizes[ids[0]]
 
 
 # --- the pages -----------------------------------------------------------------------------
@@ -737,8 +738,7 @@ class Command(BaseCommand):
     def _seeded(self, options: dict) -> dict[str, Timing]:
         """The pages on the data a --keep run left: the plain ones with "weakest AI first" off,
         as that run timed them, then the weakest-first ones with it on again."""
-        data, extras = kept_data_find()
-        per_discussion = Statement.objects.filter(discussion_id=data.discussion_ids[0]).count()
+        data, extras, per_discussion = kept_data_find()
         self.stdout.write(
             f"{connection.vendor}: the kept {data.discussions} discussions x {per_discussion} "
             "statements" + (" + a long one" if data.long_discussion else "") + ", not seeded"
