@@ -18,7 +18,13 @@ from audit.services.transfer import NothingToExport, ground_truth_export
 from audit.views.comments import thread_context
 from audit.views.display import Labels, present
 from audit.views.presence import presence_touch
-from audit.views.rows import choose_run, coded_payloads, discussion_window, statement_rows
+from audit.views.rows import (
+    choose_run,
+    coded_payloads,
+    discussion_window,
+    lazy_batches,
+    statement_rows,
+)
 from evalsite.access import admin_required, auditor_required
 from evalsite.http import HtmxHttpRequest
 from evalsite.params import BadParameter, parse_id
@@ -28,6 +34,9 @@ from evalsite.params import BadParameter, parse_id
 # three screens, so what the reader sees first is in the page and nothing more is rendered.
 FULL_CARDS = 3
 WINDOW = 20  # statements per window: the page renders one, scrolling loads the next
+# Placeholders loaded together: a far card's request is mostly reading the names above it
+# (payloads of every earlier statement), which one request then does once for four cards.
+LAZY_BATCH = 4
 AT_CONTEXT = 2  # statements shown above the one a link points at (?at=)
 ORDER = re.compile(r"[0-9]{1,9}", re.ASCII)
 
@@ -83,6 +92,9 @@ def discussion(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     last, next_from, previous_from = discussion_window_bounds(
         discussion=discussion, start=start, size=WINDOW
     )
+    through = _order_param(request, "through")
+    if request.htmx and through is not None and last is not None:
+        return _batch(request, discussion, run, start, min(through, last))
     before = _order_param(request, "before")
     rows = []
     if last is not None:
@@ -97,8 +109,10 @@ def discussion(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             full_cards=FULL_CARDS,
             focus=focus,
         )
+    page_url = reverse("audit:discussion", args=[discussion.pk])
     context = {
         "discussion": discussion,
+        "items": lazy_batches(rows, size=LAZY_BATCH, url=_with_run(page_url, run)),
         "rows": rows,
         "runs": runs,
         "run": run,
@@ -111,6 +125,19 @@ def discussion(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         return render(request, "audit/discussion.html#window", context)
     template = "audit/discussion.html#statements" if request.htmx else "audit/discussion.html"
     return render(request, template, context)
+
+
+def _batch(request: HtmxHttpRequest, discussion: Discussion, run, first: int, last: int):
+    """The cards of a batch of placeholders (?from=&through=, at most a window), in full."""
+    rows = discussion_window(
+        discussion, request.user, run, first_order=first, last_order=last,
+        unread=unread_comments(request),
+    )  # fmt: skip
+    return render(request, "audit/discussion.html#batch", {"rows": rows, "run": run})
+
+
+def _with_run(url: str, run) -> str:
+    return f"{url}?run={run.pk}" if run else url
 
 
 def card_context(request: HtmxHttpRequest, statement: Statement, *, owner=None) -> dict:

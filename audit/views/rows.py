@@ -116,6 +116,56 @@ class StatementRow:
 
 
 @dataclass
+class LazyBatch:
+    """Consecutive placeholders of a window (and the expert lines between them), loaded by one
+    request when any of them scrolls into view: one read of the names above serves them all."""
+
+    rows: list[StatementRow]
+    url: str  # the discussion page's window of just these statements (htmx)
+    is_batch: bool = True
+
+    @property
+    def first_order(self) -> int:
+        return self.rows[0].statement.order
+
+
+def lazy_batches(
+    rows: list[StatementRow], *, size: int, url: str
+) -> list[StatementRow | LazyBatch]:
+    """The rows, with each run of about `size` placeholders (and the expert lines between
+    them) made one batch; `url`: the discussion page's, with its query (the run) if any."""
+    n_lazy = sum(row.lazy for row in rows)
+    # Each request reads the names above once: a short batch left over joins the others
+    # (17 placeholders: 5, 5, 5, 2, not 4, 4, 4, 4, 1).
+    size = -(-n_lazy // max(1, round(n_lazy / size))) if n_lazy else size
+    items: list[StatementRow | LazyBatch] = []
+    pending: list[StatementRow] = []  # a batch being gathered: it starts with a placeholder
+
+    def close() -> None:
+        ends = max((i for i, row in enumerate(pending) if row.lazy), default=-1) + 1
+        if ends:
+            first, last = pending[0].statement.order, pending[ends - 1].statement.order
+            joiner = "&" if "?" in url else "?"
+            window = f"{url}{joiner}from={first}&through={last}"
+            items.append(LazyBatch(rows=pending[:ends], url=window))
+        items.extend(pending[ends:])  # expert lines after the last placeholder
+        pending.clear()
+
+    for row in rows:
+        if row.lazy:
+            pending.append(row)
+            if sum(r.lazy for r in pending) == size:
+                close()
+        elif pending and not row.statement.is_subject:
+            pending.append(row)
+        else:  # a card in full ends a batch
+            close()
+            items.append(row)
+    close()
+    return items
+
+
+@dataclass
 class DiscussionData:
     """Everything the cards need, loaded with one query per kind of row, for the statements
     read (up to the last one shown) only: never the rest of the discussion."""

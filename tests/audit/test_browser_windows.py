@@ -10,7 +10,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from audit.views.discussion import WINDOW
+from audit.views.discussion import FULL_CARDS, LAZY_BATCH, WINDOW
 from metrics.management.commands.benchmark_dashboard import (
     dashboard_data_create,
     pages_data_create,
@@ -44,8 +44,22 @@ def test_scrolling_and_j_load_the_next_window_and_far_links_land(open_as, live_s
     assert axe_serious(page) == []
     screenshot(page, "window_1440", full_page=False)
 
+    # Scrolled through, the window's placeholders load in batches, each with one request.
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url))
+    batches = page.locator(".lazy-batch").evaluate_all("els => els.map(e => e.dataset.from)")
+    assert len(batches) == round((WINDOW - FULL_CARDS) / LAZY_BATCH)
+    for start in batches:
+        selector = f'.lazy-batch[data-from="{start}"]'  # may have loaded with the one above
+        page.evaluate("s => document.querySelector(s)?.scrollIntoView()", selector)
+        expect(page.locator(selector)).to_have_count(0)
+    expect(cards.nth(WINDOW - 1)).not_to_have_class(re.compile("lazy"))
+    for start in batches:
+        assert sum(f"from={start}&through=" in url for url in asked) == 1, start
+
     # Scrolling the sentinel into view loads the next window below.
-    page.locator("#load-more").scroll_into_view_if_needed()
+    # (scrolling through the batches may have brought it into view already)
+    page.evaluate("() => document.getElementById('load-more')?.scrollIntoView()")
     expect(cards).to_have_count(2 * WINDOW)
 
     # j past the last card of the loaded windows loads the third and moves into it.

@@ -316,11 +316,40 @@ def test_long_discussions_render_later_statements_as_placeholders(auditor_client
     html = html.decode()
     last = extra[-1]
     assert f'<article class="stmt subject lazy" id="stmt-{last.pk}"' in html
-    assert f'hx-get="{reverse("audit:statement", args=[last.pk])}' in html
-    assert 'hx-trigger="revealed"' in html
     assert f'<article class="stmt subject" id="stmt-{scene.first.pk}"' in html  # early: full
     assert html.count('<article class="stmt subject" ') == FULL_CARDS  # the rest placeholders
     assert html.count('class="stmt subject lazy"') >= 1
+
+
+def test_placeholders_load_in_batches_of_consecutive_statements(auditor_client, auditor):
+    """Every placeholder sits in a batch that one request loads (the names above are read once
+    for all of it): batches of LAZY_BATCH placeholders with the expert lines between them, and
+    the batch's request answers its statements' cards in full."""
+    import re
+
+    from audit.views.discussion import FULL_CARDS, LAZY_BATCH
+    from tests.factories import StatementFactory
+
+    scene = make_scene()
+    speakers = [scene.first.speaker, scene.expert.speaker]
+    for i in range(2 * (FULL_CARDS + LAZY_BATCH + 1)):  # subject and expert lines alternate
+        StatementFactory(discussion=scene.discussion, speaker=speakers[i % 2], order=10 + i)
+    url = reverse("audit:discussion", args=[scene.discussion.pk])
+    html = auditor_client.get(url, {"run": scene.run.pk}).content.decode()
+    batches = re.findall(
+        r'<div class="lazy-batch" data-from="\d+" hx-get="([^"]+)" hx-trigger="intersect once"',
+        html,
+    )
+    sizes = [
+        len(re.findall(r'class="stmt subject lazy"', part)) for part in html.split("lazy-batch")[1:]
+    ]
+    n_subjects = 2 + FULL_CARDS + LAZY_BATCH + 1
+    assert sizes == [LAZY_BATCH, n_subjects - FULL_CARDS - LAZY_BATCH]
+    first = batches[0].replace("&amp;", "&")
+    assert first.startswith(f"{url}?run={scene.run.pk}&from=")
+    answer = hx_get(auditor_client, first).content.decode()
+    assert answer.count('<article class="stmt subject" ') == LAZY_BATCH  # in full
+    assert 'class="stmt expert"' in answer and "lazy" not in answer
 
 
 def test_the_statement_a_link_points_at_is_rendered_in_full(auditor_client):

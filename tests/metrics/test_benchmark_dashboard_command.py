@@ -124,3 +124,22 @@ def test_seeded_without_kept_data_says_what_to_run():
 
     with pytest.raises(CommandError, match="run benchmark_dashboard --keep first"):
         call_command("benchmark_dashboard", seeded=True, stdout=io.StringIO())
+
+
+@pytest.mark.django_db
+def test_the_long_discussion_is_scrolled_through_window_by_window():
+    """The scroll figure follows what the page loads as it is read to its foot: each window
+    (three for 45 statements) and the batches of placeholders in them."""
+    from audit.views.discussion import WINDOW
+
+    out = io.StringIO()
+    call_command(
+        "benchmark_dashboard", discussions=2, statements=2, long=45, renders=1,
+        pages=["scrolled through"], stdout=out,
+    )  # fmt: skip
+    found = re.search(
+        r"^audit page \(45\) scrolled through: (\d+) requests, (\d+) ms", out.getvalue(), re.M
+    )
+    assert found, out.getvalue()
+    windows = -(-45 // WINDOW)
+    assert windows < int(found.group(1)) < 45

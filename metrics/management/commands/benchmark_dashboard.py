@@ -10,12 +10,15 @@ back, so the database is left as it was.
 
 from __future__ import annotations
 
+import html
 import random
+import re
 import statistics
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urljoin
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -591,6 +594,33 @@ def time_page(
     return times, n_queries
 
 
+# What a page loads as it is scrolled: its next window, and its placeholders (in batches, or
+# one per card before batching).
+SCROLL_LOADS = re.compile(
+    r'<(?:div|article|p)\b[^>]*\b(?:class="lazy-batch|class="stmt subject lazy|id="load-more)"'
+    r'[^>]*?\bhx-get="([^"]+)"'
+)
+
+
+def scroll_through(client: Client, url: str) -> tuple[int, float]:
+    """(requests, milliseconds in all) to load a discussion page and, as a reader scrolling to
+    its foot would, every window and every card below."""
+    pending: list[tuple[str, dict[str, str]]] = [(url, {})]
+    requests, elapsed = 0, 0.0
+    while pending:
+        next_url, headers = pending.pop(0)
+        started = time.perf_counter()
+        response = client.get(next_url, headers=headers)
+        elapsed += time.perf_counter() - started
+        requests += 1
+        _check(response, next_url)
+        for match in SCROLL_LOADS.finditer(response.content.decode()):
+            target = "load-more" if 'id="load-more"' in match.group(0) else ""
+            loads = {"HX-Request": "true", "HX-Target": target}
+            pending.append((urljoin(next_url, html.unescape(match.group(1))), loads))
+    return requests, elapsed * 1000
+
+
 def _check(response: Any, url: str) -> None:
     if response.status_code != 200:
         raise CommandError(f"{url} answered {response.status_code}")
@@ -790,12 +820,28 @@ class Command(BaseCommand):
                     triage_on()
             for page in triaged:
                 self._time(page, clients, options, timings)
+        if data.long_discussion is not None and _chosen(
+            "scrolled through", options.get("pages"), options.get("skip")
+        ):
+            self._scroll_report(clients[False], data.long_discussion)
         slow = [name for name, t in timings.items() if t.median >= GOAL_MS]
         self.stdout.write(
             f"{len(timings) - len(slow)} of {len(timings)} pages under {GOAL_MS:.0f} ms"
             + (f"; SLOWER: {', '.join(slow)}" if slow else "")
         )
         return timings
+
+    def _scroll_report(self, client: Client, discussion: Discussion) -> None:
+        """The long discussion read to its foot, every card loaded (a load, not a page: not
+        counted among the pages under the goal)."""
+        url = f"/audit/discussions/{discussion.pk}/"
+        runs = [scroll_through(client, url) for _ in range(3)]
+        requests, elapsed = runs[0][0], statistics.median(ms for _, ms in runs)
+        n_statements = discussion.statements.count()
+        self.stdout.write(
+            f"audit page ({n_statements}) scrolled through: {requests} requests, "
+            f"{elapsed:.0f} ms in all (median of 3)"
+        )
 
     def _triage_write(self, data: DashboardData) -> None:
         started = time.perf_counter()
