@@ -5,6 +5,11 @@ BIN := $(VENV)/bin
 export DEBUG ?= 1
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# pytest processes (each with its own test database); a test file stays in one process.
+TEST_PROCESSES ?= 2
+# schemathesis gives each API operation's test the same id, which pytest-xdist would take for
+# one test: they run after the others, in one process.
+SCHEMA_TEST := tests/test_schemathesis.py
 
 .PHONY: run test venv dev-deps migrate demo worker lint format bench clean
 
@@ -56,7 +61,9 @@ tests/node_modules/.installed: tests/package.json tests/package-lock.json
 test: dev-deps tests/node_modules/.installed
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 	SECRET_KEY=$${SECRET_KEY:-insecure-test-only-key} $(BIN)/mypy
-	SECRET_KEY=$${SECRET_KEY:-insecure-test-only-key} $(BIN)/python -m pytest $(PYTEST_ARGS)
+	SECRET_KEY=$${SECRET_KEY:-insecure-test-only-key} $(BIN)/python -m pytest \
+		-n $(TEST_PROCESSES) --dist loadfile --ignore=$(SCHEMA_TEST) $(PYTEST_ARGS)
+	SECRET_KEY=$${SECRET_KEY:-insecure-test-only-key} $(BIN)/python -m pytest $(SCHEMA_TEST)
 
 lint: dev-deps
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -31,6 +34,9 @@ def pytest_configure(config):
     # tasks in-process, and the tests of the waiting turn it on (tests/test_priority.py).
     settings.BACKGROUND_YIELD_SECONDS = 0
     _isolate_shared_cache(settings)
+    # Test processes run side by side (make test): each writes uploads and exports to a
+    # directory of its own, since their databases hand out the same job ids.
+    settings.MEDIA_ROOT = Path(tempfile.mkdtemp(prefix="evalsite-test-media-"))
 
 
 TEST_CACHE_PREFIX = f"evalsite-test-{os.getpid()}-{int(time.time())}"
@@ -44,9 +50,22 @@ def _isolate_shared_cache(settings) -> None:
         settings.CACHES = {"default": {**default, "KEY_PREFIX": TEST_CACHE_PREFIX}}
 
 
+def pytest_collection_modifyitems(session, config, items) -> None:
+    """pytest-xdist (make test) knows a test by its id, so of tests that share one it would run
+    one: refuse them there (schemathesis's, one per API operation, run in a process of their
+    own: the Makefile's SCHEMA_TEST)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    shared = sorted(nodeid for nodeid, n in Counter(i.nodeid for i in items).items() if n > 1)
+    if shared:
+        raise pytest.UsageError(f"tests share an id, so only one of each would run: {shared}")
+
+
 def pytest_unconfigure(config):
     from django.conf import settings
 
+    if str(settings.MEDIA_ROOT).startswith(tempfile.gettempdir()):
+        shutil.rmtree(settings.MEDIA_ROOT, ignore_errors=True)
     if settings.CACHES["default"].get("KEY_PREFIX") != TEST_CACHE_PREFIX:
         return
     from django.core.cache import cache
@@ -54,6 +73,17 @@ def pytest_unconfigure(config):
     client = cache._cache.get_client(write=True)
     for key in client.scan_iter(f"{TEST_CACHE_PREFIX}:*"):
         client.delete(key)
+
+
+@pytest.fixture(autouse=True)
+def _eager_results_readable():
+    """A Celery worker started in this process (celery.contrib.testing) marks joining a result
+    as blocking, and it stays so after the worker stops: the eager results that later tests
+    here read with .get() would be refused. Which tests share a process varies (make test)."""
+    yield
+    from celery._state import _set_task_join_will_block
+
+    _set_task_join_will_block(False)
 
 
 def require_service(name: str, available: bool, why: str) -> None:
