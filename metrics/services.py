@@ -140,7 +140,7 @@ def _run_values(totals: Any) -> dict[str, Any]:
 def _swap_contribution(
     run_row: MetricResult, part: str, old: dict | None, new: dict | None
 ) -> None:
-    # Equal contributions are skipped so float sums do not drift on no-op recomputes.
+    # Equal contributions change nothing (the sums are exact integers): skip the copying.
     if old == new:
         return
     totals: Any = run_row.contribution  # known here: _run_row_locked rebuilt it if missing

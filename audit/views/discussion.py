@@ -8,6 +8,7 @@ import re
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
 from audit.context_processors import unread_comments
@@ -45,12 +46,19 @@ def _statement(pk: int) -> Statement:
     return get_object_or_404(Statement.objects.select_related("discussion", "speaker"), pk=pk)
 
 
+def discussion_url(discussion_id: int, run=None, **query: int) -> str:
+    """The discussion page's address: with the run shown (?run=), if one was chosen, then
+    `query`."""
+    if run is not None:
+        query = {"run": run.pk, **query}
+    url = reverse("audit:discussion", args=[discussion_id])
+    return f"{url}?{urlencode(query)}" if query else url
+
+
 def statement_url(statement: Statement, run=None) -> str:
     """The statement's place on its discussion page (the working screen): the window that
     holds it (?at=), scrolled to it (#stmt-)."""
-    url = reverse("audit:discussion", args=[statement.discussion_id])
-    query = f"?{f'run={run.pk}&' if run else ''}at={statement.pk}"
-    return f"{url}{query}#stmt-{statement.pk}"
+    return f"{discussion_url(statement.discussion_id, run, at=statement.pk)}#stmt-{statement.pk}"
 
 
 def _order_param(request: HtmxHttpRequest, name: str) -> int | None:
@@ -109,10 +117,9 @@ def discussion(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             full_cards=FULL_CARDS,
             focus=focus,
         )
-    page_url = reverse("audit:discussion", args=[discussion.pk])
     context = {
         "discussion": discussion,
-        "items": lazy_batches(rows, size=LAZY_BATCH, url=_with_run(page_url, run)),
+        "items": lazy_batches(rows, size=LAZY_BATCH, url=discussion_url(discussion.pk, run)),
         "rows": rows,
         "runs": runs,
         "run": run,
@@ -136,10 +143,6 @@ def _batch(request: HtmxHttpRequest, discussion: Discussion, run, first: int, la
     return render(request, "audit/discussion.html#batch", {"rows": rows, "run": run})
 
 
-def _with_run(url: str, run) -> str:
-    return f"{url}?run={run.pk}" if run else url
-
-
 def card_context(request: HtmxHttpRequest, statement: Statement, *, owner=None) -> dict:
     """Context of one statement card (the `card` partial); `owner` codes it (default: me)."""
     runs = discussion_runs(discussion=statement.discussion)
@@ -151,6 +154,7 @@ def card_context(request: HtmxHttpRequest, statement: Statement, *, owner=None) 
         "run": run,
         "runs": runs,
         "discussion": statement.discussion,
+        "place_url": statement_url(statement, run),
     }
 
 

@@ -23,7 +23,7 @@ from audit.services.feedback import (
 from audit.stream import review_stream_next
 from audit.views.access import error_fragment, safe_next
 from audit.views.comments import thread_context
-from audit.views.discussion import card_context
+from audit.views.discussion import card_context, statement_url
 from audit.views.display import Labels, present
 from audit.views.rows import (
     ai_payloads,
@@ -87,6 +87,7 @@ def review_context(request: HtmxHttpRequest, statement: Statement) -> dict:
         "row": rows[-1],
         "run": run,
         "runs": runs,
+        "place_url": statement_url(statement, run),
         "ai_view": present(ai, _ai_labels(rows)),
         "columns": columns,
         "quick_approve": submitted[0]["feedback"] if len(submitted) == 1 else None,

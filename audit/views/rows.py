@@ -140,8 +140,10 @@ def lazy_batches(
     size = -(-n_lazy // max(1, round(n_lazy / size))) if n_lazy else size
     items: list[StatementRow | LazyBatch] = []
     pending: list[StatementRow] = []  # a batch being gathered: it starts with a placeholder
+    n_pending = 0  # placeholders in it
 
     def close() -> None:
+        nonlocal n_pending
         ends = max((i for i, row in enumerate(pending) if row.lazy), default=-1) + 1
         if ends:
             first, last = pending[0].statement.order, pending[ends - 1].statement.order
@@ -150,11 +152,13 @@ def lazy_batches(
             items.append(LazyBatch(rows=pending[:ends], url=window))
         items.extend(pending[ends:])  # expert lines after the last placeholder
         pending.clear()
+        n_pending = 0
 
     for row in rows:
         if row.lazy:
             pending.append(row)
-            if sum(r.lazy for r in pending) == size:
+            n_pending += 1
+            if n_pending == size:
                 close()
         elif pending and not row.statement.is_subject:
             pending.append(row)

@@ -185,3 +185,17 @@ def test_single_submission_can_be_approved_with_the_a_key(admin_client, scene, a
     ).content.decode()
     assert 'data-key="approve"' in html
     assert "Last one waiting." in html or "Next in queue" in html
+
+
+def test_the_review_and_statement_pages_link_to_the_statements_place_in_the_run_shown(
+    admin_client, scene, auditor
+):
+    """Both links back to the discussion (crumb and button) keep the run the page shows and
+    open the window that holds the statement, scrolled to it."""
+    submitted(scene.first, auditor)
+    pk, discussion = scene.first.pk, scene.discussion.pk
+    place = f'href="/audit/discussions/{discussion}/?run={scene.run.pk}&amp;at={pk}#stmt-{pk}"'
+    review = admin_client.get(reverse("audit:statement_review", args=[pk]), {"run": scene.run.pk})
+    assert review.content.decode().count(place) == 2
+    page = admin_client.get(reverse("audit:statement", args=[pk]))
+    assert place in page.content.decode()  # the latest run, named

@@ -5,6 +5,12 @@ counts, per-variable SARF macro-F1 sum and count, discussion ids), so a stored
 system total can be updated by adding or subtracting one statement, and the
 system figures are a pure function of it.
 
+Every sum is an integer, so totals are exact and free of order: the F1 sums are
+fixed-point, in units of 1/FIXED_ONE. Float sums would depend on the order the
+statements were added in (a recompute's batches end in any order) and drift
+with each add-and-remove of an edited statement; integer sums give the same
+totals however they were reached.
+
 SARF macro-F1 is reported two ways: pooled (one macro-F1 over every matched
 event pair of every statement: the primary figure) and the mean of the
 per-statement values (the reference implementation's reading), over statements
@@ -29,23 +35,37 @@ from .results import (
 from .sarf import SARF_VARIABLES, confusion_from_pairs, macro_f1_from_confusion
 from .scores import f1_from_counts
 
+# An F1 of 1 in the fixed-point sums. Any float of at least 2**-10 times a power of two
+# this large is an integer, so every F1 of 2**-10 or more (any with fewer than 2,047 false
+# items per true one) is held exactly, smaller ones to within 2**-63; and a statement's
+# contribution stays within 64-bit integers, which SQLite's JSON functions read as integers.
+FIXED_ONE = 2**62
+
 SCALAR_TOTALS: tuple[str, ...] = (
     "count",  # statements (or discussions, for cumulative results)
     "trivial",
     "exact",
     "exact_nontrivial",
-    "sum_f1",
-    "sum_f1_nontrivial",
+    "f1_total",  # sum of the items' F1, fixed-point
+    "f1_total_nontrivial",
     *COUNT_FIELDS,
 )
 
 
 def empty_totals() -> dict[str, Any]:
     totals: dict[str, Any] = {name: 0 for name in SCALAR_TOTALS}
-    totals.update(
-        sum_f1=0.0, sum_f1_nontrivial=0.0, sarf={}, sarf_f1_sum={}, sarf_f1_count={}, discussions={}
-    )
+    totals.update(sarf={}, sarf_f1_total={}, sarf_f1_count={}, discussions={})
     return totals
+
+
+def fixed(value: float) -> int:
+    """An F1 as a fixed-point integer (units of 1/FIXED_ONE): exact times a power of two."""
+    return round(value * FIXED_ONE)
+
+
+def _mean(total: int, count: int) -> float:
+    """A fixed-point sum over a count, as a float: one correctly rounded division of integers."""
+    return total / (count * FIXED_ONE)
 
 
 def statement_contribution(metrics: ComparisonMetrics) -> dict[str, Any]:
@@ -56,15 +76,15 @@ def statement_contribution(metrics: ComparisonMetrics) -> dict[str, Any]:
         "trivial": int(metrics.trivial),
         "exact": int(metrics.exact_match),
         "exact_nontrivial": int(metrics.exact_match and nontrivial),
-        "sum_f1": metrics.aggregate_micro_f1,
-        "sum_f1_nontrivial": metrics.aggregate_micro_f1 if nontrivial else 0.0,
+        "f1_total": fixed(metrics.aggregate_micro_f1),
+        "f1_total_nontrivial": fixed(metrics.aggregate_micro_f1) if nontrivial else 0,
         **{name: getattr(metrics, name) for name in COUNT_FIELDS},
     }
     sarf = {var: confusion_from_pairs(metrics.sarf_pairs.get(var, [])) for var in SARF_VARIABLES}
     contribution["sarf"] = {var: table for var, table in sarf.items() if table}
     scored = {var: getattr(metrics, f"{var}_macro_f1") for var in SARF_VARIABLES}
     scored = {var: value for var, value in scored.items() if value is not None}
-    contribution["sarf_f1_sum"] = scored
+    contribution["sarf_f1_total"] = {var: fixed(value) for var, value in scored.items() if value}
     contribution["sarf_f1_count"] = {var: 1 for var in scored}
     discussion_id = getattr(metrics, "discussion_id", None)
     contribution["discussions"] = {} if discussion_id is None else {str(discussion_id): 1}
@@ -133,8 +153,9 @@ def _add_directly(totals: dict[str, Any], metrics: ComparisonMetrics) -> None:
     totals["trivial"] += int(metrics.trivial)
     totals["exact"] += int(metrics.exact_match)
     totals["exact_nontrivial"] += int(metrics.exact_match and nontrivial)
-    totals["sum_f1"] += metrics.aggregate_micro_f1
-    totals["sum_f1_nontrivial"] += metrics.aggregate_micro_f1 if nontrivial else 0.0
+    f1 = fixed(metrics.aggregate_micro_f1)
+    totals["f1_total"] += f1
+    totals["f1_total_nontrivial"] += f1 if nontrivial else 0
     for name, count in zip(COUNT_FIELDS, _counts_of(metrics), strict=True):
         totals[name] += count
     sarf = totals["sarf"]
@@ -154,11 +175,12 @@ def _add_directly(totals: dict[str, Any], metrics: ComparisonMetrics) -> None:
 
 def _add_sarf_f1(totals: dict[str, Any], metrics: ComparisonMetrics) -> None:
     """The per-statement SARF macro-F1 values into their sum and count (None is not counted)."""
-    sums, counts = totals["sarf_f1_sum"], totals["sarf_f1_count"]
+    sums, counts = totals["sarf_f1_total"], totals["sarf_f1_count"]
     for variable in SARF_VARIABLES:
         value = getattr(metrics, f"{variable}_macro_f1")
         if value is not None:
-            sums[variable] = sums.get(variable, 0) + value
+            if value:  # zeros are not kept, as add_contributions prunes them
+                sums[variable] = sums.get(variable, 0) + fixed(value)
             counts[variable] = counts.get(variable, 0) + 1
 
 
@@ -175,15 +197,14 @@ def _summary_fields(totals: Mapping[str, Any], prefix: str) -> dict[str, Any]:
 
 
 def _mean_sarf_fields(totals: Mapping[str, Any], prefix: str) -> dict[str, float | None]:
-    """Mean of the per-item SARF macro-F1 values, per variable; None where no item has one.
-
-    Totals stored before these sums existed simply have none: every mean reads None.
-    """
-    sums, counts = totals.get("sarf_f1_sum") or {}, totals.get("sarf_f1_count") or {}
+    """Mean of the per-item SARF macro-F1 values, per variable; None where no item has one."""
+    sums, counts = totals.get("sarf_f1_total") or {}, totals.get("sarf_f1_count") or {}
     fields: dict[str, float | None] = {}
     for variable in SARF_VARIABLES:
         count = counts.get(variable, 0)
-        fields[f"{prefix}_{variable}_macro_f1"] = sums.get(variable, 0) / count if count else None
+        fields[f"{prefix}_{variable}_macro_f1"] = (
+            _mean(sums.get(variable, 0), count) if count else None
+        )
     return fields
 
 
@@ -213,8 +234,10 @@ def _pooled_fields(totals: Mapping[str, Any]) -> dict[str, Any]:
 
 def _means(totals: Mapping[str, Any]) -> tuple[float | None, float | None]:
     count, nontrivial = totals.get("count", 0), totals.get("count", 0) - totals.get("trivial", 0)
-    mean = totals.get("sum_f1", 0.0) / count if count > 0 else None
-    mean_nontrivial = totals.get("sum_f1_nontrivial", 0.0) / nontrivial if nontrivial > 0 else None
+    mean = _mean(totals.get("f1_total", 0), count) if count > 0 else None
+    mean_nontrivial = (
+        _mean(totals.get("f1_total_nontrivial", 0), nontrivial) if nontrivial > 0 else None
+    )
     return mean, mean_nontrivial
 
 

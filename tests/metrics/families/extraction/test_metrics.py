@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from fractions import Fraction
 from types import MappingProxyType
 
 import pytest
@@ -20,6 +21,7 @@ from metrics.families.extraction import (
     calculate_system_f1,
     empty_totals,
     f1_from_counts,
+    fixed,
     macro_f1_from_pairs,
     normalize_for_exact_match,
     precision_recall_f1,
@@ -445,7 +447,7 @@ def test_totals_of_stored_contributions_equal_adding_them_one_by_one_exactly():
     statements = [*_three_statements(), *_three_statements()]
     stored = [json.loads(json.dumps(statement_contribution(m))) for m in statements]
     for index, contribution in enumerate(stored):
-        contribution["sum_f1"] = rng.random() / 3  # sums whose order shows in the last bit
+        contribution["f1_total"] = fixed(rng.random() / 3)  # float sums' order would show
         contribution["discussions"] = {str(index % 4): 1}
     one_by_one = empty_totals()
     for contribution in stored:
@@ -469,14 +471,58 @@ def test_removing_a_contribution_leaves_the_totals_without_it():
     totals = sum_contributions([s1, s2, s3])
     without_s1 = add_contributions(totals, statement_contribution(s1), sign=-1)
     fresh = sum_contributions([s2, s3])
-    assert {k: v for k, v in without_s1.items() if not k.startswith("sum_f1")} == {
-        k: v for k, v in fresh.items() if not k.startswith("sum_f1")
-    }
-    assert without_s1["sum_f1"] == pytest.approx(fresh["sum_f1"])
+    assert without_s1 == fresh  # every sum, the F1 sums too, exactly
     assert without_s1["sarf"] == {} and without_s1["discussions"] == {"10": 1, "11": 1}
     assert system_f1_from_totals(without_s1).total_discussions == 2
     without_s3 = add_contributions(fresh, statement_contribution(s3), sign=-1)
     assert system_f1_from_totals(without_s3).total_discussions == 1
+
+
+# F1 values as statements have them, 2tp / (2tp + fp + fn): any with fewer than 2,047 wrong
+# items per right one is 2**-10 or more (or 0), which the fixed-point sums hold exactly.
+F1_VALUES = st.builds(
+    lambda tp, wrong: f1_from_counts(tp, wrong // 2, wrong - wrong // 2),
+    st.integers(0, 3000),
+    st.integers(0, 2046),
+)
+
+
+def _contribution_of(f1: float, index: int) -> dict:
+    contribution = empty_totals()
+    contribution.update(count=1, f1_total=fixed(f1), f1_total_nontrivial=fixed(f1))
+    contribution["sarf_f1_total"] = {"symptom": fixed(f1)} if f1 else {}
+    contribution["sarf_f1_count"] = {"symptom": 1}
+    contribution["discussions"] = {str(index % 3): 1}
+    return contribution
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(F1_VALUES, min_size=1, max_size=40), seed=st.integers(0, 2**32))
+def test_totals_are_exact_whatever_the_order_of_adding_and_removing(values, seed):
+    """The F1 sums are integers: any order of adding, and any statement added and removed
+    again, give the same totals to the bit, and the mean they report is the exact mean of
+    the F1 values, rounded once."""
+    rng = random.Random(seed)
+    contributions = [_contribution_of(f1, i) for i, f1 in enumerate(values)]
+    in_order = total_contributions(contributions)
+    shuffled = rng.sample(contributions, len(contributions))
+    churned = empty_totals()
+    for contribution in shuffled:
+        churned = add_contributions(churned, contribution)
+        passing = _contribution_of(rng.random(), 99)  # a statement edited away again
+        churned = add_contributions(add_contributions(churned, passing), passing, sign=-1)
+    assert json.dumps(churned, sort_keys=True) == json.dumps(in_order, sort_keys=True)
+    exact_mean = float(sum(map(Fraction, values)) / len(values))
+    system = system_f1_from_totals(in_order)
+    assert system.mean_statement_f1 == exact_mean
+    assert system.mean_statement_symptom_macro_f1 == exact_mean
+
+
+def test_a_small_f1_is_held_to_within_two_to_the_minus_63():
+    tiny = 1e-30  # far below any F1 of a real statement
+    assert abs(Fraction(fixed(tiny), 2**62) - Fraction(tiny)) <= Fraction(1, 2**63)
+    assert fixed(1.0) < 2**63  # a statement's contribution stays a 64-bit integer
+    assert fixed(2 / 3) == Fraction(2 / 3) * 2**62  # an F1 of 2**-10 or more: exactly
 
 
 def test_system_metrics_round_trip_through_json():
