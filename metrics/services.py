@@ -45,7 +45,6 @@ from metrics.families.extraction import (
     statement_contribution,
     system_cumulative_f1_from_totals,
     system_f1_from_totals,
-    total_contributions,
 )
 from metrics.match_settings import match_settings
 from metrics.models import MetricResult
@@ -59,6 +58,7 @@ from metrics.results import (
     run_key,
     system_key,
 )
+from metrics.totals import PART, run_totals_sum
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,6 @@ CODE_VERSION = FAMILIES[EXTRACTION].code_version  # bump it in the registry
 Scope = MetricResult.Scope
 Status = MetricResult.Status
 CHILD_SCOPES = (Scope.STATEMENT, Scope.DISCUSSION)
-PART: dict[str, str] = {Scope.STATEMENT: "statements", Scope.DISCUSSION: "discussions"}
 Progress = Callable[[int, int], None]
 
 
@@ -114,15 +113,7 @@ def _run_row_locked(run_id: int | None) -> MetricResult:
 
 def _run_totals_rebuild(run_id: int | None) -> dict[str, Any]:
     """Sum the committed child contributions; only needed for a new or invalidated run row."""
-    children = (
-        extraction_results()
-        .filter(run_id=run_id, scope__in=CHILD_SCOPES, contribution__isnull=False)
-        .values_list("scope", "contribution")
-    )
-    contributions: dict[str, list[Any]] = {"statements": [], "discussions": []}
-    for scope, contribution in children.iterator():
-        contributions[PART[scope]].append(contribution)
-    return {part: total_contributions(found) for part, found in contributions.items()}
+    return run_totals_sum(family=EXTRACTION, run_id=run_id)
 
 
 # --- run and system summaries ----------------------------------------------------------------

@@ -4,6 +4,8 @@ Pure Python (numpy, scipy, scikit-learn definitions, rapidfuzz, dateutil); no Dj
 """
 
 from .aggregate import (
+    FIXED_ONE,
+    SCALAR_TOTALS,
     add_contributions,
     calculate_system_cumulative_f1,
     calculate_system_f1,
@@ -62,7 +64,9 @@ def clear_caches() -> None:
 
 __all__ = [
     "DEFAULT_SETTINGS",
+    "FIXED_ONE",
     "SARF_VARIABLES",
+    "SCALAR_TOTALS",
     "ComparisonMetrics",
     "CumulativeF1Metrics",
     "DiscussionInput",
