@@ -36,15 +36,17 @@ def forwards(apps, schema_editor) -> None:
     rows = MetricResult.objects.filter(
         family="extraction", scope__in=CHILD_SCOPES, contribution__isnull=False
     )
-    batch = []
-    for row in rows.only("pk", "contribution").iterator(chunk_size=BATCH):
-        if "sum_f1" in row.contribution or "sarf_f1_sum" in row.contribution:
-            row.contribution = to_fixed(row.contribution)
-            batch.append(row)
-        if len(batch) == BATCH:
-            MetricResult.objects.bulk_update(batch, ["contribution"])
-            batch.clear()
-    MetricResult.objects.bulk_update(batch, ["contribution"])
+    # Listed first, then read and written a batch at a time: SQLite would see the rows it
+    # writes in a query still being read.
+    pks = list(rows.order_by("pk").values_list("pk", flat=True))
+    for start in range(0, len(pks), BATCH):
+        batch = MetricResult.objects.filter(pk__in=pks[start : start + BATCH]).only("contribution")
+        converted = []
+        for row in batch:
+            if "sum_f1" in row.contribution or "sarf_f1_sum" in row.contribution:
+                row.contribution = to_fixed(row.contribution)
+                converted.append(row)
+        MetricResult.objects.bulk_update(converted, ["contribution"])
     MetricResult.objects.filter(family="extraction", scope="run").update(contribution=None)
 
 
