@@ -35,9 +35,9 @@ from .results import (
 from .sarf import SARF_VARIABLES, confusion_from_pairs, macro_f1_from_confusion
 from .scores import f1_from_counts
 
-# An F1 of 1 in the fixed-point sums. Any float of at least 2**-10 times a power of two
-# this large is an integer, so every F1 of 2**-10 or more (any with fewer than 2,047 false
-# items per true one) is held exactly, smaller ones to within 2**-63; and a statement's
+# An F1 of 1 in the fixed-point sums. A float of 2**-10 or more has no bit below 2**-62, so
+# times FIXED_ONE it is an integer: every F1 of 2**-10 or more (any with fewer than 2,047
+# wrong items per right one) is held exactly, a smaller one to within 2**-63. A statement's
 # contribution stays within 64-bit integers, which SQLite's JSON functions read as integers.
 FIXED_ONE = 2**62
 
