@@ -8,9 +8,16 @@ settles the runs' totals and the system result. Progress, the lease (heartbeat) 
 cancellation live on the job row:
 
 - a worker lost mid-job stops writing the heartbeat; the sweep then resumes the job as a new
-  attempt, which only finds the results still stale (the older attempt's tasks stop);
-- a cancelled job stops before its next batch; what it did not reach stays stale for the
-  sweep.
+  attempt, which only finds what is left (the older attempt's tasks stop);
+- a cancelled job stops before its next batch; the discussions and runs it did not reach stay
+  stale for the sweep.
+
+A full recompute marks the discussion, run and system rows stale (their figures follow every
+statement) but not the statement rows: each of those is computed from its own inputs with the
+code and settings in force, so its stored figures stand until its batch replaces them. What
+the job has done is what was computed since it began (``since``): a batch skips a row computed
+after that (by an approval's task, or by an earlier delivery of the same chunk), and a resumed
+job lists only the rows computed before it.
 
 The per-result computation is ``metrics.services`` (one row at a time, for the tasks an
 approval queues); this module is the batch path, with the same figures, hashes and rows.
@@ -24,7 +31,7 @@ import traceback
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from queue import Empty, SimpleQueue
 from typing import Any
 
@@ -169,10 +176,13 @@ def _items(statements: set, discussions: set, run_ids: Iterable[int]) -> list[It
     ]
 
 
-def _stale_items(run_id: int | None, older_than: timedelta | None = None) -> list[Item]:
-    """Stale rows (and runs whose totals are unknown), oldest first."""
+def _stale_items(
+    run_id: int | None, older_than: timedelta | None = None, *, since: datetime | None = None
+) -> list[Item]:
+    """Stale rows (and runs whose totals are unknown), oldest first; with ``since`` (a full
+    recompute resumed), also the statement rows not computed since then."""
     rows = extraction_results().filter(
-        Q(status=Status.STALE) | Q(scope=Scope.RUN, contribution__isnull=True)
+        Q(status=Status.STALE) | Q(scope=Scope.RUN, contribution__isnull=True) | _undone(since)
     )
     if run_id is not None:
         rows = rows.filter(run_id=run_id)
@@ -185,6 +195,14 @@ def _stale_items(run_id: int | None, older_than: timedelta | None = None) -> lis
     discussions = {(d, r) for scope, _, d, r in found if scope == Scope.DISCUSSION}
     run_ids = sorted({r for *_, r in found if r is not None})
     return _items(statements, discussions, run_ids)
+
+
+def _undone(since: datetime | None) -> Q:
+    """The rows a full recompute that began at ``since`` has not computed yet, beside the stale
+    ones (its statement rows are not marked stale: see the module's docstring)."""
+    if since is None:
+        return Q(pk__in=[])
+    return Q(scope=Scope.STATEMENT) & (Q(computed_at__lt=since) | Q(computed_at__isnull=True))
 
 
 def _item_compute(item: Item, *, force: bool) -> None:
@@ -281,32 +299,42 @@ def _job_claim(job_id: int) -> int | None:
 
 
 def _scope_mark_stale(run_id: int | None) -> None:
-    """Before recomputing everything: placeholders for missing results, all rows stale.
+    """Before recomputing everything: placeholders for missing results; the discussion, run
+    and system rows stale.
 
-    Pages then show "updating" honestly, and each run settles (and the system follows) once,
-    at its last row rather than after every row. Rows a cancelled job does not reach stay
-    stale for the sweep, which only confirms them when their inputs did not change.
+    Pages then show "updating" for every figure that sums statements, and each run settles
+    (and the system follows) once, at its last row rather than after every row. Rows a
+    cancelled job does not reach stay stale for the sweep, which only confirms them when their
+    inputs did not change. The statement rows are not marked: 250,000 of them at 5,000 x 50,
+    and marking them was most of the job's serial planning.
     """
     runs = None if run_id is None else [run_id]
     with transaction.atomic():
         written = placeholders_create(Feedback.objects.approved(), runs)
-        for scope in (Scope.STATEMENT, Scope.DISCUSSION, Scope.RUN):
+        for scope in (Scope.DISCUSSION, Scope.RUN):
             written += rows_mark_stale(Q(scope=scope), runs)[1]
         rows_mark_stale(Q(scope=Scope.SYSTEM))
-    # Nearly every row changed status: the approvals' queries during the job plan for that.
     planner_statistics_refresh(models=[MetricResult], written=written)
 
 
 def _job_items(job: ComputeJob) -> list[Item]:
-    """What is left to do. A full recompute first marks its scope stale; a resumed job (or a
-    stale-only one) then only has the rows still stale, so it continues from what is done."""
+    """What is left to do. A full recompute notes when it began and marks its scope stale; a
+    resumed job (or a stale-only one) then only has the rows still stale or, for a full one,
+    not computed since it began, so it continues from what is done."""
     params = job.params
     if not params.get("stale_only") and not params.get("marked"):
+        since = timezone.now()  # before the marking: whatever is computed after it is done
         _scope_mark_stale(params.get("run_id"))
-        job.params = {**params, "marked": True}
+        job.params = {**params, "marked": True, "since": since.isoformat()}
         job.save(update_fields=["params"])
         return _expected_items(params.get("run_id"))
-    return _stale_items(params.get("run_id"))
+    return _stale_items(params.get("run_id"), since=_job_since(job))
+
+
+def _job_since(job: ComputeJob) -> datetime | None:
+    """When a full recompute began (None for a stale-only job)."""
+    since = job.params.get("since")
+    return datetime.fromisoformat(since) if since and not job.params.get("stale_only") else None
 
 
 def compute_job_run(
@@ -434,7 +462,7 @@ class _ChunkRun:
             self.stopped = True
             return False
         try:
-            _batch_compute(batch, force=not job.params.get("stale_only"))
+            _batch_compute(batch, force=not job.params.get("stale_only"), since=_job_since(job))
         except TRANSIENT_ERRORS:
             self.stopped = True
             raise  # the task is retried; the batches already stored are no longer stale
@@ -558,15 +586,16 @@ def _job_end(job_id: int, attempt: int, status: str, *, error: str = "") -> None
     )
 
 
-def _batch_compute(items: list[Item], *, force: bool) -> None:
+def _batch_compute(items: list[Item], *, force: bool, since: datetime | None = None) -> None:
     """Statement and discussion items in one transaction: their rows locked in pk order (as
     ``rows_mark_stale`` locks them, so the two cannot deadlock), inputs read in bulk, figures stored by
-    bulk writes. An item whose row is no longer stale was done meanwhile (a per-item task, or
-    this batch before a retry) and is skipped; so is an item whose row is gone."""
+    bulk writes. An item whose row is no longer stale (nor, with ``since``, computed before
+    then) was done meanwhile (a per-item task, or this batch before a retry) and is skipped;
+    so is an item whose row is gone."""
     # No cyclic collection while the decoded payloads and the figures pile up (as the
     # library's batch API does): it found nothing to free and cost 5-8% of a batch.
     with transaction.atomic(), collector_paused():
-        rows = _stale_rows_locked(items, force=force)
+        rows = _stale_rows_locked(items, force=force, since=since)
         inputs = _batch_inputs(rows)
         writes = _BatchWrites()
         for row in rows:
@@ -653,7 +682,9 @@ def _target(row: MetricResult) -> int | None:
     return row.statement_id if row.scope == Scope.STATEMENT else row.discussion_id
 
 
-def _stale_rows_locked(items: list[Item], *, force: bool) -> list[MetricResult]:
+def _stale_rows_locked(
+    items: list[Item], *, force: bool, since: datetime | None
+) -> list[MetricResult]:
     wanted = set(items)
     query = Q()
     for scope, column in ((Scope.STATEMENT, "statement_id"), (Scope.DISCUSSION, "discussion_id")):
@@ -669,7 +700,8 @@ def _stale_rows_locked(items: list[Item], *, force: bool) -> list[MetricResult]:
     unread = ["values", "match_settings", *(["contribution"] if force else [])]
     rows = (
         extraction_results()
-        .filter(query, status=Status.STALE)
+        .filter(query)
+        .filter(Q(status=Status.STALE) | _undone(since))
         .defer(*unread)
         .select_for_update()
         .order_by("pk")

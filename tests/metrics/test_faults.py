@@ -109,9 +109,9 @@ def _slow_items(**kwargs):
     if delay:
         from metrics import recompute
         real = recompute._batch_compute
-        def slowly(items, *, force):
+        def slowly(items, *, force, **kwargs):
             time.sleep(delay * len(items))
-            real(items, force=force)
+            real(items, force=force, **kwargs)
         recompute._batch_compute = slowly
 
 sys.argv = ["celery", *sys.argv[1:]]

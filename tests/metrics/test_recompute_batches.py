@@ -130,6 +130,57 @@ def test_a_chunk_delivered_again_after_a_retry_redoes_nothing(two_runs, small_ch
     assert job.params["progress"][0] == 5 and job.done == 5
 
 
+def test_a_full_recompute_marks_what_sums_statements_and_recomputes_every_statement(
+    two_runs, small_chunks
+):
+    """The statement rows keep their figures (fresh) until their batch replaces them; the
+    discussion and run rows say "updating" from the start; every row is computed again."""
+    before = timezone.now()
+    job = metrics_recompute_all(queue=False)
+    with mock.patch.object(recompute, "task_enqueue_named") as queued:
+        compute_job_run(job_id=job.pk, parallel=True)  # planned; no chunk has run yet
+
+    rows = MetricResult.objects.filter(family="extraction")
+    assert set(rows.filter(scope=Scope.STATEMENT).values_list("status", flat=True)) == {
+        Status.FRESH
+    }
+    assert set(rows.exclude(scope=Scope.STATEMENT).values_list("status", flat=True)) == {
+        Status.STALE
+    }
+    for chunk in queued.call_args_list:
+        compute_job_chunk(**chunk.kwargs)
+    job.refresh_from_db()
+    assert job.status == ComputeJob.Status.DONE
+    assert all(row.computed_at > before for row in rows.exclude(scope=Scope.SYSTEM))
+    assert not rows.exclude(status=Status.FRESH).exists()
+
+
+def test_a_full_recompute_skips_a_statement_computed_after_it_began(two_runs, small_chunks):
+    """An approval's task that computed a row after the job began did the job's work on it."""
+    job = metrics_recompute_all(queue=False)
+    with mock.patch.object(recompute, "task_enqueue_named") as queued:
+        compute_job_run(job_id=job.pk, parallel=True)
+    first = queued.call_args_list[0].kwargs
+    done = first["items"][0]
+    assert done[0] == Scope.STATEMENT
+    services.statement_result_compute(statement_id=done[1], run_id=done[2], force=True)
+    row = MetricResult.objects.get(scope=Scope.STATEMENT, statement_id=done[1], run_id=done[2])
+    computed: list = []
+    real = services.FIGURES[Scope.STATEMENT]
+
+    def spy(result, inputs):
+        computed.append(result.statement_id)
+        return real(result, inputs)
+
+    with mock.patch.dict(recompute.FIGURES, {Scope.STATEMENT: spy}):
+        compute_job_chunk(**first)
+
+    assert done[1] not in computed
+    assert {item[1] for item in first["items"][1:] if item[0] == Scope.STATEMENT} <= set(computed)
+    row_after = MetricResult.objects.get(pk=row.pk)
+    assert row_after.computed_at == row.computed_at
+
+
 def test_a_run_that_no_longer_covers_a_statement_loses_its_row(two_runs):
     extraction = Extraction.objects.filter(statement=two_runs.statements[0]).last()
     Extraction.objects.filter(pk=extraction.pk).delete()
@@ -202,13 +253,13 @@ def _batches_by_thread(monkeypatch, fail_in: str | None = None, error: type = Va
     threads: list[str] = []
     real = recompute._batch_compute
 
-    def compute(items, *, force):
+    def compute(items, *, force, **kwargs):
         name = threading.current_thread().name
         threads.append(name)
         time.sleep(0.02)
         if fail_in is not None and name.startswith(fail_in):
             raise error("batch lost")
-        real(items, force=force)
+        real(items, force=force, **kwargs)
 
     monkeypatch.setattr(recompute, "_batch_compute", compute)
     return threads
@@ -271,9 +322,9 @@ def test_inside_a_transaction_one_thread_takes_every_batch(settings):
 def test_a_recompute_refreshes_the_planner_statistics_after_planning_and_at_its_end(
     two_runs, monkeypatch
 ):
-    """Nearly every row changes status twice (stale, then fresh): the planner is told both
-    times, with the number of rows each step changed (evalsite/planner.py decides whether
-    that is a bulk write)."""
+    """The planning marks the discussion and run rows (not the statement rows), the job then
+    writes every row: the planner is told both times, with the number of rows each step
+    changed (evalsite/planner.py decides whether that is a bulk write)."""
     MetricResult.objects.filter(scope=Scope.STATEMENT, statement=two_runs.statements[0]).delete()
     refreshed: list[tuple] = []
     monkeypatch.setattr(
@@ -284,9 +335,9 @@ def test_a_recompute_refreshes_the_planner_statistics_after_planning_and_at_its_
 
     job = compute_job_run(job_id=metrics_recompute_all(queue=False).pk)
 
-    # The 25 rows left (12 + 6 statements less the deleted one, 3 + 3 discussions, 2 runs) were
-    # marked, the deleted one came back as a placeholder; then every item of the job was done.
-    assert refreshed == [([MetricResult], 25 + 1), ([MetricResult], job.total)]
+    # The 8 discussion and run rows (3 + 3, 2) were marked, the deleted statement's two rows
+    # (one per run) came back as placeholders; then every item of the job was done.
+    assert refreshed == [([MetricResult], 8 + 2), ([MetricResult], job.total)]
     assert job.total == 27 and job.status == ComputeJob.Status.DONE
 
 

@@ -39,11 +39,11 @@ def killed_after(job: ComputeJob, items: int) -> ComputeJob:
 
     real, calls = recompute._batch_compute, []
 
-    def compute_then_die(batch, *, force):
+    def compute_then_die(batch, *, force, **kwargs):
         if len(calls) == items:
             raise WorkerKilled
         calls.extend(batch)
-        real(batch, force=force)
+        real(batch, force=force, **kwargs)
 
     with (
         mock.patch.object(recompute, "_batch_compute", side_effect=compute_then_die),
@@ -71,9 +71,9 @@ def test_a_job_whose_worker_died_is_resumed_from_what_is_done(approved, admin_us
     computed = []
     real_batch, real_item = recompute._batch_compute, recompute._item_compute
 
-    def spy_batch(batch, *, force):
+    def spy_batch(batch, *, force, **kwargs):
         computed.extend(batch)
-        real_batch(batch, force=force)
+        real_batch(batch, force=force, **kwargs)
 
     def spy_item(item, *, force):
         computed.append(item)
@@ -119,8 +119,8 @@ def test_a_task_that_lost_its_lease_stops_and_leaves_the_job_alone(
     job = metrics_recompute_all(user=admin_user, queue=False)
     real = recompute._batch_compute
 
-    def taken_over_after_two(batch, *, force):
-        real(batch, force=force)
+    def taken_over_after_two(batch, *, force, **kwargs):
+        real(batch, force=force, **kwargs)
         if ComputeJob.objects.get(pk=job.pk).done >= 2:
             # The sweep took it for dead and another worker claimed it.
             ComputeJob.objects.filter(pk=job.pk).update(attempt=2)

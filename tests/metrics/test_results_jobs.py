@@ -61,9 +61,9 @@ def test_cancelling_a_running_job_stops_it_between_items(approved, admin_user):
     real = recompute._batch_compute
     calls = []
 
-    def compute_then_cancel(items, *, force):
+    def compute_then_cancel(items, *, force, **kwargs):
         calls.extend(items)
-        real(items, force=force)
+        real(items, force=force, **kwargs)
         if len(calls) == 3:
             compute_job_cancel(job=ComputeJob.objects.get(pk=job.pk))
 
