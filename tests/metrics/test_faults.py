@@ -368,7 +368,9 @@ def test_benchmark_recompute_times_one_and_two_real_workers(benchmark_env):
     assert [n for n, *_ in timed] == ["1", "2"], report
     for _, results, statements in timed:  # statements, 2 discussions, the run, the system
         assert int(results) == int(statements) + 4 and int(statements) > 0
-    assert "2 workers: ×" in report and "(linear would be ×2)" in report
+    assert "2 workers: ×" in report and "(linear would be ×2" in report
+    # What the host's cores were doing meanwhile (Linux: /proc/stat), once per worker count.
+    assert len(re.findall(r"the host: \d+\.\d\d of its \d+ cores busy", report)) == 2, report
     assert not MetricResult.objects.filter(run__model_name="benchmark").exists()  # cleaned up
 
 

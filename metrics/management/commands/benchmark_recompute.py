@@ -55,6 +55,7 @@ class Command(BaseCommand):
             raise CommandError("Set REDIS_URL: the workers are separate processes.")
         if min(options["workers"]) < 1:
             raise CommandError("--workers takes counts of at least 1.")
+        self.busy: dict[int, float] = {}  # cores busy per worker count
         seeded = None if options["run"] else self._seed(options)
         run = seeded.run if seeded else ExtractionRun.objects.get(pk=options["run"])
         try:
@@ -81,10 +82,12 @@ class Command(BaseCommand):
         cpu_before = _children_cpu_seconds()
         with _workers(n_workers) as workers:
             started = time.perf_counter()
+            host_before = host_cpu_ticks()
             with transaction.atomic():  # queued on commit, like the API's start
                 job = metrics_recompute_all(run_id=run.pk)
             job, phases = _wait_for_end(job, timeout, workers.log)
             seconds = time.perf_counter() - started
+            busy = cores_busy(host_before, host_cpu_ticks())
         # The workers' own CPU time (start-up included): steadier than the wall clock on a
         # shared machine; the database server's share is not in it.
         cpu = _children_cpu_seconds() - cpu_before
@@ -103,6 +106,12 @@ class Command(BaseCommand):
                 f"({statements / (phases[1] - phases[0]):.0f} statements/s), settling "
                 f"{seconds - phases[1]:.1f} s"
             )
+        if busy is not None:
+            self.stdout.write(
+                f"  the host: {busy:.2f} of its {os.cpu_count()} cores busy meanwhile "
+                "(the workers, the database and anything else running)"
+            )
+            self.busy[n_workers] = busy
         return rate
 
     def _report(self, rates: dict[int, float]) -> None:
@@ -113,8 +122,16 @@ class Command(BaseCommand):
                 if n > 1:
                     self.stdout.write(
                         f"{n} workers: ×{rate / rates[1]:.2f} the rate of one "
-                        f"(linear would be ×{n})"
+                        f"(linear would be ×{n}{self._ceiling(n)})"
                     )
+
+    def _ceiling(self, n_workers: int) -> str:
+        """What this host's cores allow: one worker's job kept `busy` cores busy, so n workers
+        can go at most (cores / busy) times as fast, whatever the code."""
+        busy, cores = self.busy.get(1), os.cpu_count() or 1
+        if not busy or cores >= n_workers * busy:
+            return ""
+        return f"; this host's {cores} cores allow at most ×{cores / busy:.2f}"
 
 
 class _workers:
@@ -168,6 +185,26 @@ def _wait_for_end(job: ComputeJob, timeout: float, log: Path) -> tuple[ComputeJo
             return job, phases
         time.sleep(0.2)
     raise CommandError(f"recompute job {job.pk} did not end within {timeout:.0f} s; see {log}")
+
+
+def host_cpu_ticks() -> tuple[int, int] | None:
+    """(busy, all) CPU ticks of the whole host since boot, from /proc/stat (Linux); None
+    elsewhere. Busy is every state but idle and waiting for I/O."""
+    try:
+        fields = [int(value) for value in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = sum(fields[3:5])  # idle, iowait
+    every = sum(fields[:8])  # user nice system idle iowait irq softirq steal (guest is in user)
+    return every - idle, every
+
+
+def cores_busy(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    """How many of the host's cores were busy on average between two readings."""
+    if before is None or after is None or after[1] <= before[1]:
+        return None
+    share = (after[0] - before[0]) / (after[1] - before[1])
+    return share * (os.cpu_count() or 1)
 
 
 def _children_cpu_seconds() -> float:
