@@ -92,8 +92,11 @@ class MetricResult(models.Model):
         STALE = "stale", "Stale"
         FAILED = "failed", "Failed"
 
-    key = models.CharField(max_length=200, unique=True)
-    family = models.CharField(max_length=40, db_index=True)
+    # Unique by a constraint (below), not `unique=True`: that would add a second index on the
+    # key for LIKE queries (none are made), written with every row. `family` has no index of
+    # its own: the first index below starts with it.
+    key = models.CharField(max_length=200)
+    family = models.CharField(max_length=40)
     scope = models.CharField(max_length=12, choices=Scope.choices)
     run = models.ForeignKey(
         "audit.ExtractionRun",
@@ -128,6 +131,7 @@ class MetricResult(models.Model):
     stale_since = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        constraints = [models.UniqueConstraint(fields=["key"], name="metrics_result_key")]
         indexes = [
             models.Index(fields=["family", "scope", "run", "status"]),
             models.Index(fields=["status", "stale_since"]),
