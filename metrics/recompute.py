@@ -179,15 +179,17 @@ def _items(statements: set, discussions: set, run_ids: Iterable[int]) -> list[It
 def _stale_items(
     run_id: int | None, older_than: timedelta | None = None, *, since: datetime | None = None
 ) -> list[Item]:
-    """Stale rows (and runs whose totals are unknown), oldest first; with ``since`` (a full
-    recompute resumed), also the statement rows not computed since then."""
+    """Stale rows (stale for longer than ``older_than``) and runs whose totals are unknown,
+    oldest first; with ``since`` (a full recompute resumed), also the statement rows not
+    computed since then."""
+    stale = Q(status=Status.STALE)
+    if older_than is not None:
+        stale &= Q(stale_since__lte=timezone.now() - older_than)
     rows = extraction_results().filter(
-        Q(status=Status.STALE) | Q(scope=Scope.RUN, contribution__isnull=True) | _undone(since)
+        stale | Q(scope=Scope.RUN, contribution__isnull=True) | _undone(since)
     )
     if run_id is not None:
         rows = rows.filter(run_id=run_id)
-    if older_than is not None:
-        rows = rows.filter(stale_since__lte=timezone.now() - older_than)
     found = list(rows.values_list("scope", "statement_id", "discussion_id", "run_id"))
     if not found:
         return []
@@ -744,7 +746,7 @@ def results_recompute_stale(*, older_than: timedelta | None = None) -> Counter:
     approval's results behind it."""
     counts: Counter = Counter()
     items = _unclaimed(_stale_items(None, older_than))
-    if len(items) > django_settings.RECOMPUTE_CHUNK_ITEMS:
+    if len(items) > django_settings.RECOMPUTE_CHUNK_ITEMS or _totals_unknown(items):
         with transaction.atomic():  # queued on commit
             metrics_recompute_all(stale_only=True)
         counts["job"] += 1
@@ -754,6 +756,18 @@ def results_recompute_stale(*, older_than: timedelta | None = None) -> Counter:
         counts[item[0]] += 1
     counts.update(compute_jobs_recover(older_than=older_than))
     return counts
+
+
+def _totals_unknown(items: list[Item]) -> bool:
+    """Whether a run among the items has unknown totals (after migration 0011, or a batch that
+    stopped before settling): rebuilding them reads every contribution of the run (14 s at
+    5,000 x 50), work for the slow queue, not for the sweep on whichever worker runs it."""
+    runs = [run_id for scope, _, run_id in items if scope == Scope.RUN]
+    return bool(runs) and (
+        extraction_results()
+        .filter(scope=Scope.RUN, run_id__in=runs, contribution__isnull=True)
+        .exists()
+    )
 
 
 def _unclaimed(items: list[Item]) -> list[Item]:

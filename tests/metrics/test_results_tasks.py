@@ -233,3 +233,29 @@ def test_the_sweep_turns_many_stale_rows_into_one_job(
     assert counts["job"] == 1 and computed == []
     job = ComputeJob.objects.get(kind=ComputeJob.Kind.RECOMPUTE)
     assert job.params["stale_only"] is True and job.params["run_id"] is None
+
+
+@pytest.mark.django_db
+def test_the_sweep_sends_a_run_whose_totals_are_unknown_to_the_slow_queue(
+    f1_world, admin_user, run_committed, monkeypatch
+):
+    """A fresh run row whose totals were set aside (migration 0011 leaves them so) is found at
+    once, without the grace: its rebuild reads every contribution of the run, so it becomes a
+    stale-only job rather than minutes of the sweep's worker; the job rebuilds the same totals."""
+    for statement in f1_world.statements:
+        approve(run_committed, f1_world, statement, admin_user)
+    totals, values = run_row(f1_world.run).contribution, run_row(f1_world.run).values
+    MetricResult.objects.filter(scope="run").update(contribution=None)
+    computed: list = []
+    real = recompute._item_compute
+    monkeypatch.setattr(recompute, "_item_compute", lambda item, force: computed.append(item))
+
+    counts = tasks.recompute_stale.delay().get()  # the job is queued on commit: not here
+
+    assert counts["job"] == 1 and computed == []
+    monkeypatch.setattr(recompute, "_item_compute", real)
+    job = ComputeJob.objects.get(kind=ComputeJob.Kind.RECOMPUTE)
+    assert job.params["stale_only"] is True
+    recompute.compute_job_run(job_id=job.pk)
+    row = run_row(f1_world.run)
+    assert (row.contribution, row.values, row.status) == (totals, values, Status.FRESH)
