@@ -326,7 +326,11 @@ def statement_skip(
     assignment, _ = Assignment.objects.select_for_update().get_or_create(
         statement=statement,
         auditor=auditor,
-        defaults={"assigned_by": auditor, "status": A.SKIPPED},
+        defaults={
+            "assigned_by": auditor,
+            "status": A.SKIPPED,
+            "discussion_id": statement.discussion_id,
+        },
     )
     if assignment.status == A.SUBMITTED:
         raise WrongState("You already submitted this statement; it cannot be skipped.")

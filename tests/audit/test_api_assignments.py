@@ -231,3 +231,13 @@ def test_bad_input_names_the_field(api, admin_user, auditor, two_discussions):
     )
     assert other_needs_note.status_code == 400 and "note" in other_needs_note.json()["detail"]
     assert not Assignment.objects.exists()
+
+
+def test_api_skip_of_a_statement_nobody_is_assigned_to(api, two_discussions, auditor):
+    """The skip of an unassigned statement answered 500 (its assignment lacked the discussion)."""
+    discussion, statements = two_discussions[0]
+    response = api(auditor).post(
+        f"/api/v1/statements/{statements[0].pk}/skip/", {"reason": "unclear"}, format="json"
+    )
+    assert response.status_code == 200 and response.json()["status"] == "skipped"
+    assert Assignment.objects.get(statement=statements[0]).discussion_id == discussion.pk

@@ -267,3 +267,15 @@ def test_reassign_one_auditors_open_statements(
     assert response.status_code == 302
     assert set(Assignment.objects.values_list("auditor__username", flat=True)) == {"bob"}
     assert AuditLogEntry.objects.filter(action="reassign").count() == 2
+
+
+@pytest.mark.parametrize("htmx", [False, True])
+def test_skip_of_a_statement_nobody_is_assigned_to(client, scene, auditor, admin_user, htmx):
+    """With unassigned work visible, skipping an unassigned statement records a skipped
+    assignment with its discussion (it answered 500 without it)."""
+    client.force_login(auditor)
+    url, data = reverse("audit:statement_skip", args=[scene.first.pk]), {"reason": "unclear"}
+    response = hx_post(client, url, data) if htmx else client.post(url, data)
+    assert response.status_code in (200, 204, 302)
+    skipped = Assignment.objects.get(statement=scene.first, auditor=auditor)
+    assert (skipped.status, skipped.discussion_id) == ("skipped", scene.discussion.pk)
