@@ -56,10 +56,11 @@ tests/node_modules/.installed: tests/package.json tests/package-lock.json
 	npm ci --prefix tests --no-audit --no-fund --loglevel=error
 	touch $@
 
-## Lint, type-check (mypy with the Django and DRF stubs), then run the whole test suite
-## (PostgreSQL/Redis when DATABASE_URL/REDIS_URL are set).
+## Lint, check the layering contracts (pyproject.toml), type-check (mypy with the Django and DRF
+## stubs), then run the whole test suite (PostgreSQL/Redis when DATABASE_URL/REDIS_URL are set).
 test: dev-deps tests/node_modules/.installed
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-logo
 	SECRET_KEY=$${SECRET_KEY:-insecure-test-only-key} $(BIN)/mypy
 	SECRET_KEY=$${SECRET_KEY:-insecure-test-only-key} $(BIN)/python -m pytest \
 		-n $(TEST_PROCESSES) --dist loadfile --ignore=$(SCHEMA_TEST) $(PYTEST_ARGS)
@@ -67,6 +68,7 @@ test: dev-deps tests/node_modules/.installed
 
 lint: dev-deps
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-logo
 
 format: dev-deps
 	$(BIN)/ruff format . && $(BIN)/ruff check --fix .

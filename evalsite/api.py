@@ -38,10 +38,16 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from audit.jsonin import InputError, JsonInputError, parse_json
 from audit.schemas import PayloadError
-from audit.services import WorkflowError
-from audit.services.transfer import NothingToExport
 
 # --- errors ------------------------------------------------------------------------------------
+
+
+class DomainError(Exception):
+    """A request a workflow refuses, with a message meant for the user: the API answers
+    ``status_code`` (and ``current_version`` when the error carries one). The apps' refusals
+    derive from it, so the plumbing needs to know none of them."""
+
+    status_code = 400
 
 
 def _flatten(detail: Any, path: str = "") -> list[str]:
@@ -88,14 +94,12 @@ def exception_handler(exc, context):
         return Response({"detail": detail, "errors": exc.messages()}, status=status_code)
     if isinstance(exc, InputError):
         return Response({"detail": str(exc), "errors": [str(exc)]}, status=400)
-    if isinstance(exc, WorkflowError):
+    if isinstance(exc, DomainError):
         body = {"detail": str(exc)}
         current = getattr(exc, "current_version", None)
         if current is not None:
             body["current_version"] = current
         return Response(body, status=exc.status_code)
-    if isinstance(exc, NothingToExport):
-        return Response({"detail": str(exc)}, status=404)
     if isinstance(exc, RequestDataTooBig):
         return Response(
             {"detail": "Request body too large (the limit is DATA_UPLOAD_MAX_MEMORY_SIZE bytes)."},

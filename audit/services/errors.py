@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from audit.models import Feedback
 from audit.schemas import PayloadError, PayloadIssue
+from evalsite.api import DomainError
 
 
-class WorkflowError(Exception):
+class WorkflowError(DomainError):
     """A request the workflow refuses, with a message meant for the user."""
 
     status_code = 400

@@ -62,6 +62,7 @@ from audit.signals import coding_changed_send, extractions_changed_send, ground_
 from audit.tallies import tallies_batched, tallies_refresh
 from audit.team_figures import queue_figures_refresh
 from evalsite.access import ensure_role_groups, is_admin
+from evalsite.api import DomainError
 from evalsite.planner import planner_statistics_after_commit
 
 SCHEMA_VERSION = "1"
@@ -940,8 +941,10 @@ def _extraction_item_issues(item: Any, path: str, statements: dict) -> list[Payl
 # --- export ------------------------------------------------------------------------------------
 
 
-class NothingToExport(Exception):
-    pass
+class NothingToExport(DomainError):
+    """No approved ground truth matches an export's request."""
+
+    status_code = 404
 
 
 EXPORT_CHUNK = 50  # discussions read per round of queries while exporting
