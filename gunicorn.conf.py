@@ -11,17 +11,17 @@ Every figure comes from the environment so an operator sizes the web tier withou
   take longer (large imports and exports, recomputes, evaluations) runs as background jobs.
 """
 
-import os
+from evalsite.env import env_int, env_str
 
-bind = f"0.0.0.0:{os.environ.get('PORT', '8000')}"
-workers = int(os.environ.get("WEB_CONCURRENCY", "3"))
-worker_class = os.environ.get("WEB_WORKER_CLASS", "gthread")
-threads = int(os.environ.get("WEB_THREADS", "4"))
-timeout = int(os.environ.get("WEB_TIMEOUT", "60"))
-graceful_timeout = int(os.environ.get("WEB_GRACEFUL_TIMEOUT", "30"))
+bind = f"0.0.0.0:{env_int('PORT', 8000, minimum=1)}"
+workers = env_int("WEB_CONCURRENCY", 3, minimum=1)
+worker_class = env_str("WEB_WORKER_CLASS", "gthread")
+threads = env_int("WEB_THREADS", 4, minimum=1)
+timeout = env_int("WEB_TIMEOUT", 60, minimum=1)
+graceful_timeout = env_int("WEB_GRACEFUL_TIMEOUT", 30, minimum=0)
 keepalive = 5
 # Recycle a process now and then so memory held by one large request is given back.
-max_requests = int(os.environ.get("WEB_MAX_REQUESTS", "1000"))
+max_requests = env_int("WEB_MAX_REQUESTS", 1000, minimum=0)
 max_requests_jitter = 100
 accesslog = "-"
 # No request-line limit here: the app answers over-long /api/ query strings itself with a JSON

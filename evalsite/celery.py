@@ -13,9 +13,11 @@ from celery import Celery, bootsteps
 from celery.exceptions import SecurityWarning
 from celery.signals import beat_init, celeryd_after_setup, celeryd_init, task_postrun, task_prerun
 
+from evalsite.env import env_bool
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
 
-if os.environ.get("DEBUG") == "1":
+if env_bool("DEBUG", False):
     # `make run` inside a container runs as root: Celery's warning about that repeats for every
     # worker and is nothing a developer can act on there. Production (DEBUG off) keeps it.
     warnings.filterwarnings("ignore", category=SecurityWarning)

@@ -5,36 +5,28 @@ without REDIS_URL, Celery uses kombu's filesystem transport under var/broker so 
 background work still runs in a separate worker process.
 """
 
-import os
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from evalsite.env import env_bool, env_choice, env_float, env_int, env_list, env_path, env_str
 from evalsite.storage import default_storage_from_env
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(os.environ.get("EVALSITE_VAR_DIR", BASE_DIR / "var"))
+VAR_DIR = env_path("EVALSITE_VAR_DIR", BASE_DIR / "var")
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 
-def env_flag(name: str, default: bool = False) -> bool:
-    return os.environ.get(name, "1" if default else "0").lower() in {"1", "true", "yes", "on"}
-
-
-DEBUG = env_flag("DEBUG")
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
     SECRET_KEY = "insecure-development-key-only-for-debug"
 
-ALLOWED_HOSTS = [
-    h.strip() for h in os.environ.get("ALLOWED_HOSTS", "localhost,127.0.0.1").split(",") if h
-]
-CSRF_TRUSTED_ORIGINS = [
-    o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()
-]
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -92,8 +84,8 @@ TEMPLATES = [
 
 DATABASES = {
     "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'db.sqlite3'}",
-        conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60")),
+        env_str("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'db.sqlite3'}",
+        conn_max_age=env_int("DB_CONN_MAX_AGE", 60, minimum=0),
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -109,24 +101,16 @@ else:
     # to plan a parallel worker for them, whose start cost more than it saved (the auditor's
     # queue: 56-62 -> 40-42 ms). DB_PARALLEL_WORKERS lets the slow worker's whole-run reads
     # use the server's own setting ("default") or a number.
-    parallel = os.environ.get("DB_PARALLEL_WORKERS", "0")
     server_options = []
-    if parallel != "default":
-        if not parallel.isascii() or not parallel.isdigit():
-            raise ImproperlyConfigured("DB_PARALLEL_WORKERS must be a number or 'default'.")
-        server_options.append(f"-c max_parallel_workers_per_gather={int(parallel)}")
+    if env_str("DB_PARALLEL_WORKERS").lower() != "default":
+        parallel = env_int("DB_PARALLEL_WORKERS", 0, minimum=0)
+        server_options.append(f"-c max_parallel_workers_per_gather={parallel}")
     # PostgreSQL's random_page_cost (4 by default) prices an index probe for a spinning disk.
     # 1.1 made the weakest-first queue's counts probe an index instead of hashing 250,000
     # triage rows (95 -> 10 ms at 5,000 x 50), but made other pages slower (the statement page
     # 50 -> 88 ms at 1,000 x 50), so the server's own stays unless DB_RANDOM_PAGE_COST says.
-    page_cost = os.environ.get("DB_RANDOM_PAGE_COST", "default")
-    if page_cost != "default":
-        try:
-            cost = float(page_cost)
-        except ValueError:
-            cost = -1.0
-        if not (page_cost.isascii() and 0 < cost < 1000):
-            raise ImproperlyConfigured("DB_RANDOM_PAGE_COST must be a number above 0 or 'default'.")
+    if env_str("DB_RANDOM_PAGE_COST").lower() not in ("", "default"):
+        cost = env_float("DB_RANDOM_PAGE_COST", None, minimum=0.01)
         server_options.append(f"-c random_page_cost={cost}")
     if server_options:
         DATABASES["default"].setdefault("OPTIONS", {})["options"] = " ".join(server_options)
@@ -146,13 +130,13 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
+STATIC_ROOT = env_path("STATIC_ROOT", BASE_DIR / "staticfiles")
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
-MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
+MEDIA_ROOT = env_path("MEDIA_ROOT", VAR_DIR / "media")
 MEDIA_URL = "media/"
 # Uploaded evaluation files and export files: local disk, or S3-compatible (evalsite/storage.py).
 STORAGES = {
-    "default": default_storage_from_env(os.environ),
+    "default": default_storage_from_env(),
     "staticfiles": {
         "BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"
         if not DEBUG
@@ -161,21 +145,20 @@ STORAGES = {
 }
 
 # Requests larger than this are refused before parsing (API bulk payloads included).
-DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("MAX_REQUEST_BYTES", 10 * 1024 * 1024))
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MAX_REQUEST_BYTES", 10 * 1024 * 1024, minimum=1)
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 # API query strings longer than this answer 414 (JSON), before any view runs. gunicorn's own
 # request-line limit is lifted in gunicorn.conf.py (limit_request_line = 0) so that this check,
 # not gunicorn's HTML 414, is what a client meets.
-MAX_QUERY_STRING_LENGTH = int(os.environ.get("MAX_QUERY_STRING_LENGTH", "16384"))
-EVALUATION_MAX_FILE_BYTES = int(os.environ.get("EVALUATION_MAX_FILE_BYTES", 20 * 1024 * 1024))
+MAX_QUERY_STRING_LENGTH = env_int("MAX_QUERY_STRING_LENGTH", 16384, minimum=1)
+EVALUATION_MAX_FILE_BYTES = env_int("EVALUATION_MAX_FILE_BYTES", 20 * 1024 * 1024, minimum=1)
 
 if not DEBUG:
-    SESSION_COOKIE_SECURE = env_flag("SECURE_COOKIES", True)
-    CSRF_COOKIE_SECURE = env_flag("SECURE_COOKIES", True)
-    SECURE_SSL_REDIRECT = env_flag("SECURE_SSL_REDIRECT", False)
-    SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "0"))
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
 # X-Forwarded-Proto is believed only behind a proxy that sets it (and strips what clients send).
-if env_flag("TRUSTED_PROXY"):
+if env_bool("TRUSTED_PROXY", False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -183,19 +166,19 @@ SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 
 # --- Celery -------------------------------------------------------------------------------
-REDIS_URL = os.environ.get("REDIS_URL", "")
+REDIS_URL = env_str("REDIS_URL")
 
 # --- Cache ----------------------------------------------------------------------------------
 # Presence ("someone else is editing"), throttling counters and cached pages must be the same
 # for every web process and worker: with Redis configured, they live there. Without it (a
 # single `make run` process) the per-process memory cache is enough.
-CACHE_URL = os.environ.get("CACHE_URL", "") or REDIS_URL
+CACHE_URL = env_str("CACHE_URL") or REDIS_URL
 if CACHE_URL:
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": CACHE_URL,
-            "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "evalsite"),
+            "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "evalsite"),
         }
     }
 else:
@@ -230,7 +213,7 @@ else:
     CELERY_WORKER_ENABLE_REMOTE_CONTROL = False
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None
-CELERY_TASK_ALWAYS_EAGER = env_flag("CELERY_EAGER")
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -257,27 +240,27 @@ CELERY_TASK_ROUTES = {
 SWEEP_QUEUE = "sweep"
 CELERY_TASK_ROUTES["audit.tasks.team_times"] = {"queue": "slow"}
 CELERY_TASK_ROUTES["metrics.tasks.recompute_stale"] = {"queue": SWEEP_QUEUE}
-STALE_SWEEP_SECONDS = float(os.environ.get("STALE_SWEEP_SECONDS", "60"))
+STALE_SWEEP_SECONDS = env_float("STALE_SWEEP_SECONDS", 60, minimum=1)
 # Rows marked stale this recently are left to their own queued task by the periodic sweep.
-STALE_SWEEP_GRACE_SECONDS = float(os.environ.get("STALE_SWEEP_GRACE_SECONDS", "30"))
+STALE_SWEEP_GRACE_SECONDS = env_float("STALE_SWEEP_GRACE_SECONDS", 30, minimum=0)
 # A running job that has not written its heartbeat for this long is taken for dead.
-JOB_LEASE_SECONDS = float(os.environ.get("JOB_LEASE_SECONDS", "120"))
+JOB_LEASE_SECONDS = env_float("JOB_LEASE_SECONDS", 120, minimum=1)
 # A worker started with WORKER_NICE > 0 runs at that lower CPU priority (see evalsite/celery.py):
 # the slow worker's background work yields the cores to the approval path and the pages.
-WORKER_NICE = int(os.environ.get("WORKER_NICE", "0"))
+WORKER_NICE = env_int("WORKER_NICE", 0, minimum=0)
 # Web and worker processes freeze what they hold after their 1st, 10th and 100th request or
 # task, so the garbage collector stops walking it (evalsite/memory.py, heap_freeze).
-HEAP_FREEZE = os.environ.get("HEAP_FREEZE", "1").lower() not in ("0", "false", "no", "off")
+HEAP_FREEZE = env_bool("HEAP_FREEZE", True)
 # A recompute job is split into chunks of this many results, each a task of its own that any
 # slow worker takes; a chunk stores its results in batches, one transaction each.
-RECOMPUTE_CHUNK_ITEMS = int(os.environ.get("RECOMPUTE_CHUNK_ITEMS", "2000"))
-RECOMPUTE_BATCH_ITEMS = int(os.environ.get("RECOMPUTE_BATCH_ITEMS", "250"))
+RECOMPUTE_CHUNK_ITEMS = env_int("RECOMPUTE_CHUNK_ITEMS", 2000, minimum=1)
+RECOMPUTE_BATCH_ITEMS = env_int("RECOMPUTE_BATCH_ITEMS", 250, minimum=1)
 # Threads of one worker that take a chunk's batches in turn, each on its own connection: one
 # computes while another waits for PostgreSQL (metrics/recompute.py, compute_job_chunk).
-RECOMPUTE_BATCH_THREADS = int(os.environ.get("RECOMPUTE_BATCH_THREADS", "2"))
+RECOMPUTE_BATCH_THREADS = env_int("RECOMPUTE_BATCH_THREADS", 2, minimum=1)
 # Before each batch a recompute waits, at most this long, while the default queue has work
 # (an approval's results): evalsite/priority.py. 0 turns the waiting off.
-BACKGROUND_YIELD_SECONDS = float(os.environ.get("BACKGROUND_YIELD_SECONDS", "2"))
+BACKGROUND_YIELD_SECONDS = env_float("BACKGROUND_YIELD_SECONDS", 2, minimum=0)
 CELERY_BEAT_SCHEDULE = {
     "recompute-stale-metrics": {
         "task": "metrics.tasks.recompute_stale",
@@ -290,14 +273,14 @@ CELERY_BEAT_SCHEDULE = {
 # Every sign-in goes through the lockout: after this many failures within the lockout window,
 # the account (or the address) is refused, even with the right password, until it ends.
 AUTHENTICATION_BACKENDS = ["evalsite.throttling.ThrottledModelBackend"]
-LOGIN_FAILURES_PER_ACCOUNT = int(os.environ.get("LOGIN_FAILURES_PER_ACCOUNT", "10"))
-LOGIN_FAILURES_PER_IP = int(os.environ.get("LOGIN_FAILURES_PER_IP", "50"))
-LOGIN_LOCKOUT_SECONDS = int(os.environ.get("LOGIN_LOCKOUT_SECONDS", "900"))
+LOGIN_FAILURES_PER_ACCOUNT = env_int("LOGIN_FAILURES_PER_ACCOUNT", 10, minimum=1)
+LOGIN_FAILURES_PER_IP = env_int("LOGIN_FAILURES_PER_IP", 50, minimum=1)
+LOGIN_LOCKOUT_SECONDS = env_int("LOGIN_LOCKOUT_SECONDS", 900, minimum=0)
 # API requests per user (token or browser session) and per address (anonymous); "" = no limit.
 API_THROTTLE_RATES = {
-    "token": os.environ.get("API_RATE_TOKEN", "1200/minute") or None,
-    "session": os.environ.get("API_RATE_SESSION", "600/minute") or None,
-    "anon": os.environ.get("API_RATE_ANON", "60/minute") or None,
+    "token": env_str("API_RATE_TOKEN", "1200/minute") or None,
+    "session": env_str("API_RATE_SESSION", "600/minute") or None,
+    "anon": env_str("API_RATE_ANON", "60/minute") or None,
 }
 
 # --- REST framework -------------------------------------------------------------------------
@@ -346,23 +329,24 @@ SPECTACULAR_SETTINGS = {
     ],
 }
 # Ground-truth exports with more approved statements than this run as a background job.
-EXPORT_SYNC_MAX_STATEMENTS = int(os.environ.get("EXPORT_SYNC_MAX_STATEMENTS", "2000"))
+EXPORT_SYNC_MAX_STATEMENTS = env_int("EXPORT_SYNC_MAX_STATEMENTS", 2000, minimum=0)
 # Ground-truth imports with a larger request body run as a background job (about 450
 # statements a megabyte; a megabyte imports in a few seconds).
-IMPORT_SYNC_MAX_BYTES = int(os.environ.get("IMPORT_SYNC_MAX_BYTES", 1024 * 1024))
+IMPORT_SYNC_MAX_BYTES = env_int("IMPORT_SYNC_MAX_BYTES", 1024 * 1024, minimum=0)
 # Autosaves of one person closer together than this fold into one history revision.
-REVISION_FOLD_SECONDS = int(os.environ.get("REVISION_FOLD_SECONDS", "300"))
+REVISION_FOLD_SECONDS = env_int("REVISION_FOLD_SECONDS", 300, minimum=0)
 # Whether auditors see (and may start) statements nobody is assigned to. "1": every auditor
 # sees all unassigned work (the behaviour before assignments); "0": only their assignments.
-UNASSIGNED_WORK_VISIBLE = os.environ.get("UNASSIGNED_WORK_VISIBLE", "1") == "1"
+UNASSIGNED_WORK_VISIBLE = env_bool("UNASSIGNED_WORK_VISIBLE", True)
 # Active coding time leaves out pauses between two editor actions longer than this.
-CODING_IDLE_SECONDS = int(os.environ.get("CODING_IDLE_SECONDS", "300"))
+CODING_IDLE_SECONDS = env_int("CODING_IDLE_SECONDS", 300, minimum=1)
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    "root": {"handlers": ["console"], "level": env_choice("LOG_LEVEL", "WARNING", LOG_LEVELS)},
 }
 
 # The extraction-F1 matching settings in force (metrics.families.extraction.MatchSettings),
@@ -381,17 +365,18 @@ EXTRACTION_MATCH_ENV: dict[str, tuple[str, type]] = {
 
 
 def env_match_settings() -> dict:
-    settings: dict = {}
+    """The fields EXTRACTION_MATCH_ENV's variables set; unset or blank ones are left out."""
+    overrides: dict = {}
     for variable, (field, kind) in EXTRACTION_MATCH_ENV.items():
-        raw = os.environ.get(variable, "").strip()
-        if not raw:
-            continue
-        try:
-            settings[field] = kind(raw)
-        except ValueError:
-            expected = {int: "a whole number", float: "a number"}.get(kind, kind.__name__)
-            raise ImproperlyConfigured(f"{variable} must be {expected}, not {raw!r}.") from None
-    return settings
+        if kind is int:
+            value: object = env_int(variable, None)
+        elif kind is float:
+            value = env_float(variable, None)
+        else:
+            value = env_str(variable) or None
+        if value is not None:
+            overrides[field] = value
+    return overrides
 
 
 EXTRACTION_MATCH_SETTINGS: dict = env_match_settings()

@@ -6,22 +6,19 @@ containers or hosts set ``FILE_STORAGE=s3``: an S3-compatible object store (AWS 
 that every process reaches over the network.
 """
 
-from collections.abc import Mapping
-
 from django.core.exceptions import ImproperlyConfigured
+
+from evalsite.env import env_choice, env_str
 
 LOCAL = "local"
 S3 = "s3"
 
 
-def default_storage_from_env(environ: Mapping[str, str]) -> dict:
+def default_storage_from_env() -> dict:
     """The ``STORAGES["default"]`` entry for this environment."""
-    kind = environ.get("FILE_STORAGE", LOCAL).strip().lower() or LOCAL
-    if kind == LOCAL:
+    if env_choice("FILE_STORAGE", LOCAL, (LOCAL, S3)) == LOCAL:
         return {"BACKEND": "django.core.files.storage.FileSystemStorage"}
-    if kind != S3:
-        raise ImproperlyConfigured(f"FILE_STORAGE must be '{LOCAL}' or '{S3}', not {kind!r}.")
-    bucket = environ.get("STORAGE_BUCKET", "")
+    bucket = env_str("STORAGE_BUCKET")
     if not bucket:
         raise ImproperlyConfigured("FILE_STORAGE=s3 needs STORAGE_BUCKET.")
     return {
@@ -29,13 +26,13 @@ def default_storage_from_env(environ: Mapping[str, str]) -> dict:
         "OPTIONS": {
             "bucket_name": bucket,
             # Empty for AWS itself; the MinIO (or other) server's URL otherwise.
-            "endpoint_url": environ.get("STORAGE_ENDPOINT_URL") or None,
-            "access_key": environ.get("STORAGE_ACCESS_KEY") or None,
-            "secret_key": environ.get("STORAGE_SECRET_KEY") or None,
-            "region_name": environ.get("STORAGE_REGION") or None,
+            "endpoint_url": env_str("STORAGE_ENDPOINT_URL") or None,
+            "access_key": env_str("STORAGE_ACCESS_KEY") or None,
+            "secret_key": env_str("STORAGE_SECRET_KEY") or None,
+            "region_name": env_str("STORAGE_REGION") or None,
             # MinIO and most S3-compatible servers address buckets by path, not by host name.
             "addressing_style": "path",
-            "location": environ.get("STORAGE_PREFIX", ""),
+            "location": env_str("STORAGE_PREFIX"),
             # Two uploads with one name must never replace each other.
             "file_overwrite": False,
             # Files are private: the site streams them to logged-in users itself.

@@ -83,11 +83,12 @@ def test_a_random_page_is_priced_as_the_server_does_unless_told_otherwise(
 @pytest.mark.parametrize(
     ("setting", "value", "expected"),
     [
-        (PARALLEL, "two", "DB_PARALLEL_WORKERS must be a number or 'default'"),
-        (PAGE_COST, "cheap", "DB_RANDOM_PAGE_COST must be a number above 0 or 'default'"),
-        (PAGE_COST, "0", "DB_RANDOM_PAGE_COST must be a number above 0 or 'default'"),
-        (PAGE_COST, "nan", "DB_RANDOM_PAGE_COST must be a number above 0 or 'default'"),
-        (PAGE_COST, "１", "DB_RANDOM_PAGE_COST must be a number above 0 or 'default'"),
+        (PARALLEL, "two", "DB_PARALLEL_WORKERS must be a whole number, not 'two'"),
+        (PARALLEL, "-1", "DB_PARALLEL_WORKERS must be a whole number of at least 0, not '-1'"),
+        (PAGE_COST, "cheap", "DB_RANDOM_PAGE_COST must be a number, not 'cheap'"),
+        (PAGE_COST, "0", "DB_RANDOM_PAGE_COST must be a number of at least 0.01, not '0'"),
+        (PAGE_COST, "nan", "DB_RANDOM_PAGE_COST must be a number, not 'nan'"),
+        (PAGE_COST, "１", "DB_RANDOM_PAGE_COST must be a number, not '１'"),
     ],
 )
 def test_anything_else_is_refused_with_what_is_expected(

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from django.conf import settings
@@ -92,7 +93,8 @@ def _local_env(root: Path) -> dict[str, str]:
 
 def _web_settings(env: dict[str, str]):
     """The web process's storage settings, built the way settings.py builds them."""
-    storages = {**settings.STORAGES, "default": default_storage_from_env(env)}
+    with mock.patch.dict(os.environ, env):
+        storages = {**settings.STORAGES, "default": default_storage_from_env()}
     return override_settings(STORAGES=storages, MEDIA_ROOT=env.get("MEDIA_ROOT", "/nonexistent"))
 
 
