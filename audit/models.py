@@ -220,6 +220,12 @@ class Feedback(models.Model):
         related_name="feedback",
     )
     version = models.PositiveIntegerField(default=1)
+    review_opened_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When a reviewer first opened this submission; its auditor may undo the "
+        "submit until then.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -28,6 +28,7 @@ urlpatterns = [
     path("feedback/<int:pk>/save/", editing.save, name="feedback_save"),
     path("feedback/<int:pk>/json/", editing.save_json, name="feedback_json"),
     path("feedback/<int:pk>/submit/", editing.submit, name="feedback_submit"),
+    path("feedback/<int:pk>/unsubmit/", editing.unsubmit, name="feedback_unsubmit"),
     path("feedback/<int:pk>/history/", editing.history, name="feedback_history"),
     path(
         "feedback/<int:pk>/revisions/<int:revision_pk>/restore/",

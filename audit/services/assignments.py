@@ -300,6 +300,16 @@ def assignment_release_on_submit(*, statement_id: int, auditor: User) -> None:
     tallies_refresh(pairs={(d, auditor.pk) for d in discussions})  # update(): no model signals
 
 
+def assignment_reopen_on_unsubmit(*, statement_id: int, auditor: User) -> None:
+    """The auditor took their submit back: the assignment it released is theirs again."""
+    reopened = Assignment.objects.filter(
+        statement_id=statement_id, auditor=auditor, status=A.SUBMITTED
+    )
+    discussions = set(reopened.values_list("statement__discussion_id", flat=True))
+    reopened.update(status=A.OPEN, released_at=None)
+    tallies_refresh(pairs={(d, auditor.pk) for d in discussions})  # update(): no model signals
+
+
 @transaction.atomic
 def statement_skip(
     *, statement: Statement, auditor: User, reason: str, note: str = ""

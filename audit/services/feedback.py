@@ -30,7 +30,11 @@ from audit.models import (
 from audit.pdp import payload_ids, pdp_problems
 from audit.schemas import PayloadIssue, validate_pdp
 from audit.selectors import earlier_item_ids
-from audit.services.assignments import assignment_release_on_submit, check_may_code
+from audit.services.assignments import (
+    assignment_release_on_submit,
+    assignment_reopen_on_unsubmit,
+    check_may_code,
+)
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.comments import comment_add
 from audit.services.errors import (
@@ -365,6 +369,7 @@ def feedback_submit(*, feedback: Feedback, user: User, base_version: int | None 
         raise WrongState(f"Feedback is already {locked.get_status_display().lower()}.")
     _check_ready(locked, action="submit")
     locked.status = Feedback.Status.SUBMITTED
+    locked.review_opened_at = None
     locked.rejection_reason = ""
     locked.guideline_version = guideline_current()
     locked.version += 1
@@ -384,6 +389,52 @@ def _submit_repeated(locked: Feedback, *, user: User, base_version: int | None) 
         return False
     latest = locked.revisions.order_by("-id").first()
     return latest is not None and latest.action == "submit" and latest.author_id == user.pk
+
+
+def feedback_unsubmit_refusal(*, feedback: Feedback, user: User) -> str:
+    """Why this user may not take this submit back ("" when they may): only its auditor, only
+    a submission no reviewer has opened yet, and not where submitting showed the coder what
+    an independent coding must not see (the blind sample, others' codings of the statement)."""
+    if feedback.auditor_id != user.pk:
+        return "Only its auditor can take a submit back."
+    if feedback.status != Feedback.Status.SUBMITTED:
+        return f"This coding is {feedback.get_status_display().lower()}, not waiting for review."
+    if feedback.review_opened_at is not None:
+        return "A reviewer has opened this submission: ask them to send it back instead."
+    statement = feedback.statement
+    others = Feedback.objects.filter(statement=statement).exclude(pk=feedback.pk)
+    if hasattr(statement, "blind_review") or others.exclude(status=Feedback.Status.DRAFT).exists():
+        return (
+            "Submitting showed you the other coding of this statement, so the submit stands "
+            "(an independent coding cannot be changed after seeing it)."
+        )
+    return ""
+
+
+@transaction.atomic
+def feedback_unsubmit(
+    *, feedback: Feedback, user: User, base_version: int | None = None
+) -> Feedback:
+    """Undo submit: the auditor's submission goes back to a draft, logged as its own revision."""
+    locked = _lock(feedback, base_version)
+    refusal = feedback_unsubmit_refusal(feedback=locked, user=user)
+    if refusal:
+        raise WrongState(refusal)
+    locked.status = Feedback.Status.DRAFT
+    locked.version += 1
+    locked.save()
+    revision_record(locked, author=user, action="unsubmit", before=None)
+    assignment_reopen_on_unsubmit(statement_id=locked.statement_id, auditor=user)
+    return locked
+
+
+@transaction.atomic
+def feedback_review_opened(*, statement: Statement, reviewer: User) -> None:
+    """A reviewer opened the submissions on a statement: their auditors can no longer take
+    them back (the reviewer's own coding excepted)."""
+    Feedback.objects.filter(
+        statement=statement, status=Feedback.Status.SUBMITTED, review_opened_at__isnull=True
+    ).exclude(auditor=reviewer).update(review_opened_at=timezone.now())
 
 
 def _check_admin(user) -> None:

@@ -382,6 +382,39 @@ def _value_text(name: str, value: Any, labels: Labels) -> str:
     return str(value)
 
 
+@dataclass(frozen=True)
+class SubmitSummary:
+    """What a submit sends, said plainly: the changes from the AI's extraction it started from
+    (or from nothing, for a coding started empty) and the problems that will refuse it."""
+
+    feedback_id: int
+    changes: int
+    text: str  # "1 event added, 2 people changed"
+    from_ai: bool
+    problems: int
+
+
+def submit_summary(
+    *, feedback_id: int, ai: dict | None, coded: dict, problems: int
+) -> SubmitSummary:
+    parts, total = [], 0
+    for kind in ENTITY_KINDS:
+        diff = diff_kind(entity_items(ai, kind), entity_items(coded, kind))
+        added = sum(1 for state, _ in diff.states.values() if state == "added")
+        changed = sum(1 for state, _ in diff.states.values() if state == "changed")
+        for n, verb in ((added, "added"), (changed, "changed"), (len(diff.removed), "removed")):
+            if n:
+                parts.append(f"{_count(n, kind)} {verb}")
+                total += n
+    deletes = _deletes(ai) ^ _deletes(coded)
+    if deletes:
+        parts.append(
+            f"{len(deletes)} earlier item{'s' if len(deletes) != 1 else ''} to delete changed"
+        )
+        total += len(deletes)
+    return SubmitSummary(feedback_id, total, ", ".join(parts), ai is not None, problems)
+
+
 def _count(n: int, kind: str) -> str:
     singular = {"people": "person", "events": "event", "pair_bonds": "pair bond"}[kind]
     return f"{n} {singular if n == 1 else KIND_TITLES[kind].lower()}"

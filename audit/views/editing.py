@@ -41,10 +41,15 @@ from audit.services import (
     feedback_start,
     feedback_submit,
 )
-from audit.services.feedback import feedback_can_submit, feedback_opens_in_editor
+from audit.services.feedback import (
+    feedback_can_submit,
+    feedback_opens_in_editor,
+    feedback_unsubmit,
+    feedback_unsubmit_refusal,
+)
 from audit.views.access import error_fragment, safe_next, visible_feedback
 from audit.views.discussion import card_context, statement_url
-from audit.views.display import Card, Labels
+from audit.views.display import Card, Labels, SubmitSummary, submit_summary
 from audit.views.presence import presence_others
 from audit.views.rows import StatementRow, ai_payloads, choose_run, coded_payloads
 from audit.views.team import open_next
@@ -80,6 +85,7 @@ class Editor:
     # ai_only[kind] the AI items nothing in the coding corresponds to.
     aligned: bool = False
     ai_only: dict[str, list[Card]] = field(default_factory=dict)
+    summary: SubmitSummary | None = None  # what the submit confirm says will be submitted
 
 
 def _issue_map(issues: list) -> dict[tuple[str, int], dict[str, str]]:
@@ -124,7 +130,16 @@ def build_editor(
         can_submit=feedback_can_submit(feedback=feedback, user=request.user),
         issues=error.messages() if error else [],
         problems=[str(problem) for problem in problems],
+        summary=_summary(feedback, payload, len(problems)),
     )
+
+
+def _summary(feedback: Feedback, payload: dict, problems: int) -> SubmitSummary:
+    """The submit confirm's plain summary: changes against the AI's extraction the coding
+    started from (blind coding starts from nothing)."""
+    source = feedback.source_extraction
+    ai = source.pdp_deltas if source is not None else None
+    return submit_summary(feedback_id=feedback.pk, ai=ai, coded=payload, problems=problems)
 
 
 def _editor_items(payload: dict, issues: list[PayloadIssue]) -> dict[str, list[dict]]:
@@ -212,12 +227,14 @@ def editor_card(
     error=None,
     status: int = 200,
     template: str = "audit/components/card.html#card",
+    extra: dict | None = None,
 ) -> HttpResponse:
     """The statement card with the editor open on this feedback."""
     context = card_context(request, feedback.statement, owner=feedback.auditor)
     context["editor"] = build_editor(
         request, feedback, context["rows"], payload=payload, error=error
     )
+    context.update(extra or {})
     return render(request, template, context, status=status)
 
 
@@ -246,6 +263,8 @@ def workflow_error(request: HtmxHttpRequest, exc: Exception, feedback: Feedback)
         if isinstance(exc, NotReady):
             extra["heading"] = f"Saved · v{feedback.version}, not submitted. {exc.detail}"
             extra["row_errors"] = row_errors(feedback, exc.issues)
+            # The edit was saved as a new version: the form goes on from it.
+            extra["version_oob"] = True
         return error_fragment(
             request, exc.messages(), status=422, target=target, extra=extra
         )  # fmt: skip
@@ -301,7 +320,43 @@ def edit(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         return redirect(reverse("audit:statement", args=[feedback.statement_id]))
     if request.htmx:
         return editor_card(request, feedback)
-    return editor_card(request, feedback, template="audit/statement.html")
+    return editor_card(
+        request, feedback, template="audit/statement.html",
+        extra={"just_submitted": _just_submitted(request)},
+    )  # fmt: skip
+
+
+def _just_submitted(request: HtmxHttpRequest) -> Feedback | None:
+    """The coding "submit and next" has just sent (?submitted=<id>), while its auditor may
+    still take the submit back: the page offers "Undo submit" for it."""
+    ident = request.GET.get("submitted", "")
+    if not ident.isascii() or not ident.isdigit() or len(ident) > 12:
+        return None
+    found = Feedback.objects.filter(pk=int(ident), auditor=request.user).first()
+    if found is None or feedback_unsubmit_refusal(feedback=found, user=request.user):
+        return None
+    return found
+
+
+@require_POST
+@auditor_required
+def unsubmit(request: HtmxHttpRequest, pk: int) -> HttpResponse:
+    """Undo submit: the auditor takes their submission back while no reviewer has opened it."""
+    feedback = visible_feedback(request, pk)
+    try:
+        feedback = feedback_unsubmit(
+            feedback=feedback, user=request.user, base_version=base_version(request.POST)
+        )
+    except (WorkflowError, ValidationError) as exc:
+        target = f"#card-msg-{feedback.statement_id}"
+        status = getattr(exc, "status_code", 400)
+        return error_fragment(request, [_message(exc)], status=status, target=target)
+    messages.success(
+        request, f"Submit of statement #{feedback.statement.order} undone: it is a draft again."
+    )
+    if request.htmx and not request.POST.get("next"):
+        return editor_card(request, feedback)
+    return redirect(safe_next(request, _edit_url(feedback)))
 
 
 @require_POST
@@ -352,7 +407,7 @@ def _save_form(request: HtmxHttpRequest, feedback: Feedback, payload: dict) -> F
 def _saved_reply(request: HtmxHttpRequest, saved: Feedback, before: dict, op: str) -> HttpResponse:
     if op == "submit_next":
         messages.success(request, f"Submitted statement #{saved.statement.order}.")
-        return open_next(request, saved.statement)
+        return open_next(request, saved.statement, submitted=saved)
     if not request.htmx:
         run = _run(request, saved.statement)
         if op == "submit":
@@ -374,6 +429,7 @@ def _saved_reply(request: HtmxHttpRequest, saved: Feedback, before: dict, op: st
         "problems": problems,
         "fields": " ".join(field_name(problem.path) for problem in problems),
         "row_errors": row_errors(saved, problems),
+        "summary": _summary(saved, saved.edited_extraction, len(problems)),
     }
     return render(request, "audit/components/editor.html#saved", context)
 

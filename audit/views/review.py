@@ -19,6 +19,7 @@ from audit.services.feedback import (
     feedback_authors,
     feedback_awaits_approval,
     feedback_can_be_rejected,
+    feedback_review_opened,
 )
 from audit.stream import review_stream_next
 from audit.views.access import error_fragment, safe_next
@@ -131,6 +132,8 @@ def _ai_labels(rows: list) -> Labels:
 @admin_required
 def statement_review(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     statement = get_object_or_404(Statement.objects.select_related("discussion", "speaker"), pk=pk)
+    # Opened by a reviewer: the submissions shown can no longer be taken back by their auditors.
+    feedback_review_opened(statement=statement, reviewer=request.user)
     context = review_context(request, statement)
     template = "audit/review.html#review" if request.htmx else "audit/review.html"
     return render(request, template, context)

@@ -21,8 +21,21 @@ from audit.models import (
 )
 from audit.selectors import UnreadComments
 from audit.services.blind import blind_sealed_statement_ids
-from audit.services.feedback import feedback_can_submit, feedback_opens_in_editor
-from audit.views.display import Labels, PayloadView, f1_rows, f1_tone, present, sarf_scores
+from audit.services.feedback import (
+    feedback_can_submit,
+    feedback_opens_in_editor,
+    feedback_unsubmit_refusal,
+)
+from audit.views.display import (
+    Labels,
+    PayloadView,
+    SubmitSummary,
+    f1_rows,
+    f1_tone,
+    present,
+    sarf_scores,
+    submit_summary,
+)
 from evalsite.access import is_admin
 from evalsite.http import HtmxHttpRequest
 from evalsite.params import parse_id
@@ -79,6 +92,8 @@ class StatementRow:
     quick_approve: Feedback | None = None  # the one submission the "a" key approves
     can_edit: bool = False  # the viewer may open `mine` in the editor
     can_submit: bool = False
+    can_unsubmit: bool = False  # its auditor may take the submit back (no reviewer opened it)
+    submit_summary: SubmitSummary | None = None  # what the submit confirm says (can_submit)
     can_skip: bool = False  # an auditor may skip what they have not submitted
     lazy: bool = False  # rendered as a placeholder that loads itself when scrolled into view
     unread: int = 0  # comments in the statement's thread the viewer has not read
@@ -310,6 +325,14 @@ def _row(statement, data: DiscussionData, feedback: list[Feedback], owner, viewe
     if mine is not None:
         row.can_edit = feedback_opens_in_editor(feedback=mine, user=viewer)
         row.can_submit = feedback_can_submit(feedback=mine, user=viewer)
+        if row.can_submit:
+            row.submit_summary = _submit_summary(mine, row.extraction)
+        # Only a submission of the viewer's own costs the look at the statement's other codings.
+        row.can_unsubmit = (
+            mine.status == Feedback.Status.SUBMITTED
+            and mine.auditor_id == viewer.pk
+            and not feedback_unsubmit_refusal(feedback=mine, user=viewer)
+        )
     row.can_skip = (
         not admin
         and owner.pk == viewer.pk
@@ -320,6 +343,20 @@ def _row(statement, data: DiscussionData, feedback: list[Feedback], owner, viewe
     if admin and len(pending) == 1 and not row.has_approved:
         row.quick_approve = pending[0]
     return row
+
+
+def _submit_summary(feedback: Feedback, shown: Extraction | None) -> SubmitSummary:
+    """The card's submit confirm: changes against the AI's extraction the coding started from
+    (the one shown beside it, mostly)."""
+    if feedback.source_extraction_id is None:
+        ai = None
+    elif shown is not None and shown.pk == feedback.source_extraction_id:
+        ai = shown.pdp_deltas
+    else:
+        ai = Extraction.objects.only("pdp_deltas").get(pk=feedback.source_extraction_id).pdp_deltas
+    return submit_summary(
+        feedback_id=feedback.pk, ai=ai, coded=feedback.edited_extraction, problems=0
+    )
 
 
 def _visible_ai(row: StatementRow) -> dict | None:

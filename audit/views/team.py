@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from audit.context_processors import unread_comments
 from audit.forms import base_version
-from audit.models import Assignment, Discussion, Statement
+from audit.models import Assignment, Discussion, Feedback, Statement
 from audit.progress import (
     COLUMNS,
     ProgressRow,
@@ -376,9 +376,12 @@ class SkipForm(forms.Form):
     note = forms.CharField(required=False, max_length=5000)
 
 
-def open_next(request: HtmxHttpRequest, after: Statement | None) -> HttpResponse:
+def open_next(
+    request: HtmxHttpRequest, after: Statement | None, *, submitted: Feedback | None = None
+) -> HttpResponse:
     """Start (or reopen) the next statement that needs this auditor, in its editor; with
-    nothing left, back to the queue. htmx follows with HX-Redirect (a whole new page)."""
+    nothing left, back to the queue. htmx follows with HX-Redirect (a whole new page).
+    `submitted`: the coding just sent, which the next editor offers to take back."""
     statement = assignment_next(user=request.user, after=after)
     if statement is None:
         messages.success(request, "Nothing left that needs you. Thank you!")
@@ -386,6 +389,8 @@ def open_next(request: HtmxHttpRequest, after: Statement | None) -> HttpResponse
     else:
         feedback = feedback_start(statement=statement, auditor=request.user)
         target = reverse("audit:feedback_edit", args=[feedback.pk])
+        if submitted is not None:
+            target += f"?submitted={submitted.pk}"
     return page_redirect(request, target)
 
 
@@ -409,7 +414,7 @@ def submit_next(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             feedback=feedback, user=request.user, base_version=base_version(request.POST)
         )
         messages.success(request, f"Submitted statement #{feedback.statement.order}.")
-        return open_next(request, feedback.statement)
+        return open_next(request, feedback.statement, submitted=feedback)
     except WorkflowError as exc:
         target = f"#card-msg-{feedback.statement_id}"
         lines = exc.messages() if hasattr(exc, "messages") else [str(exc)]

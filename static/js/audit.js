@@ -1,12 +1,13 @@
 // Keyboard-first auditing and the editor's save state. Small on purpose: htmx does the requests.
 //   j / k  next / previous statement      e  edit (or start coding)
-//   s      submit                         a  approve (admins)      ?  help
-//   n      submit and next (queue: code my next; review: next in queue)   x  skip (asks why)
-//   g      show or hide the coding guidelines beside the editor
-//   1 2 3 0 on an event's S / A / F select: up / down / same / none; on R: the 1st..9th code;
-//           on its R targets: tick the n-th person
-//   1 .. 9  in the editor, the cursor in no field: a new event for the n-th person (at its date)
+//   s      submit (asks to confirm)       a  approve (admins)      ?  help
+//   n      submit and next (asks to confirm; queue: code my next; review: next in queue)
+//   x      skip (asks why)                g  show or hide the coding guidelines
+//   +      in the editor: a new event (the cursor goes to "for whom"; Enter adds it)
+//   1 2 3 0 on an event's S / A / F select: up / down / same / none; on R: the 1st..9th code
 //   Enter   in an event's date, description or location: on to its S code
+// Single keys act only when the focus is on the page or on a button or link: never in a
+// field, a picker, an open form, a checklist or a dialog (see shortcutsBlocked).
 (function () {
   "use strict";
 
@@ -55,15 +56,33 @@
     return true;
   }
 
+  const EDITABLE = "input, textarea, select, [contenteditable], [role=combobox], [role=listbox]";
+  // Open things that hold a form or a list: typing there is typing, never a command.
+  const OPEN_POPUP = "dialog[open], details[open].skip, details[open].multi, details[open].json-editor";
+
   function isTyping(target) {
-    return target.closest && target.closest("input, textarea, select, [contenteditable]");
+    return target.closest && target.closest(EDITABLE);
+  }
+
+  function shortcutsBlocked(target) {
+    if (isTyping(target)) return true;
+    if (target.closest && target.closest(OPEN_POPUP)) return true;
+    // A modal dialog open anywhere (the submit confirm, the help) takes every key.
+    return Boolean(document.querySelector("dialog[open]"));
   }
 
   function toggleHelp() {
     const dialog = document.getElementById("shortcuts");
     if (!dialog) return;
-    if (dialog.open) dialog.close();
-    else dialog.showModal();
+    if (dialog.open) {
+      dialog.close();
+      return;
+    }
+    dialog.showModal();
+    // At its top, the main keys first: the heading takes the focus, not the Close button.
+    dialog.scrollTop = 0;
+    const top = dialog.querySelector("[data-dialog-top]");
+    if (top) top.focus({ preventScroll: true });
   }
 
   function toggleGuide() {
@@ -80,20 +99,7 @@
   // so "1 1 2" codes symptom up, anxiety up, then relationship conflict without a dropdown.
   const SARF = /-(symptom|anxiety|relationship|functioning)$/;
 
-  // On an event's "R targets" (its summary focused), digit n ticks or unticks the n-th person.
-  function targetKey(event) {
-    const summary = event.target;
-    const multi = summary.matches && summary.matches("details.multi > summary") ? summary.parentElement : null;
-    if (!multi || !multi.closest(".ed-event") || !/^[1-9]$/.test(event.key)) return false;
-    const box = multi.querySelectorAll("label.opt input[type=checkbox]")[Number(event.key) - 1];
-    if (!box) return false;
-    box.checked = !box.checked;
-    box.dispatchEvent(new Event("change", { bubbles: true }));
-    return true;
-  }
-
   function sarfKey(event) {
-    if (targetKey(event)) return true;
     const select = event.target;
     if (!select.matches || !select.matches("select") || !SARF.test(select.name || "")) return false;
     if (!/^[0-9]$/.test(event.key)) return false;
@@ -105,26 +111,33 @@
     select.dispatchEvent(new Event("change", { bubbles: true }));
     const row = select.closest(".ed-event");
     const all = row ? Array.from(row.querySelectorAll("select")).filter((s) => SARF.test(s.name)) : [];
-    // After F the cursor goes on to the relationship targets (digits tick people there).
-    const next = all[all.indexOf(select) + 1] ||
-      (row ? row.querySelector("details.multi > summary") : null);
+    // After F the cursor goes on to the relationship targets: type a name, Enter ticks them.
+    const next = all[all.indexOf(select) + 1];
     if (next) next.focus();
+    else if (row) openChecklist(row.querySelector("details.multi"));
     return true;
   }
 
-  // In an open editor, outside the fields, digit n adds an event for the n-th person: the
-  // picker beside "+ Event" is set and the button pressed (focusAfterSwap puts the cursor at
-  // the new event's date).
-  function newEventKey(event) {
-    if (!/^[1-9]$/.test(event.key) || isTyping(event.target)) return false;
+  // A checklist of people (R targets, triangles) opened from the keyboard: the cursor goes to
+  // its search box, where typing filters and Enter ticks the first person shown (editor-big.js).
+  function openChecklist(multi) {
+    if (!multi) return;
+    multi.open = true;
+    const search = multi.querySelector("[data-multi-search]");
+    if (search) search.focus();
+  }
+
+  // "+" in the editor: the cursor goes to "for whom" beside "+ Event"; there Enter on a name
+  // adds the event (person-picker.js), so no single key ever creates an item by itself.
+  function newEventKey() {
     const scope = current() || document;
-    const button = scope.querySelector('.editor-form button[value="add:events"]');
-    const picker = button && button.closest(".ed-add").querySelector('select[name="events-new-person"]');
-    const person = picker && Array.from(picker.options).filter((o) => o.value !== "")[Number(event.key) - 1];
-    if (!person) return false;
-    picker.value = person.value;
-    picker.dispatchEvent(new Event("change", { bubbles: true }));
-    button.click();
+    const picker = scope.querySelector('.editor-form .ed-add select[name="events-new-person"]');
+    const box = picker && picker.closest(".ed-add").querySelector("input[data-person-combo]");
+    const fold = box && box.closest("details.ed-fold");
+    if (fold) fold.open = true;
+    if (!box) return false;
+    box.focus();
+    box.select();
     return true;
   }
 
@@ -144,23 +157,89 @@
     return keys.some((key) => press(key));
   }
 
+  // x opens the skip form; whatever opens a form moves the cursor into it (see "toggle" below).
+  function skipKey() {
+    return press("skip");
+  }
+
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
-    if (sarfKey(event) || enterKey(event) || newEventKey(event)) {
+    if (sarfKey(event) || enterKey(event)) {
       event.preventDefault();
       return;
     }
-    if (isTyping(event.target)) {
-      if (event.key === "Escape") event.target.blur();
+    if (event.key === "Escape" && isTyping(event.target) && !event.target.closest("dialog[open]")) {
+      event.target.blur();
       return;
     }
+    const helpOnly = event.key === "?" && !isTyping(event.target) &&
+      !document.querySelector("dialog[open]:not(#shortcuts)");
+    if (shortcutsBlocked(event.target) && !helpOnly) return;
     const actions = { j: () => move(1), k: () => move(-1), "?": toggleHelp,
       e: () => press("edit"), s: () => press("submit"), a: () => press("approve"),
-      n: () => pressFirst(["submit-next", "code-next", "next-review"]), x: () => press("skip"),
-      g: toggleGuide };
+      n: () => pressFirst(["submit-next", "code-next", "next-review"]), x: skipKey,
+      g: toggleGuide, "+": newEventKey };
     const action = actions[event.key];
     if (action && action() !== false) event.preventDefault();
   });
+
+  // --- submit asks first ----------------------------------------------------------------------
+  // A submit button ([data-confirm]) opens its dialog instead: what will be submitted, in
+  // plain words, and a second act (Enter on the focused button, or a click) to send it.
+  // Capture phase: the click stops here, before htmx or the form would send anything.
+  document.addEventListener("click", function (event) {
+    const button = event.target.closest && event.target.closest("[data-confirm]");
+    if (!button) return;
+    const dialog = document.getElementById(button.dataset.confirm);
+    if (!dialog) return;
+    event.preventDefault();
+    event.stopPropagation();
+    openConfirm(dialog, button.dataset.confirmOp);
+  }, true);
+
+  function openConfirm(dialog, op) {
+    dialog.querySelectorAll("[data-confirm-op]").forEach((b) => { b.hidden = b.dataset.confirmOp !== op; });
+    if (!dialog.open) dialog.showModal();
+    const go = dialog.querySelector('[data-confirm-op="' + op + '"]');
+    if (go) go.focus();
+    // The summary comes from the coding as saved: save what is typed now, its reply updates it.
+    const form = dialog.closest("form[data-autosave]");
+    if (form && window.htmx) htmx.trigger(form, "change");
+  }
+
+  document.addEventListener("click", function (event) {
+    const cancel = event.target.closest && event.target.closest("[data-confirm-cancel]");
+    if (cancel) cancel.closest("dialog").close();
+  });
+
+  // The confirmed submit has its answer: the confirm closes (a refusal then shows its list of
+  // problems where the save status is, and the focus goes there).
+  document.addEventListener("htmx:afterRequest", function (event) {
+    const elt = event.detail.elt;
+    const dialog = elt && elt.closest ? elt.closest("dialog.confirm[open]") : null;
+    if (!dialog) return;
+    const form = dialog.closest("form[data-autosave]");
+    dialog.close();
+    const status = form && document.getElementById("save-status-" + form.dataset.feedback);
+    if (status) {
+      status.setAttribute("tabindex", "-1");
+      status.focus();
+    }
+  });
+
+  // Whatever opens a form or a list moves the cursor into it: the skip form, a checklist of
+  // people, the raw JSON editor.
+  document.addEventListener("toggle", function (event) {
+    const details = event.target;
+    if (!details.open || !details.matches) return;
+    let field = null;
+    if (details.matches("details.skip")) field = details.querySelector("select, input, textarea");
+    else if (details.matches("details.multi")) field = details.querySelector("[data-multi-search]");
+    else if (details.matches("details.json-editor")) field = details.querySelector("textarea");
+    const active = document.activeElement;
+    const inside = active && details.contains(active) && !active.matches("summary");
+    if (field && !inside) field.focus();
+  }, true);
 
   document.addEventListener("click", function (event) {
     if (event.target.closest("[data-shortcuts]")) toggleHelp();
@@ -217,27 +296,69 @@
     });
   }
 
-  // Opening the editor, or adding an item, puts the cursor where typing starts.
+  // Opening the editor, adding or removing an item, puts the cursor where typing goes on.
+  // The button's op is noted when its request leaves: the reply replaces the whole card, so
+  // the focus is placed in the new card, found again by its id once the swap has settled.
+  let focusPlan = null;
+
+  document.addEventListener("htmx:configRequest", function (event) {
+    const elt = event.detail.elt;
+    // The form's own requests (autosave on change or typing, Enter in a field) are plain
+    // saves, whatever button was pressed before: only a button's own request submits.
+    if (elt && elt.matches && elt.matches("form[data-autosave]")) event.detail.parameters.op = "save";
+    const card = elt && elt.closest ? elt.closest(CARD) : null;
+    if (!card) return;
+    const op = elt.value || "";
+    if (op.indexOf("add:") === 0 || op.indexOf("remove:") === 0) {
+      const row = elt.closest(".ed-row");
+      const rows = row ? Array.from(card.querySelectorAll(".ed-row." + row.classList[1])) : [];
+      focusPlan = { elt: elt, card: card.id, op: op, index: rows.indexOf(row) };
+    } else if (elt.matches("[data-key=edit]") || elt.querySelector("[data-key=edit]")) {
+      focusPlan = { elt: elt, card: card.id, op: "edit" };
+    }
+  });
+
+  const ROW_CLASS = { people: "person", events: "event", pair_bonds: "bond", delete: "delete" };
+
+  function firstField(row) {
+    return row && row.querySelector("input[type=text], select:not([hidden]), input[data-person-combo]");
+  }
+
   function focusAfterSwap(event) {
+    const plan = focusPlan;
+    // Only the reply to the request that made the plan (an autosave's may settle first).
     const config = event.detail.requestConfig || {};
-    const trigger = config.elt;
-    const card = event.detail.elt && event.detail.elt.closest ? event.detail.elt.closest(CARD) : null;
-    if (!trigger || !card || !card.classList.contains("editing")) return;
-    if (trigger.value && trigger.value.indexOf("add:") === 0) {
-      const rowClass = { people: "person", events: "event", pair_bonds: "bond" }[trigger.value.slice(4)];
-      const rows = rowClass ? card.querySelectorAll(".ed-" + rowClass) : [];
+    if (!plan || config.elt !== plan.elt) return;
+    const card = document.getElementById(plan.card);
+    if (!card || !card.classList.contains("editing")) return;
+    focusPlan = null;
+    const [verb, kind] = plan.op.split(":");
+    if (plan.op === "edit") {
+      const first = firstField(card.querySelector(".editor-form"));
+      if (first) first.focus();
+      return;
+    }
+    const rowClass = ROW_CLASS[kind];
+    const rows = rowClass ? card.querySelectorAll(".ed-" + rowClass) : [];
+    const fold = card.querySelector('details.ed-fold[data-kind="' + kind + '"]');
+    if (fold) fold.open = true;
+    let field = null;
+    if (verb === "add") {
       const last = rows[rows.length - 1];
-      let field = last && last.querySelector("input[type=text], select");
+      field = firstField(last);
       // A new event is a shift of the person chosen beside "+ Event": start at its date.
       const who = last && last.querySelector('select[name$="-person"]');
       if (rowClass === "event" && who && who.value) field = last.querySelector('input[name$="-dateTime"]');
-      if (field) field.focus();
-      return;
+    } else {
+      // Removed: on to the item that took its place, else the previous one, else "+ Add".
+      const next = rows[Math.min(plan.index, rows.length - 1)];
+      field = next ? next.querySelector("input[type=text], input[data-person-combo], select:not([hidden]), button") : null;
+      if (!field) {
+        const section = fold || card;
+        field = section.querySelector('.ed-add button[value="add:' + kind + '"]');
+      }
     }
-    if (trigger.matches("[data-key=edit]") || trigger.querySelector("[data-key=edit]")) {
-      const first = card.querySelector(".editor-form input[type=text], .editor-form select");
-      if (first) first.focus();
-    }
+    if (field) field.focus();
   }
 
   // Typing in the raw JSON editor survives a save of the form beside it. An autosave's reply

@@ -24,10 +24,17 @@
     });
   }
 
+  // A person matches when one of the words of their name starts with what is typed ("M" is
+  // Mary, not John Smith).
+  function nameMatches(text, query) {
+    const words = text.toLowerCase().trim();
+    return words.startsWith(query) || words.split(/\s+/).some((word) => word.startsWith(query));
+  }
+
   function filterChecklist(box) {
     const query = box.value.trim().toLowerCase();
     box.closest(".checklist").querySelectorAll("label.opt").forEach((option) => {
-      option.hidden = Boolean(query) && !option.textContent.toLowerCase().includes(query);
+      option.hidden = Boolean(query) && !nameMatches(option.textContent, query);
     });
   }
 
@@ -58,7 +65,31 @@
     const multi = event.target.closest && event.target.closest("details.multi");
     if (multi) redrawChips(multi);
   }, true);
+  // In a checklist's search box: Enter ticks the first person shown that is not ticked yet
+  // (it never unticks: Space on a ticked box does that, visibly), and empties the box for the
+  // next name; Escape closes the list, back on its summary.
+  function tickFirst(box) {
+    const checklist = box.closest(".checklist");
+    const shown = Array.from(checklist.querySelectorAll("label.opt:not([hidden]) input[type=checkbox]"));
+    const next = shown.find((input) => !input.checked);
+    if (!next) return;
+    next.checked = true;
+    next.dispatchEvent(new Event("change", { bubbles: true }));
+    box.value = "";
+    filterChecklist(box);
+  }
+
   document.addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && isLocal(event.target)) event.preventDefault();
+    if (!isLocal(event.target)) return;
+    if (event.key === "Enter") {
+      event.preventDefault();
+      if (event.target.matches("[data-multi-search]") && event.target.value.trim()) tickFirst(event.target);
+    } else if (event.key === "Escape" && event.target.matches("[data-multi-search]")) {
+      const multi = event.target.closest("details.multi");
+      event.preventDefault();
+      event.stopPropagation();
+      multi.open = false;
+      multi.querySelector("summary").focus();
+    }
   }, true);
 })();

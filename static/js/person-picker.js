@@ -153,6 +153,15 @@
     close(input);
   }
 
+  // "for whom" beside "+ Event": Enter on a person adds the event (a deliberate second key
+  // after "+", which only brought the cursor here).
+  function addOnEnter(input) {
+    const { select } = parts(input);
+    if (select.name !== "events-new-person" || !select.value) return;
+    const button = select.closest(".ed-add").querySelector('button[value="add:events"]');
+    if (button) button.click();
+  }
+
   function isCombo(target) {
     return target.matches && target.matches("input[data-person-combo]");
   }
@@ -178,6 +187,7 @@
         const item = active(input);
         if (item && !list.hidden) pick(input, item);
         else settle(input);
+        addOnEnter(input);
       },
       Escape: () => {
         if (list.hidden) return false;

@@ -57,9 +57,11 @@ def test_auditor_codes_and_submits_admin_approves_and_f1_appears(
         "id": -5, "name": "Rose", "last_name": None, "gender": "female", "confidence": 1.0,
     }  # fmt: skip
 
-    # s submits (Escape leaves the field first).
+    # s shows what will be submitted, Enter confirms (Escape leaves the field first).
     page.keyboard.press("Escape")
     page.keyboard.press("s")
+    expect(card.get_by_test_id("submit-confirm")).to_contain_text("from the AI's extraction")
+    page.keyboard.press("Enter")
     expect(card.locator(".chip.status-submitted")).to_be_visible()
     assert Feedback.objects.get().status == Feedback.Status.SUBMITTED
 

@@ -43,6 +43,7 @@ def test_blind_coder_sees_no_f1_until_submitting(
 
     page.keyboard.press("Escape")
     page.keyboard.press("s")
+    page.keyboard.press("Enter")  # confirm
     expect(card.locator(".chip.status-submitted")).to_be_visible()
     assert Feedback.objects.get(auditor=auditor).blind
     badge = card.locator(f"#f1-badge-{scene.first.pk}")

@@ -120,6 +120,7 @@ def test_reviewer_rejects_with_a_comment_the_auditor_replies_and_resubmits(
     card = page.locator(f"#stmt-{scene.first.pk}")
 
     card.get_by_role("button", name="Submit").first.click()
+    card.get_by_test_id("submit-confirm").get_by_role("button", name="Submit", exact=True).click()
     expect(page.locator(f"#stmt-{scene.first.pk} .chip.status-submitted")).to_be_visible()
     assert Feedback.objects.get(pk=feedback.pk).status == Feedback.Status.SUBMITTED
 

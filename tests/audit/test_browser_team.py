@@ -63,6 +63,7 @@ def code_my_round(page, live_server, *, skip_reason: str):
             break
         current = page.url
         page.keyboard.press("n")
+        page.keyboard.press("Enter")  # confirm the submit
         page.wait_for_url(lambda url, current=current: url != current)
     expect(page.locator(".messages")).to_contain_text("Nothing left that needs you")
 

@@ -48,6 +48,7 @@ def test_a_bad_date_shows_at_its_field_and_submit_is_refused_with_the_list(
     page.set_viewport_size({"width": 1440, "height": 900})
 
     editor.get_by_role("button", name="Save and submit for review").click()
+    page.get_by_test_id("submit-confirm").get_by_role("button", name="Submit", exact=True).click()
     refused = editor.locator(f"#save-status-{feedback.pk}.status-error")
     expect(refused).to_contain_text("not submitted. Fix these problems before you submit.")
     expect(refused).to_contain_text("events[0].dateTime: '2024-13-45' is not a date with a year")
@@ -60,6 +61,7 @@ def test_a_bad_date_shows_at_its_field_and_submit_is_refused_with_the_list(
     expect(row_errors).to_be_empty()
     expect(date).not_to_have_attribute("aria-invalid", "true")
     page.get_by_role("button", name="Save and submit for review").click()
+    page.get_by_test_id("submit-confirm").get_by_role("button", name="Submit", exact=True).click()
     expect(page.locator(".chip.status-submitted").first).to_be_visible()
     assert Feedback.objects.get().status == Feedback.Status.SUBMITTED
 
@@ -99,6 +101,7 @@ def test_the_note_for_the_reviewer_is_shown_beside_the_diff(
     note.press("Tab")
     expect(editor.locator(f"#save-status-{feedback.pk}")).to_contain_text("Saved · v2")
     page.get_by_role("button", name="Save and submit for review").click()
+    page.keyboard.press("Enter")  # the confirm's Submit has the focus
     expect(page.locator(".chip.status-submitted").first).to_be_visible()
 
     admin = open_as(admin_user)

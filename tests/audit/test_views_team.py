@@ -104,7 +104,10 @@ def test_code_my_next_and_submit_and_next_open_the_next_statement(
     )
     assert response.status_code == 204
     second = Feedback.objects.get(statement=scene.second, auditor=auditor)
-    assert response["HX-Redirect"] == reverse("audit:feedback_edit", args=[second.pk])
+    # The next editor offers to undo the submit just made.
+    assert response["HX-Redirect"] == (
+        reverse("audit:feedback_edit", args=[second.pk]) + f"?submitted={first.pk}"
+    )
     assert Assignment.objects.get(statement=scene.first).status == "submitted"
     # The editor's own button saves, submits and moves on; nothing left: back to the queue.
     response = client.post(
