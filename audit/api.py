@@ -14,6 +14,7 @@ from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 
@@ -60,6 +61,7 @@ from audit.serializers import (
     FeedbackStartInputSerializer,
     GroundTruthExportQuerySerializer,
     GroundTruthFileSerializer,
+    GroundTruthImportUploadSerializer,
     ImportSummarySerializer,
     NextStatementSerializer,
     ProgressSerializer,
@@ -98,13 +100,14 @@ from audit.stream import (
     review_waiting_count,
     review_waiting_feedback,
 )
-from evalsite.access import ADMIN_ONLY, READ_ALL_WRITE_ADMIN, IsAuditor, is_admin
+from evalsite.access import ADMIN_ONLY, READ_ALL_WRITE_ADMIN, IsAuditor, is_auditor
 from evalsite.api import (
     ApiRequest,
     ApiView,
     ErrorSerializer,
     JobStartedSerializer,
     ReferenceNotFound,
+    StrictJSONParser,
     job_started_body,
 )
 from evalsite.http import HtmxHttpRequest
@@ -212,19 +215,28 @@ class ExtractionRunDetailApi(ApiView):
         return Response(ExtractionRunOutputSerializer(run).data)
 
 
+EXTRACTIONS_SEEN = (
+    "Auditors read the AI extractions their editor shows them: not those of statements in "
+    "the blind sample (they code those from an empty start). "
+)
+
+
 class ExtractionRunExtractionsApi(ApiView):
-    permission_classes = ADMIN_ONLY
+    permission_classes = READ_ALL_WRITE_ADMIN
 
     @extend_schema(
         operation_id="extraction_runs_extractions_list",
         parameters=[ExtractionFilterSerializer],
         responses=ExtractionOutputSerializer(many=True),
-        description="The run's extractions. " + ROLE_NOTE.format("admins"),
+        description="The run's extractions. "
+        + EXTRACTIONS_SEEN
+        + ROLE_NOTE.format("auditors, admins"),
     )
     def get(self, request: ApiRequest, pk: int) -> Response:
         run = get_object_or_404(ExtractionRun, pk=pk)
         filters = {**self.query(ExtractionFilterSerializer), "run": run.pk}
-        return self.paginated(extractions_list(filters=filters), ExtractionOutputSerializer)
+        extractions = extractions_list(user=request.user, filters=filters)
+        return self.paginated(extractions, ExtractionOutputSerializer)
 
     @extend_schema(
         operation_id="extraction_runs_extractions_create",
@@ -246,17 +258,19 @@ class ExtractionRunExtractionsApi(ApiView):
 
 
 class ExtractionListApi(ApiView):
-    permission_classes = ADMIN_ONLY
+    permission_classes = [IsAuditor]
 
     @extend_schema(
         operation_id="extractions_list",
         parameters=[ExtractionFilterSerializer],
         responses=ExtractionOutputSerializer(many=True),
-        description="AI extractions, filtered. " + ROLE_NOTE.format("admins"),
+        description="AI extractions, filtered (e.g. `?statement=` for one statement's, no "
+        "draft started). " + EXTRACTIONS_SEEN + ROLE_NOTE.format("auditors, admins"),
     )
     def get(self, request: ApiRequest) -> Response:
         filters = self.query(ExtractionFilterSerializer)
-        return self.paginated(extractions_list(filters=filters), ExtractionOutputSerializer)
+        extractions = extractions_list(user=request.user, filters=filters)
+        return self.paginated(extractions, ExtractionOutputSerializer)
 
 
 # --- feedback ----------------------------------------------------------------------------------
@@ -544,13 +558,18 @@ class GroundTruthExportApi(ApiView):
 
 class GroundTruthImportApi(ApiView):
     permission_classes = ADMIN_ONLY
+    parser_classes = [StrictJSONParser, MultiPartParser]
 
     @extend_schema(
         operation_id="ground_truth_import",
-        request=GroundTruthFileSerializer,
+        # One media type: a generated client sends the form (scripts may also send the file
+        # itself as an application/json body, as the description says).
+        request={"multipart/form-data": GroundTruthImportUploadSerializer},
         responses={200: ImportSummarySerializer, 202: JobStartedSerializer},
         description=(
-            "Import a ground-truth export file (what `GET ground-truth/export` produces): "
+            "Import a ground-truth file (what `GET ground-truth/export` produces, schema: "
+            "/api/schema/ground-truth.json), sent as the `file` of a form upload (or as the "
+            "request body itself, `Content-Type: application/json`): "
             "idempotent by discussion external id, all or nothing. Imported ground truth "
             "becomes its own feedback approved by you, marked `imported`; it never replaces "
             "anyone's feedback or approved ground truth. Files larger than "
@@ -560,8 +579,14 @@ class GroundTruthImportApi(ApiView):
         ),
     )
     def post(self, request: ApiRequest) -> Response:
-        body = request.body  # read before request.data parses the stream
-        outcome = ground_truth_import_start(user=request.user, body=body, data=request.data)
+        if request.content_type.startswith("multipart/"):
+            serializer = GroundTruthImportUploadSerializer(data=request.data)
+            serializer.is_valid(raise_exception=True)
+            body, data = serializer.validated_data["file"].read(), None
+        else:
+            body = request.body  # read before request.data parses the stream
+            data = request.data
+        outcome = ground_truth_import_start(user=request.user, body=body, data=data)
         if outcome.job is not None:
             return Response(job_started_body(request, outcome.job), status=202)
         return Response(ImportSummarySerializer(outcome.summary).data)
@@ -593,9 +618,9 @@ class AuditLogApi(ApiView):
 
 @login_required
 def api_tokens(request: HtmxHttpRequest) -> HttpResponse:
-    """Admins see and (re)create their own API token."""
-    if not is_admin(request.user):
-        raise PermissionDenied("Only admins manage API tokens.")
+    """Auditors and admins see and (re)create their own API token."""
+    if not is_auditor(request.user):
+        raise PermissionDenied("Only auditors and admins have API tokens.")
     token = None
     if request.method == "POST":
         token = api_token_get_or_create(

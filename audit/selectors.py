@@ -49,6 +49,7 @@ from audit.models import (
     TriageStatement,
 )
 from audit.pdp import ENTITY_KINDS, as_id, payload_ids
+from audit.services.assignments import hidden_discussion_filter
 from audit.services.blind import submitted_statement_ids
 from audit.views.display import diff_summary, field_changes
 from evalsite.access import admins, is_admin
@@ -120,13 +121,24 @@ def extraction_runs_list(*, filters: dict[str, Any] | None = None) -> QuerySet[E
     return filtered_by(ExtractionRun.objects.all(), filters, lookups)
 
 
-def extractions_list(*, filters: dict[str, Any] | None = None) -> QuerySet[Extraction]:
+def extractions_list(
+    *, user: User | None = None, filters: dict[str, Any] | None = None
+) -> QuerySet[Extraction]:
+    """Extractions, filtered; for an auditor (``user``) only those their editor shows: none of
+    a statement in the blind sample, and with unassigned work hidden only of their discussions."""
     lookups = {
         "run": "run_id",
         "discussion": "statement__discussion_id",
         "statement": "statement_id",
     }
-    return filtered_by(Extraction.objects.select_related("statement"), filters, lookups)
+    extractions = Extraction.objects.select_related("statement")
+    if user is not None and not is_admin(user):
+        extractions = extractions.filter(statement__blind_review__isnull=True)
+        hidden = hidden_discussion_filter(user)
+        if hidden is not None:
+            visible = Discussion.objects.filter(hidden).values("pk")
+            extractions = extractions.filter(statement__discussion__in=visible)
+    return filtered_by(extractions, filters, lookups)
 
 
 def feedback_list(*, user: User, filters: dict[str, Any] | None = None) -> QuerySet[Feedback]:

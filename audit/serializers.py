@@ -35,6 +35,7 @@ from audit.services.api_support import (
 from audit.services.assignments import MAX_OVERLAP_K, AssignmentPlan, Strategy
 from audit.services.transfer import MAX_IMPORT_ID, MAX_USERNAME
 from evalsite.api import (
+    CaseInsensitiveChoiceField,
     FilterTextField,
     IdField,
     ReferenceNotFound,
@@ -49,22 +50,70 @@ MAX_ITEMS = 10_000
 MAX_EXPORT_IDS = 1000
 MAX_TEXT = 100_000
 
-PDP_OPENAPI = to_openapi30(PDP_SCHEMA)
 USERNAME_PATTERN = r"^[\w.@+-]*$"
+
+# The extraction payload is one component, its items three more, referred to ($ref) wherever a
+# payload is read or written: an AI extraction read is a draft that can be sent back as it is.
+PAYLOAD_COMPONENT = "PdpDeltas"
+ITEM_COMPONENTS = {"people": "PdpPerson", "events": "PdpEvent", "pair_bonds": "PdpPairBond"}
+
+
+def _component_ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _nullable_ref(name: str, **meta: Any) -> dict[str, Any]:
+    return {"allOf": [_component_ref(name)], "nullable": True, **meta}
+
+
+def payload_components() -> dict[str, dict[str, Any]]:
+    """``PDP_SCHEMA`` as OpenAPI components: the payload, and each item kind by reference."""
+    payload = to_openapi30(copy.deepcopy(PDP_SCHEMA))
+    payload.pop("title", None)
+    payload["description"] = (
+        "An extraction (PDP deltas): people, events and pair bonds the statement adds or "
+        "changes, and ids it deletes. The AI's extraction and a coding share this shape."
+    )
+    components = {PAYLOAD_COMPONENT: payload}
+    for kind, name in ITEM_COMPONENTS.items():
+        components[name] = payload["properties"][kind]["items"]
+        payload["properties"][kind]["items"] = _component_ref(name)
+    return components
+
+
+def add_payload_components(result: dict, generator, request, public) -> dict:
+    """drf-spectacular hook: register the payload components the fields refer to."""
+    result.setdefault("components", {}).setdefault("schemas", {}).update(payload_components())
+    return result
 
 
 def ground_truth_openapi() -> dict[str, Any]:
-    """The export format as an OpenAPI 3.0 schema, with the limits the import enforces."""
+    """The export format as an OpenAPI 3.0 schema, with the limits the import enforces and the
+    payloads as references to the shared component."""
     schema = to_openapi30(copy.deepcopy(GROUND_TRUTH_EXPORT_SCHEMA))
+    schema.pop("title", None)  # a title names the generated class: the component's name does
     discussion = schema["properties"]["discussions"]["items"]
     fields = discussion["properties"]
     fields["external_id"].update(minLength=1, maxLength=MAX_EXTERNAL_ID)
     fields["id"].update(minimum=-MAX_IMPORT_ID, maximum=MAX_IMPORT_ID)
     fields["date"]["format"] = "date"
-    statement = fields["statements"]["items"]
-    statement["properties"]["order"].update(minimum=0, maximum=MAX_ORDER)
-    statement["properties"]["speaker"]["maxLength"] = MAX_SPEAKER
-    approved = statement["properties"]["approved_feedback"]["properties"]
+    statement = fields["statements"]["items"]["properties"]
+    statement["order"].update(minimum=0, maximum=MAX_ORDER)
+    statement["speaker"]["maxLength"] = MAX_SPEAKER
+    statement["speaker_type"] = {
+        "type": "string",
+        "enum": [label for _, label in Speaker.Type.choices],
+        "description": "Subject or Expert (an import accepts any case)",
+    }
+    statement["pdp_deltas"] = _nullable_ref(PAYLOAD_COMPONENT, description="the AI extraction")
+    statement["ground_truth"] = _nullable_ref(
+        PAYLOAD_COMPONENT, description=statement["ground_truth"]["description"]
+    )
+    statement["provisional_ground_truth"]["properties"]["pdp_deltas"] = _nullable_ref(
+        PAYLOAD_COMPONENT
+    )
+    approved = statement["approved_feedback"]["properties"]
+    approved["edited_extraction"] = _component_ref(PAYLOAD_COMPONENT)
     # Names the import may create as users: Django usernames (auditor_id/approved_by may be "").
     approved["auditor"].update(pattern=USERNAME_PATTERN, minLength=1, maxLength=MAX_USERNAME)
     for name in ("auditor_id", "approved_by"):
@@ -83,6 +132,9 @@ class GroundTruthFileSerializer(serializers.Serializer):
 class GroundTruthFileExtension(OpenApiSerializerExtension):
     target_class = GroundTruthFileSerializer
 
+    def get_name(self, auto_schema, direction) -> str:
+        return "GroundTruthFile"  # one component, what an export gives and an import takes
+
     def map_serializer(self, auto_schema, direction) -> dict[str, Any]:
         return copy.deepcopy(GROUND_TRUTH_OPENAPI)
 
@@ -94,7 +146,7 @@ def existing_run(run_id: int, *, field: str = "run") -> ExtractionRun:
     return run
 
 
-@extend_schema_field(PDP_OPENAPI)
+@extend_schema_field(_component_ref(PAYLOAD_COMPONENT))
 class PdpField(serializers.JSONField):
     """A PDP-deltas payload (validated by ``audit.schemas.validate_pdp`` in the services)."""
 
@@ -164,7 +216,9 @@ class ExtractionRunRefSerializer(serializers.Serializer):
 
 class StatementInputSerializer(StrictInputSerializer):
     text = StrictCharField(allow_blank=True, max_length=MAX_TEXT, trim_whitespace=False)
-    speaker_type = serializers.ChoiceField(choices=["subject", "expert", "Subject", "Expert"])
+    speaker_type = CaseInsensitiveChoiceField(
+        choices=Speaker.Type.choices, help_text="subject or expert (any case)"
+    )
     speaker = StrictCharField(required=False, min_length=1, max_length=MAX_SPEAKER)
     order = StrictIntegerField(required=False, min_value=0, max_value=MAX_ORDER)
     pdp_deltas = PdpField(required=False, allow_null=True, help_text="the AI extraction")
@@ -509,6 +563,10 @@ class GroundTruthExportQuerySerializer(serializers.Serializer):
                 "Choose what to export: ?discussion_ids=30,31,32 or ?all=true."
             )
         return attrs
+
+
+class GroundTruthImportUploadSerializer(serializers.Serializer):
+    file = serializers.FileField(help_text="the ground-truth file (JSON, UTF-8)")
 
 
 class ImportSummarySerializer(serializers.Serializer):

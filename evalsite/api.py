@@ -208,6 +208,17 @@ class StrictBooleanField(serializers.BooleanField):
         return data
 
 
+class CaseInsensitiveChoiceField(serializers.ChoiceField):
+    """A choice given in any case ("Subject", "SUBJECT"): the schema states one spelling, the
+    choices' own, and that is what the service receives."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, str):
+            by_folded = {str(choice).casefold(): choice for choice in self.choices}
+            data = by_folded.get(data.casefold(), data)
+        return super().to_internal_value(data)
+
+
 class FilterTextField(serializers.CharField):
     """A text filter in the query string, matched as given: ``?family=%09`` is a tab (that
     matches nothing), not a blank refused; ``?family=`` (empty) is refused (minLength 1)."""
@@ -382,6 +393,7 @@ _ERROR_DESCRIPTIONS = {
     "415": "Unsupported media type (send application/json).",
     "422": "Well formed, but breaks a rule between values that no schema states (a reference "
     "to a missing item, repeated orders, coding not ready to submit); each problem is named.",
+    "414": "Query string too long (longer than MAX_QUERY_STRING_LENGTH characters).",
     "429": "Too many requests: wait the number of seconds in the Retry-After header.",
 }
 
@@ -404,7 +416,7 @@ def add_error_responses(result: dict, generator, request, public) -> dict:
         for method, operation in operations.items():
             if not isinstance(operation, dict) or "responses" not in operation:
                 continue
-            codes = ["400", "401", "403", "404", "429"]
+            codes = ["400", "401", "403", "404", "414", "429"]
             if method in {"post", "put", "patch", "delete"}:
                 codes += ["409", "413", "415", "422"]
             for code in codes:

@@ -7,7 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from audit.models import ExtractionRun
-from audit.serializers import existing_run
+from audit.serializers import ImportSummarySerializer, existing_run
 from evalsite.api import (
     FilterTextField,
     IdField,
@@ -17,6 +17,18 @@ from evalsite.api import (
 )
 from metrics.models import ComputeJob, MetricResult
 from metrics.registry import EXTRACTION, RECOMPUTE_JOB
+from metrics.value_schemas import metric_value_components, metric_values_schema
+
+
+def add_metric_value_components(result: dict, generator, request, public) -> dict:
+    """drf-spectacular hook: register the components a result's ``values`` refer to."""
+    result.setdefault("components", {}).setdefault("schemas", {}).update(metric_value_components())
+    return result
+
+
+@extend_schema_field(metric_values_schema())
+class MetricValuesField(serializers.JSONField):
+    """A result's figures: typed per family and scope in the schema."""
 
 
 class MetricResultFilterSerializer(serializers.Serializer):
@@ -29,7 +41,7 @@ class MetricResultFilterSerializer(serializers.Serializer):
 
 
 class MetricResultOutputSerializer(serializers.ModelSerializer):
-    values = serializers.JSONField(allow_null=True)
+    values = MetricValuesField(allow_null=True)
     contribution = serializers.JSONField(allow_null=True)
     match_settings = serializers.JSONField()
 
@@ -100,7 +112,7 @@ class JobOutputSerializer(serializers.ModelSerializer):
     def get_url(self, job: ComputeJob) -> str:
         return self._absolute(reverse("api-job-detail", args=[job.pk]))
 
-    @extend_schema_field(serializers.CharField(allow_null=True))
+    @extend_schema_field(ImportSummarySerializer(allow_null=True))
     def get_result(self, job: ComputeJob) -> dict | None:
         return (job.params or {}).get("result") if job.kind == ComputeJob.Kind.IMPORT else None
 

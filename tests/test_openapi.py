@@ -33,7 +33,7 @@ def test_every_v1_operation_documents_auth_and_errors(schema):
     assert len(operations) >= 20
     for path, method, op in operations:
         codes = set(op["responses"])
-        assert {"400", "401", "403", "404"} <= codes, (method, path)
+        assert {"400", "401", "403", "404", "414"} <= codes, (method, path)
         assert any(c.startswith("2") for c in codes), (method, path)
         assert op["security"] == [{"tokenAuth": []}, {"cookieAuth": []}], (method, path)
         if method in {"post", "put"}:
@@ -88,3 +88,68 @@ def test_served_schema_is_the_generated_one(schema):
     generated = SchemaGenerator().get_schema(request=None, public=True)
     assert schema["paths"].keys() == generated["paths"].keys()
     assert schema["components"]["schemas"].keys() == generated["components"]["schemas"].keys()
+
+
+def _walk(node, path=()):
+    """Every schema object in the document, with where it is."""
+    if isinstance(node, dict):
+        yield path, node
+        for key, value in node.items():
+            yield from _walk(value, (*path, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _walk(value, (*path, index))
+
+
+def test_each_enum_states_one_spelling(schema):
+    """A generated client makes a name of each value: case variants would collide."""
+    for path, node in _walk(schema):
+        values = [v for v in node.get("enum") or [] if isinstance(v, str)]
+        assert len({v.casefold() for v in values}) == len(values), path
+
+
+def test_no_two_schemas_share_a_title(schema):
+    titles = [node["title"] for _, node in _walk(schema) if isinstance(node.get("title"), str)]
+    assert len(titles) == len(set(titles))
+
+
+def test_the_extraction_payload_is_one_shared_component(schema):
+    components = schema["components"]["schemas"]
+    payload = components["PdpDeltas"]["properties"]
+    assert payload["people"]["items"] == {"$ref": "#/components/schemas/PdpPerson"}
+    assert payload["events"]["items"] == {"$ref": "#/components/schemas/PdpEvent"}
+    inline = [
+        path
+        for path, node in _walk(schema)
+        if isinstance(node.get("properties"), dict)
+        and {"people", "events"} <= set(node["properties"])
+        and path != ("components", "schemas", "PdpDeltas")
+    ]
+    assert inline == []
+    ref = {"$ref": "#/components/schemas/PdpDeltas"}
+    assert components["ExtractionOutput"]["properties"]["pdp_deltas"] == ref
+    edited = components["FeedbackSaveInputRequest"]["properties"]["edited_extraction"]
+    assert edited.get("allOf", [edited])[0] == ref  # with its help text beside it
+
+
+def test_extraction_f1_values_are_typed_per_scope(schema):
+    components = schema["components"]["schemas"]
+    shapes = components["MetricResultOutput"]["properties"]["values"]["anyOf"]
+    names = [shape.get("$ref", "").rsplit("/", 1)[-1] for shape in shapes]
+    assert names[:4] == [
+        "ExtractionStatementValues",
+        "ExtractionDiscussionValues",
+        "ExtractionRunValues",
+        "ExtractionSystemValues",
+    ]
+    statement = components["ExtractionStatementValues"]["properties"]
+    assert statement["aggregate_micro_f1"] == {"type": "number"}
+    assert statement["people_tp"] == {"type": "integer"}
+    assert statement["symptom_macro_f1"] == {"type": "number", "nullable": True}
+
+
+def test_import_takes_a_file_and_speaker_types_have_one_spelling(schema):
+    body = schema["paths"]["/api/v1/ground-truth/import"]["post"]["requestBody"]["content"]
+    upload = body["multipart/form-data"]["schema"]["$ref"].rsplit("/", 1)[-1]
+    assert schema["components"]["schemas"][upload]["properties"]["file"]["format"] == "binary"
+    assert schema["components"]["schemas"]["SpeakerTypeEnum"]["enum"] == ["subject", "expert"]

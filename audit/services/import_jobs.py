@@ -24,7 +24,7 @@ from django.core.files.storage import default_storage
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.utils import timezone
 
-from audit.jsonin import JsonInputError
+from audit.jsonin import JsonInputError, load_json
 from audit.models import ComputeJob
 from audit.schemas import PayloadError
 from audit.services.api_support import ground_truth_import
@@ -47,8 +47,11 @@ class ImportOutcome:
 
 
 def ground_truth_import_start(*, user: User, body: bytes, data: Any = None) -> ImportOutcome:
-    """Import now (``data``: the parsed body), or store a large body and queue a job."""
+    """Import now (``data``: the parsed body; None: parse ``body``), or store a large body and
+    queue a job."""
     if len(body) <= settings.IMPORT_SYNC_MAX_BYTES:
+        if data is None:
+            data = load_json(body, file="the file")
         return ImportOutcome(summary=ground_truth_import(data=data, by=user))
     digest = hashlib.sha256(body).hexdigest()
     job = compute_job_start(

@@ -12,7 +12,7 @@ from typing import Any
 from django import forms
 
 from metrics.evaluations.registry import Family, FileRole, InputFile, Option
-from metrics.evaluations.services import max_file_bytes
+from metrics.evaluations.services import MODE_ROLE, max_file_bytes
 from metrics.families.selective.run import experiment_modes
 from metrics.models import Evaluation
 from metrics.registry import UPLOADED
@@ -22,7 +22,6 @@ OPTION_PREFIX = "option_"
 # Options naming an experiment of the run file: a select of the modes found in the file (the
 # page fills it when a file is chosen; the server when the form comes back).
 MODE_OPTIONS = {"mode": "first in the file", "second_mode": "none"}
-MODE_ROLE = "run"
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -176,15 +175,12 @@ class EvaluationUploadForm(forms.Form):
         return uploads
 
     def options(self) -> dict[str, Any]:
-        """Option values as typed (bool) or text; the service coerces and checks them. An
-        empty mode is the first mode found in the file, so a file uploads as it is."""
-        values = {
+        """Option values as typed (bool) or text; the service coerces and checks them (an
+        empty mode is the service's default: the first mode found in the file)."""
+        return {
             option.name: self.cleaned_data.get(OPTION_PREFIX + option.name)
             for option in self.family.options
         }
-        if "mode" in values and not values["mode"] and (modes := self._modes()):
-            values["mode"] = modes[0]
-        return values
 
     def kept_names(self) -> dict[str, str]:
         """{field name: file names} of the files kept from the last try, for the page."""

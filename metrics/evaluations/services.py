@@ -34,6 +34,7 @@ from audit.jsonin import InputError
 from audit.services.audit_log import Action, audit_log_record
 from evalsite.queue import TRANSIENT_ERRORS, task_enqueue_named
 from metrics.evaluations.registry import Family, InputFile
+from metrics.families.selective.run import experiment_modes
 from metrics.models import Evaluation, EvaluationFile
 from metrics.registry import upload_get
 from metrics.results import json_ready
@@ -165,6 +166,25 @@ def _store_files(evaluation: Evaluation, files: Mapping[str, Sequence[InputFile]
             stored.save()
 
 
+MODE_ROLE = "run"  # the file whose experiments a "mode" option names
+
+
+def _first_mode_default(
+    entry: Family, files: Mapping[str, Sequence[InputFile]], options: Mapping[str, Any] | None
+) -> dict[str, Any] | None:
+    """An empty ``mode`` is the first experiment's mode in the run file: a file with several
+    experiments uploads as it is, from the page, the API and the command alike."""
+    if options is not None and options.get("mode"):
+        return dict(options)
+    if not any(option.name == "mode" for option in entry.options):
+        return dict(options) if options is not None else None
+    modes = [mode for item in files.get(MODE_ROLE, []) for mode in experiment_modes(item.data)]
+    defaulted = dict(options or {})
+    if modes:
+        defaulted["mode"] = modes[0]
+    return defaulted
+
+
 def evaluation_create(
     *,
     family: str,
@@ -180,8 +200,8 @@ def evaluation_create(
     a management command in its own process). Raises InputError / OptionError; a refused
     upload stores nothing."""
     entry = upload_get(family)
-    resolved = entry.resolve_options(options)
     checked = _checked_files(entry, files)
+    resolved = entry.resolve_options(_first_mode_default(entry, checked, options))
     _parse(entry, checked, resolved)
     name = (name or "").strip()[:NAME_MAX] or _default_name(checked)
     with transaction.atomic():
@@ -242,8 +262,8 @@ def artifact_compute(
     """Validate and compute without storing anything (the ``evaluate_*`` commands): the same
     registry parse and compute functions as a stored evaluation."""
     entry = upload_get(family)
-    resolved = entry.resolve_options(options)
     checked = _checked_files(entry, files)
+    resolved = entry.resolve_options(_first_mode_default(entry, checked, options))
     return _as_json(entry.compute(_parse(entry, checked, resolved), resolved))
 
 

@@ -2,7 +2,14 @@
 
 import pytest
 
-from audit.models import Discussion, Extraction, ExtractionRun, Statement
+from audit.models import (
+    BlindReview,
+    Discussion,
+    Extraction,
+    ExtractionRun,
+    Feedback,
+    Statement,
+)
 from tests.api_fixtures import approve, make_discussion
 from tests.factories import SIMPLE_PDP, pdp
 
@@ -90,7 +97,7 @@ def test_auditor_reads_discussions_but_cannot_create(api, auditor, world):
     assert not Discussion.objects.filter(external_id="pipe-1").exists()
 
 
-def test_auditor_cannot_create_runs_or_extractions_or_read_extractions(api, auditor, world):
+def test_auditor_cannot_create_runs_or_extractions(api, auditor, world):
     client = api(auditor)
     assert client.get(RUNS).status_code == 200
     assert (
@@ -100,8 +107,23 @@ def test_auditor_cannot_create_runs_or_extractions_or_read_extractions(api, audi
     url = f"{RUNS}{world.run.pk}/extractions/"
     body = {"extractions": [{"statement": world.subject.pk, "pdp_deltas": pdp()}]}
     assert client.post(url, body, format="json").status_code == 403
-    assert client.get(url).status_code == 403
-    assert client.get("/api/v1/extractions/").status_code == 403
+
+
+def test_auditor_reads_the_ai_extractions_their_editor_shows(api, auditor, admin_user, world):
+    """What the editor shows, without starting a draft; blind-sample statements stay hidden."""
+    client = api(auditor)
+    drafts = Feedback.objects.count()
+    one = client.get("/api/v1/extractions/", {"statement": world.subject2.pk}).json()
+    assert [e["pdp_deltas"] for e in one["results"]] == [
+        world.subject2.extractions.get().pdp_deltas
+    ]
+    assert Feedback.objects.count() == drafts
+    BlindReview.objects.create(statement=world.subject2, marked_by=admin_user)
+    for url in ("/api/v1/extractions/", f"{RUNS}{world.run.pk}/extractions/"):
+        shown = {e["statement"] for e in client.get(url).json()["results"]}
+        assert shown == {world.subject.pk}, url
+        everything = {e["statement"] for e in api(admin_user).get(url).json()["results"]}
+        assert everything == {world.subject.pk, world.subject2.pk}, url
 
 
 # --- discussions -------------------------------------------------------------------------------

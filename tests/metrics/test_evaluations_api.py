@@ -159,3 +159,14 @@ def test_retry_through_the_api(api, admin_user, auditor, media, run_on_commit):
     assert (
         again.status_code == 400 and "Only a failed or queued evaluation" in again.json()["detail"]
     )
+
+
+def test_the_example_run_uploads_with_default_options_as_on_the_page(api, admin_user, media):
+    """One default for the page, the API and the command: no mode is the file's first."""
+    body = {
+        "family": "selective_prediction",
+        "run": SimpleUploadedFile("selective_run.json", example_bytes("selective_run.json")),
+    }
+    response = api(admin_user).post(URL, body, format="multipart")
+    assert response.status_code == 201, response.json()
+    assert Evaluation.objects.get().options["mode"] == "zero_shot"
