@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.paginator import Page, Paginator
 from django.db import connection
@@ -49,7 +50,6 @@ from audit.models import (
     TriageStatement,
 )
 from audit.pdp import ENTITY_KINDS, as_id, payload_ids
-from audit.services.assignments import hidden_discussion_filter
 from audit.services.blind import submitted_statement_ids
 from audit.views.display import diff_summary, field_changes
 from evalsite.access import admins, is_admin
@@ -119,6 +119,18 @@ def discussion_statements(*, discussion: Discussion) -> QuerySet[Statement]:
 def extraction_runs_list(*, filters: dict[str, Any] | None = None) -> QuerySet[ExtractionRun]:
     lookups = {"model_name": "model_name", "prompt_version": "prompt_version"}
     return filtered_by(ExtractionRun.objects.all(), filters, lookups)
+
+
+def unassigned_visible() -> bool:
+    return settings.UNASSIGNED_WORK_VISIBLE
+
+
+def hidden_discussion_filter(user: User) -> Q | None:
+    """With unassigned work hidden, an auditor's queue lists only discussions with their
+    assignments (or their coding); None: no restriction."""
+    if unassigned_visible() or is_admin(user):
+        return None
+    return Q(statements__assignments__auditor=user) | Q(statements__feedback__auditor=user)
 
 
 def extractions_list(

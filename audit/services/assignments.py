@@ -16,13 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from audit.models import Assignment, BlindReview, Discussion, Feedback, Statement
+from audit.selectors import unassigned_visible
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.errors import NotAllowed, UnknownItems, WorkflowError, WrongState
 from audit.signals import coding_changed_send
@@ -362,10 +362,6 @@ def statement_skip(
 # --- who may code what -----------------------------------------------------------------------------
 
 
-def unassigned_visible() -> bool:
-    return settings.UNASSIGNED_WORK_VISIBLE
-
-
 def check_may_code(*, statement: Statement, user: User) -> None:
     """Two auditors never code one statement by accident: a statement open for someone else
     (outside an overlap sample) is theirs, and with unassigned work hidden an auditor codes
@@ -415,11 +411,3 @@ def assignment_next(*, user: User, after: Statement | None = None) -> Statement 
         .order_by("order")
         .first()
     )
-
-
-def hidden_discussion_filter(user: User) -> Q | None:
-    """With unassigned work hidden, an auditor's queue lists only discussions with their
-    assignments (or their coding); None: no restriction."""
-    if unassigned_visible() or is_admin(user):
-        return None
-    return Q(statements__assignments__auditor=user) | Q(statements__feedback__auditor=user)

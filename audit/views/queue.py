@@ -23,13 +23,13 @@ from audit.selectors import (
     adjudicable_statement_ids,
     discussion_queue_page,
     feedback_proposals,
+    hidden_discussion_filter,
     statements_to_adjudicate,
     submitted_feedback_page,
     submitted_tallies,
     threads_unread,
 )
 from audit.services import WorkflowError, feedback_bulk_approve
-from audit.services.assignments import hidden_discussion_filter
 from audit.stream import my_needs_changes, my_open_assignments, my_open_count
 from audit.views.access import error_fragment
 from audit.views.team import review_home
