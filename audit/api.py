@@ -19,9 +19,7 @@ from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 
 from audit.models import Assignment, Discussion, ExtractionRun, Feedback, Statement
-from audit.pdp import mark_edited
 from audit.progress import team_progress
-from audit.schemas import validate_pdp
 from audit.selectors import (
     discussions_list,
     extraction_runs_list,
@@ -111,6 +109,8 @@ from evalsite.api import (
     job_started_body,
 )
 from evalsite.http import HtmxHttpRequest
+from metrics.families.payload.rules import mark_edited
+from metrics.families.payload.schema import validate_pdp
 
 CONFLICT = OpenApiResponse(
     ErrorSerializer, description="Stale version: `current_version` is the one to base a retry on."

@@ -1,11 +1,11 @@
 """Short definitions of the coding vocabulary: the SARF variables and their values, and the
 event kinds. The editor shows them beside its controls and in the shortcut help; the demo
-guidelines quote them. Pure Python (no Django), beside ``audit.schemas`` which lists the codes.
+guidelines quote them. Pure Python (no Django), beside ``metrics.families.payload.schema`` which lists the codes.
 """
 
 from __future__ import annotations
 
-from audit.schemas import DIRECTIONS, EVENT_KINDS, RELATIONSHIPS, SARF_VARIABLES
+from metrics.families.payload.schema import DIRECTIONS, EVENT_KINDS, RELATIONSHIPS, SARF_VARIABLES
 
 SARF_VARIABLE_DEFINITIONS: dict[str, str] = {
     "symptom": "S: a change in physical, emotional or social symptoms (illness, drinking, "

@@ -3,8 +3,8 @@
 The editor posts one field per item attribute, named ``<kind>-<index>-<field>`` (for example
 ``events-2-dateTime``). Reading them back starts from the stored item with the same id, so
 attributes the form does not show (notes, legacy parent_a/parent_b, ...) are kept as they are.
-Values are taken as typed: the schema (``validate_pdp``) and the rules of ``audit.pdp``
-decide what is wrong and say so; ``audit.pdp.mark_edited`` keeps untouched items as they were.
+Values are taken as typed: the schema (``validate_pdp``) and the rules of ``metrics.families.payload.rules``
+decide what is wrong and say so; ``metrics.families.payload.rules.mark_edited`` keeps untouched items as they were.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from django.contrib.auth import get_user_model
 from django.http import QueryDict
 
 from audit.definitions import code_definition
-from audit.jsonin import JsonInputError, parse_json
 from audit.models import AuditLogEntry
-from audit.pdp import ENTITY_KINDS
-from audit.schemas import (
+from metrics.families.json_input import JsonInputError, parse_json
+from metrics.families.payload.rules import ENTITY_KINDS
+from metrics.families.payload.schema import (
     DATE_CERTAINTIES,
     DIRECTIONS,
     EVENT_KINDS,

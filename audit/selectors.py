@@ -49,10 +49,10 @@ from audit.models import (
     TriageSettings,
     TriageStatement,
 )
-from audit.pdp import ENTITY_KINDS, as_id, payload_ids
 from audit.services.blind import submitted_statement_ids
 from audit.views.display import diff_summary, field_changes
 from evalsite.access import admins, is_admin
+from metrics.families.payload.rules import ENTITY_KINDS, as_id, payload_ids
 
 
 def filtered_by(
@@ -875,7 +875,7 @@ WHERE jsonb_typeof(item) = 'object' AND item ? 'id'
 
 def earlier_item_ids(*, statement: Statement) -> dict[str, set]:
     """The ids of the people, events and pair bonds in every payload of the discussion's
-    earlier statements (which a delta may refer to): `audit.pdp.payload_ids` of them all."""
+    earlier statements (which a delta may refer to): `metrics.families.payload.rules.payload_ids` of them all."""
     if connection.vendor != "postgresql":
         earlier = {"statement__discussion_id": statement.discussion_id}
         earlier["statement__order__lt"] = statement.order

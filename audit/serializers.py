@@ -22,8 +22,6 @@ from audit.models import (
     Speaker,
     Statement,
 )
-from audit.pdp import ENTITY_KINDS
-from audit.schemas import GROUND_TRUTH_EXPORT_SCHEMA, PDP_SCHEMA
 from audit.selectors import discussion_statements
 from audit.services.api_support import (
     MAX_EXTERNAL_ID,
@@ -45,6 +43,8 @@ from evalsite.api import (
     StrictIntegerField,
     to_openapi30,
 )
+from metrics.families.payload.rules import ENTITY_KINDS
+from metrics.families.payload.schema import GROUND_TRUTH_EXPORT_SCHEMA, PDP_SCHEMA
 
 MAX_ITEMS = 10_000
 MAX_EXPORT_IDS = 1000
@@ -148,7 +148,7 @@ def existing_run(run_id: int, *, field: str = "run") -> ExtractionRun:
 
 @extend_schema_field(_component_ref(PAYLOAD_COMPONENT))
 class PdpField(serializers.JSONField):
-    """A PDP-deltas payload (validated by ``audit.schemas.validate_pdp`` in the services)."""
+    """A PDP-deltas payload (validated by ``metrics.families.payload.schema.validate_pdp`` in the services)."""
 
 
 # --- discussions -------------------------------------------------------------------------------

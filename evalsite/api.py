@@ -36,8 +36,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from audit.jsonin import InputError, JsonInputError, parse_json
-from audit.schemas import PayloadError
+from metrics.families.json_input import InputError, JsonInputError, parse_json
+from metrics.families.payload.schema import PayloadError
 
 # --- errors ------------------------------------------------------------------------------------
 
@@ -492,7 +492,7 @@ def _tighten(schema: Any, *, components: dict, seen: set[int]) -> None:
 
 
 def to_openapi30(schema: Any) -> Any:
-    """A JSON Schema (draft 2020-12 subset used in audit.schemas) as an OpenAPI 3.0 schema."""
+    """A JSON Schema (draft 2020-12 subset used in metrics.families.payload.schema) as an OpenAPI 3.0 schema."""
     if isinstance(schema, list):
         return [to_openapi30(item) for item in schema]
     if not isinstance(schema, dict):

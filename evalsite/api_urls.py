@@ -10,10 +10,10 @@ from drf_spectacular.views import (
 from rest_framework.permissions import AllowAny
 
 from audit.api import api_tokens
-from audit.schemas import GROUND_TRUTH_EXPORT_SCHEMA
 from evalsite.api import api_not_found
 from metrics import adjudication_api, triage_api
 from metrics import api as metrics_api
+from metrics.families.payload.schema import GROUND_TRUTH_EXPORT_SCHEMA
 
 
 def ground_truth_schema(request):

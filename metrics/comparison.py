@@ -21,8 +21,8 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
 
 from audit.models import ExtractionRun
-from metrics.families.bootstrap import BootstrapDeltaResult, BootstrapResult
 from metrics.families.extraction.bootstrap import COLUMNS, FIGURES, paired_bootstrap_f1
+from metrics.families.selective.bootstrap import BootstrapDeltaResult, BootstrapResult
 from metrics.models import MetricResult
 from metrics.services import EXTRACTION
 

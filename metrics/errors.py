@@ -39,8 +39,8 @@ from django.db import connection, transaction
 from django.db.models import Model
 
 from audit.models import ExtractionRun
-from audit.pdp import ENTITY_KINDS
 from evalsite.planner import planner_statistics_after_commit
+from metrics.families.payload.rules import ENTITY_KINDS
 from metrics.models import MetricResult, StatementError, StatementPiece, StatementResultChange
 from metrics.own_data.pieces import (
     piece_hasher,

@@ -17,12 +17,12 @@ from django.db.models.functions import Cast
 
 from audit.figures import AuditorAgreement, StoredResult
 from audit.models import AuditorFigures, ExtractionRun, Statement
-from audit.pdp import ENTITY_KINDS
 from audit.selectors import approved_codings_count, filtered_by
 from audit.services.blind import coding_sealed_statement_ids
 from evalsite.access import is_admin
 from metrics.families.extraction import compare_payloads
 from metrics.families.interauditor.measures import symmetric_mean
+from metrics.families.payload.rules import ENTITY_KINDS
 from metrics.match_settings import match_settings
 from metrics.models import (
     DISCUSSION_ROWS,

@@ -17,11 +17,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.models import Adjudication, Feedback, Statement
-from audit.schemas import validate_pdp
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.errors import NotAllowed, WrongState
 from audit.services.feedback import feedback_save, feedback_start, feedback_submit
 from evalsite.access import is_admin
+from metrics.families.payload.schema import validate_pdp
 
 CODED = (Feedback.Status.SUBMITTED, Feedback.Status.APPROVED)
 

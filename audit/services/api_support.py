@@ -17,7 +17,6 @@ from audit.models import (
     Discussion,
     ExtractionRun,
 )
-from audit.schemas import PayloadError, PayloadIssue
 from audit.services.transfer import (  # noqa: F401 (the limits are published by the API)
     MAX_EXTERNAL_ID,
     MAX_MODEL_NAME,
@@ -29,6 +28,7 @@ from audit.services.transfer import (  # noqa: F401 (the limits are published by
     discussions_import,
 )
 from evalsite.access import is_admin, is_auditor
+from metrics.families.payload.schema import PayloadError, PayloadIssue
 
 
 @transaction.atomic

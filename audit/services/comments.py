@@ -13,12 +13,12 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from audit.jsonin import text_problem
 from audit.models import Comment, Feedback, Notification, Statement, ThreadRead
 from audit.selectors import comments_visible_to
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.errors import NotAllowed, WorkflowError
 from evalsite.access import is_admin, is_auditor
+from metrics.families.json_input import text_problem
 
 MAX_COMMENT = 100_000  # characters, as a rejection reason
 MAX_MENTIONS = 20

@@ -25,13 +25,13 @@ from audit.models import (
     Statement,
     TriageSettings,
 )
-from audit.pdp import payload_items
-from audit.schemas import validate_pdp
 from audit.services.assignments import AssignmentPlan, assignments_create
 from audit.services.feedback import feedback_problems
 from audit.signals import ground_truth_changed_send, triage_changed_send
 from audit.synthetic import SyntheticDiscussion, extraction_run, generate_discussion, noisy_delta
 from evalsite.access import ensure_role_groups
+from metrics.families.payload.rules import payload_items
+from metrics.families.payload.schema import validate_pdp
 
 DEMO_USERS = (
     ("admin", "admin-demo-pass", "admin"),
@@ -220,7 +220,7 @@ def _store_feedback(
     """Discussions 1–6 approved, 7–8 submitted, 9 drafted with one rejection, 10–12 untouched;
     auditor2 double-codes discussions 1–3 so inter-auditor agreement has data.
 
-    Every submitted or approved coding passes the ground-truth checks (audit.pdp), as one
+    Every submitted or approved coding passes the ground-truth checks (metrics.families.payload.rules), as one
     coded through the UI would."""
     if index >= 9:
         return

@@ -4,8 +4,8 @@ the user. The feedback and assignment services raise them; views and the API sho
 from __future__ import annotations
 
 from audit.models import Feedback
-from audit.schemas import PayloadError, PayloadIssue
 from evalsite.api import DomainError
+from metrics.families.payload.schema import PayloadError, PayloadIssue
 
 
 class WorkflowError(DomainError):
@@ -45,7 +45,7 @@ class StaleVersion(WorkflowError):
 
 
 class NotReady(PayloadError, WorkflowError):
-    """Coding with problems (see audit.pdp): submit and approve refuse it, naming each one."""
+    """Coding with problems (see metrics.families.payload.rules): submit and approve refuse it, naming each one."""
 
     status_code = 422
 

@@ -27,8 +27,6 @@ from audit.models import (
     Statement,
     empty_pdp,
 )
-from audit.pdp import payload_ids, pdp_problems
-from audit.schemas import PayloadIssue, validate_pdp
 from audit.selectors import earlier_item_ids
 from audit.services.assignments import (
     assignment_release_on_submit,
@@ -49,6 +47,8 @@ from audit.services.guidelines import guideline_current
 from audit.signals import ground_truth_changed_send
 from audit.tallies import tallies_batched
 from evalsite.access import admins, is_admin
+from metrics.families.payload.rules import payload_ids, pdp_problems
+from metrics.families.payload.schema import PayloadIssue, validate_pdp
 
 
 def feedback_problems(

@@ -6,11 +6,11 @@ from __future__ import annotations
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
-from audit.jsonin import text_problem
 from audit.models import GuidelineVersion
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.errors import NotAllowed, WorkflowError, WrongState
 from evalsite.access import is_admin
+from metrics.families.json_input import text_problem
 
 MAX_GUIDELINES = 200_000  # characters of Markdown
 MAX_NOTE = 300

@@ -24,13 +24,13 @@ from django.core.files.storage import default_storage
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.utils import timezone
 
-from audit.jsonin import JsonInputError, load_json
 from audit.models import ComputeJob
-from audit.schemas import PayloadError
 from audit.services.api_support import ground_truth_import
 from audit.services.jobs import compute_job_start
 from audit.services.transfer import ImportSummary, discussions_import_file
 from evalsite.queue import task_enqueue_named
+from metrics.families.json_input import JsonInputError, load_json
+from metrics.families.payload.schema import PayloadError
 
 log = logging.getLogger(__name__)
 

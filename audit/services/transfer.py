@@ -5,7 +5,7 @@ The import accepts the ground-truth export format (one discussion as
 nested that way or flat as the export writes it). It validates the whole file first and
 stores nothing if any part is wrong; it is idempotent by the discussion's external id.
 
-Files are read in two passes, one discussion at a time (audit.jsonin.JsonListReader): the
+Files are read in two passes, one discussion at a time (metrics.families.json_input.JsonListReader): the
 first checks every discussion, the second imports them in one transaction. Parsed data goes
 through the same two passes, so memory stays flat in the number of discussions either way.
 
@@ -36,7 +36,6 @@ from django.utils.dateparse import parse_date, parse_datetime
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 
-from audit.jsonin import STREAM_CHUNK, JsonListReader
 from audit.models import (
     Discussion,
     Extraction,
@@ -47,15 +46,6 @@ from audit.models import (
     Statement,
     TriageStatement,
 )
-from audit.pdp import CONFLICT, RULE, UNKNOWN, payload_ids, pdp_problems
-from audit.schemas import (
-    GROUND_TRUTH_EXPORT_SCHEMA,
-    PayloadError,
-    PayloadIssue,
-    format_path,
-    normalize_pdp,
-    pdp_issues,
-)
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.feedback import NotAllowed, revisions_record
 from audit.signals import coding_changed_send, extractions_changed_send, ground_truth_changed_send
@@ -64,6 +54,16 @@ from audit.team_figures import queue_figures_refresh
 from evalsite.access import ensure_role_groups, is_admin
 from evalsite.api import DomainError
 from evalsite.planner import planner_statistics_after_commit
+from metrics.families.json_input import STREAM_CHUNK, JsonListReader
+from metrics.families.payload.rules import CONFLICT, RULE, UNKNOWN, payload_ids, pdp_problems
+from metrics.families.payload.schema import (
+    GROUND_TRUTH_EXPORT_SCHEMA,
+    PayloadError,
+    PayloadIssue,
+    format_path,
+    normalize_pdp,
+    pdp_issues,
+)
 
 SCHEMA_VERSION = "1"
 DEFAULT_IMPORT_RUN = ("imported", "unknown")
@@ -371,7 +371,7 @@ class _Checked:
 def _ground_truth_problems(
     statement: Any, path: str, earlier: list[dict], checked: _Checked
 ) -> list[PayloadIssue]:
-    """Imported ground truth follows the same rules as approved coding (audit.pdp); the
+    """Imported ground truth follows the same rules as approved coding (metrics.families.payload.rules); the
     statement's payloads then join ``earlier``, whose items later deltas may refer to."""
     if not isinstance(statement, dict):
         return []

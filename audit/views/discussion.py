@@ -13,7 +13,6 @@ from django.views.decorators.http import require_GET, require_POST
 
 from audit.context_processors import unread_comments
 from audit.models import Discussion, Statement
-from audit.pdp import ENTITY_KINDS, cumulative
 from audit.selectors import discussion_progress, discussion_runs, discussion_window_bounds
 from audit.services.transfer import NothingToExport, ground_truth_export
 from audit.views.comments import thread_context
@@ -29,6 +28,7 @@ from audit.views.rows import (
 from evalsite.access import admin_required, auditor_required
 from evalsite.http import HtmxHttpRequest
 from evalsite.params import BadParameter, parse_id
+from metrics.families.payload.rules import ENTITY_KINDS, cumulative
 
 # Subject statements of a window rendered in full, the rest load as they scroll into view. A
 # full card is 640-1,010 px tall at 1,440 px wide (2,000-3,100 at 390): three fill two to

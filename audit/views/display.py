@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from audit.pdp import ENTITY_KINDS, entity_items, is_edited, normalize_value
+from metrics.families.payload.rules import ENTITY_KINDS, entity_items, is_edited, normalize_value
 
 KIND_TITLES = {"people": "People", "events": "Events", "pair_bonds": "Pair bonds"}
 SARF_ARROWS = {"up": "↑", "down": "↓", "same": "="}

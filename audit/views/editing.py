@@ -27,8 +27,6 @@ from audit.forms import (
     reviewer_note,
 )
 from audit.models import Feedback, Statement
-from audit.pdp import ENTITY_KINDS, cumulative, mark_edited
-from audit.schemas import PayloadError, PayloadIssue, validate_pdp
 from audit.selectors import discussion_runs, feedback_revisions
 from audit.services import (
     NotReady,
@@ -55,6 +53,8 @@ from audit.views.rows import StatementRow, ai_payloads, choose_run, coded_payloa
 from audit.views.team import open_next
 from evalsite.access import auditor_required, is_admin
 from evalsite.http import HtmxHttpRequest
+from metrics.families.payload.rules import ENTITY_KINDS, cumulative, mark_edited
+from metrics.families.payload.schema import PayloadError, PayloadIssue, validate_pdp
 
 # "submit" stays on the statement; "submit_next" then opens the next one that needs me.
 SUBMIT_OPS = ("submit", "submit_next")

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from audit.jsonin import JsonInputError, parse_json
+from metrics.families.json_input import JsonInputError, parse_json
 from metrics.families.runs import Option as OptionSpec
 from metrics.families.runs import RunFile
 

@@ -12,9 +12,9 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from audit.jsonin import InputError
 from metrics.evaluations import services
 from metrics.evaluations.registry import InputFile
+from metrics.families.json_input import InputError
 from metrics.models import Evaluation
 from metrics.registry import upload_get
 

@@ -7,8 +7,8 @@ from typing import Any
 from django.urls import reverse
 from rest_framework import serializers
 
-from audit.jsonin import JsonInputError, parse_json
 from evalsite.api import FilterTextField
+from metrics.families.json_input import JsonInputError, parse_json
 from metrics.models import Evaluation, EvaluationFile
 from metrics.registry import UPLOADED
 

@@ -30,10 +30,10 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
-from audit.jsonin import InputError
 from audit.services.audit_log import Action, audit_log_record
 from evalsite.queue import TRANSIENT_ERRORS, task_enqueue_named
 from metrics.evaluations.registry import Family, InputFile
+from metrics.families.json_input import InputError
 from metrics.families.selective.run import experiment_modes
 from metrics.models import Evaluation, EvaluationFile
 from metrics.registry import upload_get

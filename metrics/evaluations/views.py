@@ -20,13 +20,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from audit.jsonin import InputError
 from evalsite.access import admin_required, auditor_required, is_admin
 from evalsite.http import HtmxHttpRequest
 from evalsite.params import parse_id
 from metrics.evaluations import services
 from metrics.evaluations.forms import FILE_PREFIX, EvaluationFilterForm, EvaluationUploadForm
 from metrics.evaluations.registry import EXAMPLES_DIR, InputFile, OptionError
+from metrics.families.json_input import InputError
 from metrics.models import Evaluation
 from metrics.registry import UPLOADED, example_files, upload_get
 

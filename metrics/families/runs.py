@@ -9,7 +9,7 @@ Every such family (selective, agreement, verdicts, reasoning) has a ``run.py`` o
     ``__post_init__`` raises ValueError naming a bad value, so an ``Options`` is always valid.
     ``options_from(Options, mapping)`` builds one from stored or posted values.
 ``parse(files, options) -> parsed``
-    ``files`` maps a file role to its ``RunFile``s. Raises ``InputError`` (``audit.jsonin``)
+    ``files`` maps a file role to its ``RunFile``s. Raises ``InputError`` (``metrics.families.json_input``)
     naming the file, where in it and what was expected; problems the family only finds while
     computing are found here too (a dry run), so a bad upload is refused before anything is stored.
 ``compute(parsed, options) -> dict``
@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, TypeVar
 
-from audit.jsonin import InputError
+from metrics.families.json_input import InputError
 
 T = TypeVar("T")
 

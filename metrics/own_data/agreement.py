@@ -28,7 +28,6 @@ from typing import Any
 from django.utils import timezone
 
 from audit.models import BlindReview, Extraction, Feedback, Speaker, Statement
-from audit.pdp import payload_items
 from audit.selectors import adjudication_counts
 from audit.team_figures import team_agreement_store
 from metrics.cards import FRESH, UPDATING, card_state, whole_family_card_base, whole_family_row
@@ -40,6 +39,7 @@ from metrics.families.interauditor import (
     lins_ccc,
     symmetric_mean,
 )
+from metrics.families.payload.rules import payload_items
 from metrics.match_settings import match_settings
 from metrics.models import MetricResult
 from metrics.own_data.common import INTERAUDITOR_KEY, SEED, Scope, n_resamples, result_compute

@@ -26,7 +26,6 @@ import numpy as np
 from django.utils import timezone
 
 from audit.models import ExtractionRun
-from audit.pdp import ENTITY_KINDS
 from metrics.cards import card_state, whole_family_card_base, whole_family_row
 from metrics.families.calibration import (
     TemperatureScalingCalibrator,
@@ -36,6 +35,7 @@ from metrics.families.calibration import (
     fit_isotonic_calibrator,
 )
 from metrics.families.extraction import StatementF1Metrics
+from metrics.families.payload.rules import ENTITY_KINDS
 from metrics.families.plots import Svg, line_plot
 from metrics.models import MetricResult
 from metrics.own_data.common import (

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from audit.models import Discussion, Extraction, ExtractionRun
-from audit.schemas import PayloadError, PayloadIssue
+from metrics.families.payload.schema import PayloadError, PayloadIssue
 from tests.factories import pdp
 
 pytestmark = pytest.mark.django_db

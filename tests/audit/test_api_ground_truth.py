@@ -6,7 +6,7 @@ import jsonschema
 import pytest
 
 from audit.models import ComputeJob, Discussion, Feedback, Statement
-from audit.schemas import GROUND_TRUTH_EXPORT_SCHEMA
+from metrics.families.payload.schema import GROUND_TRUTH_EXPORT_SCHEMA
 from tests.api_fixtures import approve
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,6 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from audit.models import AuditLogEntry, Discussion, Feedback, FeedbackRevision
-from audit.schemas import PayloadError
 from audit.services import (
     NotAllowed,
     discussions_import,
@@ -20,6 +19,7 @@ from audit.services import (
     feedback_submit,
 )
 from audit.services.blind import blind_review_sample
+from metrics.families.payload.schema import PayloadError
 from tests.api_fixtures import api  # noqa: F401 - fixture
 from tests.audit.test_transfer import GT, discussion_file
 

@@ -13,9 +13,9 @@ from audit.models import (
     Statement,
     TriageSettings,
 )
-from audit.schemas import pdp_issues
 from audit.services.demo import DEMO_UNTOUCHED, TRIAGE_DISCUSSIONS, demo_seed
 from evalsite.access import is_admin, is_auditor
+from metrics.families.payload.schema import pdp_issues
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("seeded_demo")]
 

@@ -12,7 +12,7 @@ from audit.definitions import (
     definitions_markdown,
 )
 from audit.markdown import Html, render_markdown
-from audit.schemas import DIRECTIONS, EVENT_KINDS, RELATIONSHIPS, SARF_VARIABLES
+from metrics.families.payload.schema import DIRECTIONS, EVENT_KINDS, RELATIONSHIPS, SARF_VARIABLES
 
 
 def test_the_subset_renders():

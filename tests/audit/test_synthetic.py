@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import random
 
-from audit.pdp import payload_ids, pdp_problems
 from audit.synthetic import extraction_run, generate_discussion, generate_workload
 from metrics.families.extraction import (
     calculate_statement_f1,
     calculate_system_f1,
     normalize_for_exact_match,
 )
+from metrics.families.payload.rules import payload_ids, pdp_problems
 
 
 def test_same_seed_same_discussion():

@@ -10,9 +10,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from audit.models import AuditLogEntry, Discussion, Extraction, Feedback, Statement
-from audit.schemas import GROUND_TRUTH_EXPORT_SCHEMA, PayloadError
 from audit.services import discussions_import, ground_truth_export, transfer
 from audit.services.transfer import NothingToExport
+from metrics.families.payload.schema import GROUND_TRUTH_EXPORT_SCHEMA, PayloadError
 from tests.factories import SIMPLE_PDP, pdp
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,6 @@ import pytest
 from django.urls import reverse
 
 from audit.models import Feedback
-from audit.schemas import PayloadError
 from audit.services import (
     NotReady,
     discussions_import,
@@ -20,6 +19,7 @@ from audit.services import (
     feedback_submit,
 )
 from audit.services import feedback as feedback_service
+from metrics.families.payload.schema import PayloadError
 from tests.audit.test_views_support import (
     as_post,
     editor_fields,

@@ -14,7 +14,7 @@ from django.urls import reverse
 from metrics import tasks
 from metrics.evaluations import services
 from metrics.evaluations.registry import InputFile, OptionError
-from metrics.families.common import InputError
+from metrics.families.json_input import InputError
 from metrics.models import Evaluation, EvaluationFile
 from metrics.registry import UPLOADED, upload_get
 from tests.metrics.test_evaluations_fixtures import (

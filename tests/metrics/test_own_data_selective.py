@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from audit.models import Feedback
-from metrics.families.bootstrap import (
+from metrics.families.review_savings import ReviewItem
+from metrics.families.review_savings.resampling import review_replicates
+from metrics.families.selective.bootstrap import (
     bootstrap_by_participant,
     paired_bootstrap_delta_by_participant,
 )
-from metrics.families.review_savings import ReviewItem
-from metrics.families.review_savings.resampling import review_replicates
 from metrics.own_data.selective import (
     EMPTY_CONFIDENCE,
     METRICS,

@@ -4,11 +4,11 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from audit.jsonin import JsonInputError
 from audit.management.progress import ProgressBar
-from audit.schemas import PayloadError
 from audit.services import discussions_import_file
 from evalsite.access import is_admin
+from metrics.families.json_input import JsonInputError
+from metrics.families.payload.schema import PayloadError
 
 
 def _readable(path: Path) -> None:

@@ -20,7 +20,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from audit.jsonin import InputError, load_json
 from metrics.families.agreement import (
     aggregate_study_ecs_strict,
     aggregate_study_pas,
@@ -28,6 +27,7 @@ from metrics.families.agreement import (
     compute_ecs_corr,
 )
 from metrics.families.agreement.numbers import finite_or_none
+from metrics.families.json_input import InputError, load_json
 from metrics.families.runs import Files, Option
 
 from .card import card as card  # the run.py interface: parse, compute, report, card

@@ -31,7 +31,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import expit
 
-from audit.jsonin import InputError, load_json
+from metrics.families.json_input import InputError, load_json
 
 # Probabilities are clipped away from 0 and 1 so that logits and log-likelihoods stay finite.
 PROBABILITY_EPSILON = 1e-6

@@ -1,12 +1,12 @@
 """The accumulated PDP's AI vs GT comparison (the accumulation itself, ``cumulative``, is a
-payload rule of audit.pdp, re-exported here)."""
+payload rule of metrics.families.payload.rules, re-exported here)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
 
-from audit.pdp import cumulative as cumulative
+from metrics.families.payload.rules import cumulative as cumulative
 
 from .results import CumulativeF1Metrics
 from .settings import MatchSettings

@@ -1,6 +1,6 @@
 """The date gate of event matching.
 
-Dates are free text, parsed by ``audit.pdp.parse_date`` (the same rule the editors
+Dates are free text, parsed by ``metrics.families.payload.rules.parse_date`` (the same rule the editors
 validate with): partial dates ("1985", "March 2003") are placed in the middle of the
 period they name and flagged partial, so they are compared with the approximate
 tolerance here.
@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from audit.pdp import clear_parse_date_cache, parse_date
+from metrics.families.payload.rules import clear_parse_date_cache, parse_date
 
 from .settings import MatchSettings
 

@@ -1,6 +1,6 @@
 """Vectorised discussion-cluster bootstrap of the review-savings figures (pure numpy).
 
-``metrics.families.bootstrap.bootstrap_by_participant`` with a review-savings metric rebuilds
+``metrics.families.selective.bootstrap.bootstrap_by_participant`` with a review-savings metric rebuilds
 every resample's item list and its curve in Python (~50 µs per curve), so 1000 resamples of
 four metrics on every approval cost seconds. Here a resample is a column of cluster draw
 counts (``metrics.families.resampling.draw_counts``: the same draws, from the same random

@@ -2,7 +2,7 @@
 (``bootstrap``), confidence variants (``confidence``) and uploaded runs (``run``).
 
 The package exports the curve definitions, as ``metrics.families.selective`` always has;
-``metrics.families.bootstrap`` keeps exporting the bootstrap.
+``metrics.families.selective.bootstrap`` keeps exporting the bootstrap.
 """
 
 from . import curves

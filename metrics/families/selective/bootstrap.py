@@ -561,7 +561,7 @@ def paired_bootstrap_deltas_by_participant(
     }
 
 
-# What ``metrics.families.bootstrap`` exports.
+# What ``metrics.families.selective.bootstrap`` exports.
 __all__ = [
     "BootstrapDeltaResult",
     "BootstrapResult",

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from audit.jsonin import InputError, load_json
 from metrics.families.calibration import CalibrationArtifact
+from metrics.families.json_input import InputError, load_json
 from metrics.families.runs import Files, Option
 
 from .bootstrap import (

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from audit.jsonin import InputError, load_json, load_jsonl
+from metrics.families.json_input import InputError, load_json, load_jsonl
 from metrics.families.runs import Files, Option, check_roles, one_file_per_role
 
 from .card import card as card  # the run.py interface: parse, compute, report, card

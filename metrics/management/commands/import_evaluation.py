@@ -6,9 +6,9 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.urls import reverse
 
-from audit.jsonin import InputError
 from metrics.evaluations import services
 from metrics.evaluations.cli import read_files, refusal, split_assignment
+from metrics.families.json_input import InputError
 from metrics.registry import UPLOADED
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from audit.jsonin import InputError
+from metrics.families.json_input import InputError
 from metrics.families.runs import (
     Option,
     RunFile,

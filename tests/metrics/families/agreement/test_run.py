@@ -16,7 +16,7 @@ from metrics.families.agreement.run import (
     parse_tests,
     report,
 )
-from metrics.families.common import InputError
+from metrics.families.json_input import InputError
 from metrics.families.runs import RunFile, option_defaults, options_from
 
 EXAMPLE = Path(__file__).parents[4] / "metrics" / "families" / "examples" / "agreement_tests.csv"

@@ -30,7 +30,7 @@ from metrics.families.calibration import (
     parse_calibration_artifact,
     save_calibration_artifact,
 )
-from metrics.families.common import InputError
+from metrics.families.json_input import InputError
 
 # --------------------------------------------------------------------------- metrics
 

@@ -1,5 +1,5 @@
 """The cumulative F1: the AI's and the ground truth's accumulated PDPs compared (the
-accumulation itself is tested with audit.pdp, tests/audit/test_pdp_cumulative.py)."""
+accumulation itself is tested with metrics.families.payload.rules, tests/audit/test_pdp_cumulative.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from audit import pdp
 from metrics.families.extraction import (
     CumulativeF1Metrics,
     SystemCumulativeF1Metrics,
@@ -20,6 +19,7 @@ from metrics.families.extraction import (
     sum_contributions,
     system_cumulative_f1_from_totals,
 )
+from metrics.families.payload import rules as pdp
 from tests.pdp_items import bond, event, person
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from metrics.families.common import InputError
+from metrics.families.json_input import InputError
 from metrics.families.reasoning import run
 from metrics.families.reasoning.run import parse_reasoning_inputs
 from metrics.families.runs import RunFile, option_defaults

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metrics.families.bootstrap import bootstrap_by_participant
 from metrics.families.review_savings import (
     OperatingPoint,
     ReviewItem,
@@ -19,6 +18,7 @@ from metrics.families.review_savings import (
     operating_point_at_risk,
     review_summary,
 )
+from metrics.families.selective.bootstrap import bootstrap_by_participant
 
 # Five statements; 0.8 is a plateau. Working points (k, losses so far):
 #   0.9: k=1, 0   -> coverage 0.2, risk 0

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from metrics.families.bootstrap import (
+from metrics.families.selective import ItemPrediction, compute_cmax
+from metrics.families.selective.bootstrap import (
     SelectiveMetric,
     bootstrap_by_participant,
     bootstrap_metrics_by_participant,
@@ -14,7 +15,6 @@ from metrics.families.bootstrap import (
     paired_bootstrap_delta_by_participant,
     paired_bootstrap_deltas_by_participant,
 )
-from metrics.families.selective import ItemPrediction, compute_cmax
 
 
 def participant(pid: int, predicted: int, total: int = 8, confidence: float = 0.5) -> list:

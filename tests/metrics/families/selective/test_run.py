@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from metrics.families.bootstrap import SelectiveMetric, bootstrap_by_participant
 from metrics.families.calibration import CalibrationArtifact, TemperatureScalingCalibrator
-from metrics.families.common import InputError
+from metrics.families.json_input import InputError
 from metrics.families.runs import RunFile, option_defaults, options_from
 from metrics.families.selective import compute_aurc
+from metrics.families.selective.bootstrap import SelectiveMetric, bootstrap_by_participant
 from metrics.families.selective.run import (
     OPTIONS,
     PHQ8_ITEMS,

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from metrics.families.common import InputError
+from metrics.families.json_input import InputError
 from metrics.families.runs import RunFile, option_defaults
 from metrics.families.verdicts import run
 from metrics.families.verdicts.run import parse_verdict_inputs

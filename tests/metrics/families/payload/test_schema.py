@@ -1,6 +1,6 @@
 import pytest
 
-from audit.schemas import PayloadError, pdp_issues, validate_pdp
+from metrics.families.payload.schema import PayloadError, pdp_issues, validate_pdp
 from tests.factories import SIMPLE_PDP
 
 

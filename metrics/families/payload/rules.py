@@ -1,4 +1,4 @@
-"""Rules about a PDP-deltas payload's meaning, on top of its JSON Schema (audit.schemas).
+"""Rules about a PDP-deltas payload's meaning, on top of its JSON Schema (metrics.families.payload.schema).
 
 Pure Python over plain dicts, so the form editor, the JSON editor, the API and the
 ground-truth import apply the same rules:

@@ -1,4 +1,4 @@
-"""The payload rules of audit.pdp: semantic checks and the one "edited" rule (no database)."""
+"""The payload rules of metrics.families.payload.rules: semantic checks and the one "edited" rule (no database)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from audit.pdp import (
+from metrics.families.payload.rules import (
     ENTITY_KINDS,
     entity_items,
     is_edited,

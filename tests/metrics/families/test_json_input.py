@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from audit.jsonin import MAX_JSON_DEPTH, JsonInputError, JsonListReader, parse_json
+from metrics.families.json_input import MAX_JSON_DEPTH, JsonInputError, JsonListReader, parse_json
 
 DOC = {
     "schema_version": "1",

@@ -12,8 +12,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 
-from audit.jsonin import MAX_JSON_DEPTH, text_problem
-from audit.pdp import (
+from metrics.families.json_input import MAX_JSON_DEPTH, text_problem
+from metrics.families.payload.rules import (
     CONFLICT,
     ENTITY_KINDS,
     ISSUE_KINDS,

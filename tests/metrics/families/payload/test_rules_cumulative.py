@@ -1,10 +1,10 @@
-"""audit.pdp.cumulative: the family accumulated over a discussion's statement deltas."""
+"""metrics.families.payload.rules.cumulative: the family accumulated over a discussion's statement deltas."""
 
 from __future__ import annotations
 
 import json
 
-from audit.pdp import cumulative
+from metrics.families.payload.rules import cumulative
 from tests.pdp_items import bond, event, ids, person
 
 
