@@ -44,7 +44,9 @@ ROLES = "Roles: auditors, admins."
 class GuidelineVersionOutputSerializer(serializers.ModelSerializer):
     version = serializers.IntegerField(source="number", read_only=True)
     author_username = serializers.CharField(source="author.get_username", read_only=True)
-    html = serializers.SerializerMethodField(help_text="the text rendered (safe subset)")
+    html = serializers.SerializerMethodField(
+        help_text="the text rendered from Markdown and sanitised"
+    )
 
     class Meta:
         model = GuidelineVersion
