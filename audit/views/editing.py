@@ -53,7 +53,7 @@ from audit.views.rows import StatementRow, ai_payloads, choose_run, coded_payloa
 from audit.views.team import open_next
 from evalsite.access import auditor_required, is_admin
 from evalsite.http import HtmxHttpRequest
-from metrics.families.payload.rules import ENTITY_KINDS, cumulative, mark_edited
+from metrics.families.payload.rules import ENTITY_KINDS, cumulative, date_reading, mark_edited
 from metrics.families.payload.schema import PayloadError, PayloadIssue, validate_pdp
 
 # "submit" stays on the statement; "submit_next" then opens the next one that needs me.
@@ -153,6 +153,7 @@ def _editor_items(payload: dict, issues: list[PayloadIssue]) -> dict[str, list[d
                 "prefix": f"{kind}-{i}-",
                 "item": item,
                 "errors": found.get((kind, i), {}),
+                "date_reading": date_reading(item.get("dateTime")) if kind == "events" else "",
             }
             for i, item in enumerate(payload.get(kind) or [])
         ]

@@ -259,3 +259,19 @@ def test_admin_rejects_with_reason(api, admin_user, auditor, world):
         format="json",
     )
     assert edited.json()["status"] == "draft"
+
+
+def test_a_date_the_metric_would_misread_stops_the_submit(api, second_auditor, world):
+    payload = pdp(
+        people=[{"id": -1, "name": "Ann"}],
+        events=[{"id": -2, "kind": "shift", "person": -1, "dateTime": "ecember 1957"}],
+    )
+    client = api(second_auditor)
+    saved = client.put(
+        url(world.theirs), {"version": 1, "edited_extraction": payload}, format="json"
+    )
+    assert saved.status_code == 200  # a draft may keep a problem
+    refused = client.post(url(world.theirs, "submit"), {"version": 2}, format="json")
+    assert refused.status_code == 422
+    assert "events[0].dateTime: 'ecember 1957' would count as the year 1957" in str(refused.json())
+    assert Feedback.objects.get(pk=world.theirs.pk).status == Feedback.Status.DRAFT

@@ -8,6 +8,8 @@ import pytest
 
 from metrics.families.payload.rules import (
     ENTITY_KINDS,
+    date_problem,
+    date_reading,
     entity_items,
     is_edited,
     item_content,
@@ -221,3 +223,58 @@ def test_unparseable_or_yearless_dates_read_as_missing(text):
 )
 def test_fast_date_paths_agree_with_dateutil(text):
     assert parse_date(text) == parse_with_dateutil(" ".join(text.lower().split()))
+
+
+# --- coded dates mean what a person reads ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "reading"),
+    [
+        ("December 1957", "1957-12, month"),
+        ("Dec. 3, 1957", "1957-12-03, day"),
+        ("3rd December 1957", "1957-12-03, day"),
+        ("1957", "1957, year"),
+        ("1957-12", "1957-12, month"),
+        ("around 1985", "1985, year"),
+        ("c. 1960", "1960, year"),
+        ("about March 1990", "1990-03, month"),
+        ("on 5th of May 1990", "1990-05-05, day"),
+        ("03/03/2003", "2003-03-03, day"),
+        ("2003-03-12T10:30:00", "2003-03-12, day"),
+        ("", ""),
+        (None, ""),
+    ],
+)
+def test_a_coded_date_shows_what_the_metric_compares(text, reading):
+    assert date_problem(text) == ""
+    assert date_reading(text) == reading
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        (
+            "ecember 1957",
+            "would count as the year 1957 for the metric, which does not read 'ecember'",
+        ),
+        ("Decmber 1957", "Did you mean December?"),
+        ("spring 1990", "does not read 'spring'"),
+        ("12/03/2003", "could be read day first or month first"),
+        ("57", "needs the year written in full"),
+        ("١٩٨٥", "write the date with the digits 0-9"),
+        ("19²5", "is not a date with a year"),
+        ("Spring", "is not a date with a year"),
+    ],
+)
+def test_a_date_the_metric_would_read_otherwise_is_a_problem(text, says):
+    assert says in date_problem(text)
+    assert date_reading(text) == ""
+    problems = pdp_problems(with_event(dateTime=text))
+    assert [(p.path, says in p.message) for p in problems] == [("events[0].dateTime", True)]
+
+
+def test_the_library_still_reads_what_it_read(text="ecember 1957"):
+    # The check refuses such a date as ground truth; the F1 library's reading is unchanged.
+    assert parse_date(text) == parse_with_dateutil(text)
+    assert parse_date(text).precision == "year"
