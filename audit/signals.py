@@ -1,7 +1,7 @@
 """Audit's domain signals: what changed, with plain ids, sent once the change has committed.
 
 audit is the ground floor and knows nothing of what is computed from its data; it announces
-changes here and whoever keeps derived figures subscribes (``metrics.invalidation``). Every
+changes here and whoever keeps derived figures subscribes (``metrics.engine.invalidation``). Every
 signal is sent after the surrounding transaction commits, so a receiver reads the new data.
 
 - ``ground_truth_changed(statement_ids, reason)``: approved coding or the statements' data

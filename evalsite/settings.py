@@ -256,7 +256,7 @@ HEAP_FREEZE = env_bool("HEAP_FREEZE", True)
 RECOMPUTE_CHUNK_ITEMS = env_int("RECOMPUTE_CHUNK_ITEMS", 2000, minimum=1)
 RECOMPUTE_BATCH_ITEMS = env_int("RECOMPUTE_BATCH_ITEMS", 250, minimum=1)
 # Threads of one worker that take a chunk's batches in turn, each on its own connection: one
-# computes while another waits for PostgreSQL (metrics/recompute.py, compute_job_chunk).
+# computes while another waits for PostgreSQL (metrics/engine/recompute.py, compute_job_chunk).
 RECOMPUTE_BATCH_THREADS = env_int("RECOMPUTE_BATCH_THREADS", 2, minimum=1)
 # Before each batch a recompute waits, at most this long, while the default queue has work
 # (an approval's results): evalsite/priority.py. 0 turns the waiting off.
@@ -325,7 +325,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "audit.serializers.add_payload_components",
-        "metrics.serializers.add_metric_value_components",
+        "metrics.api.serializers.add_metric_value_components",
         "evalsite.api.add_error_responses",
         "evalsite.api.state_input_limits",
     ],

@@ -10,7 +10,8 @@ class MetricsConfig(AppConfig):
     def ready(self) -> None:
         # Models are loaded only now: audit's changes reach metrics through this one door.
         from audit import figures
-        from metrics import invalidation, selectors, tasks  # noqa: F401  (tasks: registered by name)
+        from metrics import selectors, tasks  # noqa: F401  (tasks: registered by name)
+        from metrics.engine import invalidation
 
         invalidation.connect()
         # What audit pages show of metrics: filled in here, so audit never imports metrics.

@@ -21,8 +21,8 @@ from audit.synthetic import extraction_run, generate_workload
 from audit.tallies import tallies_batched, tallies_refresh
 from evalsite.access import ensure_role_groups
 from evalsite.planner import planner_statistics_refresh
-from metrics import invalidation
-from metrics.services import system_result_compute
+from metrics.engine import invalidation
+from metrics.engine.services import system_result_compute
 
 # The partner run's AI: another extraction of the same ground truth, as noisy as the run's.
 PARTNER_NOISE = 0.2

@@ -10,9 +10,8 @@ from audit.models import ExtractionRun
 from evalsite.access import is_admin
 from metrics.families.extraction import SARF_VARIABLES
 from metrics.models import MetricResult
-from metrics.registry import FAMILIES, Family
+from metrics.registry import EXTRACTION, FAMILIES, Family
 from metrics.results import result_key, run_key
-from metrics.services import EXTRACTION
 
 FRESH, UPDATING, FAILED, EMPTY = "fresh", "updating", "failed", "empty"
 

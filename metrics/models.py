@@ -251,7 +251,7 @@ class StatementResultChange(models.Model):
     """A statement's extraction result in a run was written or removed (or the statement
     moved) since the run's error index was last brought up to date. Written in the
     transaction that changes the result, so it commits with it or not at all; read and deleted
-    by the next update of the index (``metrics.errors``), which then reads only these
+    by the next update of the index (``metrics.engine.errors``), which then reads only these
     statements' results rather than every result of the run. Rows, not one flag per statement:
     a change committed after the update read them is another row, which the update does not
     delete."""
@@ -268,7 +268,7 @@ class StatementError(models.Model):
     people, wrong SARF codes, one event kind missed, one SARF confusion cell, ...), so the
     page of the statements behind a figure reads one page of an index rather than every
     statement result of the run. Written with the stored error analysis, for the statements
-    whose results changed since the last one (``metrics.errors``); as current as that
+    whose results changed since the last one (``metrics.engine.errors``); as current as that
     analysis."""
 
     run = models.ForeignKey("audit.ExtractionRun", on_delete=models.CASCADE, related_name="+")

@@ -20,6 +20,7 @@ from audit.models import AuditorFigures, ExtractionRun, Statement
 from audit.selectors import approved_codings_count, filtered_by
 from audit.services.blind import coding_sealed_statement_ids
 from evalsite.access import is_admin
+from metrics.engine.services import EXTRACTION, SYSTEM_KEY
 from metrics.families.extraction import compare_payloads
 from metrics.families.interauditor.measures import symmetric_mean
 from metrics.families.payload.rules import ENTITY_KINDS
@@ -32,11 +33,10 @@ from metrics.models import (
     StatementPiece,
     values_figure,
 )
-from metrics.own_data.agreement import statement_disagreement
 from metrics.own_data.common import INTERAUDITOR_KEY
+from metrics.own_data.interauditor import statement_disagreement
 from metrics.registry import ADMIN_ONLY, INTERAUDITOR
 from metrics.results import run_key
-from metrics.services import EXTRACTION, SYSTEM_KEY
 
 
 def statement_f1_results(*, run_id: int, statement_ids: list[int]) -> dict[int, StoredResult]:
@@ -200,21 +200,6 @@ def run_row(run: ExtractionRun, *, totals: bool = True) -> MetricResult | None:
     return (rows if totals else rows.defer("contribution")).first()
 
 
-def results_fingerprint(*runs: ExtractionRun) -> str:
-    """A digest that changes whenever any of these runs' stored results change (one query):
-    the run rows' input hash (of their totals), status and computed_at. Caches of figures
-    derived from a run's rows are keyed by it, so they can never serve stale figures."""
-    keys = [run_key(EXTRACTION, run.pk) for run in runs]
-    rows = {
-        key: (input_hash, status, str(computed_at))
-        for key, input_hash, status, computed_at in MetricResult.objects.filter(
-            key__in=keys
-        ).values_list("key", "input_hash", "status", "computed_at")
-    }
-    text = "|".join(f"{key}={rows.get(key)}" for key in keys)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
 def dashboard_status(run: ExtractionRun | None) -> str:
     """A digest of the state of every stored result the dashboard's cards show (one query): the
     run's own rows and the system rows, each by status, computed_at and input hash. The open
@@ -288,7 +273,7 @@ def discussion_rows(run: ExtractionRun, sort: str) -> QuerySet:
 def error_statements_listed(run: ExtractionRun, *, figure: str) -> QuerySet:
     """The statements behind one figure of the run's stored error analysis, each with how
     many times it counts there, in discussion and statement order: read a page at a time
-    from their index (``metrics.errors``)."""
+    from their index (``metrics.engine.errors``)."""
     return (
         StatementError.objects.filter(run=run, figure=figure)
         .order_by("discussion_id", "order", "statement_id")

@@ -18,11 +18,15 @@ from celery.signals import worker_ready
 from django.conf import settings
 
 from evalsite.queue import RETRYING
-from metrics import derived, recompute, services
+from metrics.engine import derived, recompute, services
+from metrics.engine.recompute import (
+    compute_job_run,
+    results_mark_outdated,
+    results_recompute_stale,
+)
 from metrics.evaluations import services as evaluation_services
 from metrics.models import MetricResult
 from metrics.own_data import common as own_data
-from metrics.recompute import compute_job_run, results_mark_outdated, results_recompute_stale
 
 log = logging.getLogger(__name__)
 Scope = MetricResult.Scope
@@ -52,13 +56,13 @@ def compute_run(run_id: int) -> None:
 
 @shared_task(name="metrics.tasks.compute_run_comparison", **RETRYING)
 def compute_run_comparison(left_id: int, right_id: int) -> None:
-    """Two runs' comparison with bootstrap CIs, stored (metrics.derived)."""
+    """Two runs' comparison with bootstrap CIs, stored (metrics.engine.derived)."""
     derived.run_comparison_result_compute(left_id=left_id, right_id=right_id)
 
 
 @shared_task(name="metrics.tasks.compute_error_analysis", **RETRYING)
 def compute_error_analysis(run_id: int, full: bool = False) -> None:
-    """A run's event-kind errors and error index, stored (metrics.derived); ``full`` rebuilds
+    """A run's event-kind errors and error index, stored (metrics.engine.derived); ``full`` rebuilds
     the index whole rather than for the statements that changed."""
     derived.error_analysis_result_compute(run_id=run_id, full=full)
 

@@ -1,30 +1,31 @@
 from django.urls import URLPattern, include, path
 
-from metrics import views, views_adjudication, views_jobs, views_own_data, views_triage
+from metrics import views_adjudication
 from metrics.models import MetricResult
 from metrics.registry import FAMILIES, WHOLE
+from metrics.views import dashboards, jobs, own_data, triage
 
 app_name = "metrics"
 
 urlpatterns = [
-    path("", views.dashboard, name="dashboard"),
-    path("status/", views.dashboard_status, name="dashboard_status"),
-    path("runs/", views.runs, name="runs"),
-    path("runs/compare/", views.run_compare, name="run_compare"),
-    path("runs/<int:run_id>/cumulative-card/", views.cumulative_card, name="cumulative_card"),
-    path("discussions/", views.discussions, name="discussions"),
-    path("errors/", views.errors, name="errors"),
-    path("errors/statements/", views.error_statements, name="error_statements"),
+    path("", dashboards.dashboard, name="dashboard"),
+    path("status/", dashboards.dashboard_status, name="dashboard_status"),
+    path("runs/", dashboards.runs, name="runs"),
+    path("runs/compare/", dashboards.run_compare, name="run_compare"),
+    path("runs/<int:run_id>/cumulative-card/", dashboards.cumulative_card, name="cumulative_card"),
+    path("discussions/", dashboards.discussions, name="discussions"),
+    path("errors/", dashboards.errors, name="errors"),
+    path("errors/statements/", dashboards.error_statements, name="error_statements"),
     path("evaluations/", include("metrics.evaluations.urls")),
-    path("jobs/", views_jobs.jobs, name="jobs"),
-    path("jobs/<int:pk>/progress/", views_jobs.job_progress, name="job_progress"),
-    path("jobs/<int:pk>/cancel/", views_jobs.job_cancel, name="job_cancel"),
+    path("jobs/", jobs.jobs, name="jobs"),
+    path("jobs/<int:pk>/progress/", jobs.job_progress, name="job_progress"),
+    path("jobs/<int:pk>/cancel/", jobs.job_cancel, name="job_cancel"),
     path(
         "runs/<int:run_id>/extraction-card/",
-        views_jobs.extraction_card_partial,
+        jobs.extraction_card_partial,
         name="extraction_card",
     ),
-    path("runs/<int:run_id>/triage/", views_triage.triage_settings, name="triage_settings"),
+    path("runs/<int:run_id>/triage/", triage.triage_settings, name="triage_settings"),
     path("statements/<int:pk>/adjudicate/", views_adjudication.adjudicate, name="adjudicate"),
     path(
         "statements/<int:pk>/adjudicate/choose/",
@@ -50,7 +51,7 @@ def whole_family_card_path(name: str) -> URLPattern:
     slug = f"{name.replace('_', '-')}-card/"
     per_run = FAMILIES[name].scope == MetricResult.Scope.RUN
     route = f"runs/<int:run_id>/{slug}" if per_run else slug
-    view = views_own_data.whole_family_card_view
+    view = own_data.whole_family_card_view
     return path(route, view, {"family": name}, name=f"{name}_card")
 
 

@@ -9,9 +9,9 @@ import time
 import pytest
 from django.urls import reverse
 
+from metrics.engine.services import statement_result_compute
 from metrics.evaluations import services
 from metrics.models import MetricResult
-from metrics.services import statement_result_compute
 from tests.audit.test_views_pages import approve_with_metric
 from tests.audit.test_views_support import make_scene
 from tests.metrics.test_evaluations_fixtures import example_files
@@ -65,8 +65,8 @@ def test_statement_f1_turns_fresh_within_a_second(open_as, live_server, auditor,
 
 
 def test_jobs_page_progress_and_recent_jobs_agree(open_as, live_server, admin_user):
+    from metrics.engine.recompute import metrics_recompute_all
     from metrics.models import ComputeJob
-    from metrics.recompute import metrics_recompute_all
 
     job = metrics_recompute_all(user=admin_user)  # eager: already done; make it look running
     ComputeJob.objects.filter(pk=job.pk).update(
@@ -93,8 +93,8 @@ def test_open_dashboard_follows_results_going_stale_and_fresh(
     results behind them change: stale after an edit elsewhere, fresh once recomputed; no reload."""
     from django.utils import timezone
 
+    from metrics.engine.services import EXTRACTION, run_result_compute
     from metrics.results import run_key
-    from metrics.services import EXTRACTION, run_result_compute
 
     scene = make_scene()
     approve_with_metric(scene, auditor, admin_user, status=None)  # computed on approval

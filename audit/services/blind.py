@@ -1,6 +1,6 @@
 """Blind double review: admins mark a random sample of subject statements; auditors who then
 start coding one of them begin from an empty extraction (``feedback_start``), so their coding
-can be compared with pre-filled coding of the same statement (metrics.own_data.agreement)."""
+can be compared with pre-filled coding of the same statement (metrics.own_data.interauditor)."""
 
 from __future__ import annotations
 

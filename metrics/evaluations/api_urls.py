@@ -1,4 +1,4 @@
-"""/api/v1/evaluations/ routes (included by evalsite.api_urls)."""
+"""/api/v1/evaluations/ routes (included by metrics.api.urls)."""
 
 from django.urls import path
 

@@ -48,7 +48,7 @@ from metrics.own_data.common import (
     run_pairs_with_payloads,
 )
 from metrics.own_data.pieces import pieces_refresh
-from metrics.own_data.selective import item_confidence
+from metrics.own_data.review_savings import item_confidence
 from metrics.registry import CALIBRATION
 from metrics.results import run_key
 

@@ -64,7 +64,7 @@ from metrics.own_data.common import (
     run_pairs_load,
 )
 from metrics.own_data.pieces import pieces_refresh
-from metrics.own_data.selective import review_pieces
+from metrics.own_data.review_savings import review_pieces
 from metrics.registry import TRIAGE
 from metrics.results import run_key
 

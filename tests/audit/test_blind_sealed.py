@@ -11,7 +11,7 @@ from django.urls import reverse
 from audit.models import BlindReview
 from audit.services import feedback_save, feedback_start, feedback_submit
 from metrics.models import MetricResult
-from metrics.own_data.agreement import interauditor_result_compute
+from metrics.own_data.interauditor import interauditor_result_compute
 from tests.audit.test_views_pages import approve_with_metric
 from tests.audit.test_views_support import hx_get, make_scene
 

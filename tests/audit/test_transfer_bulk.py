@@ -44,7 +44,7 @@ from audit.models import (
 )
 from audit.services import discussions_import, transfer
 from evalsite import planner
-from metrics import invalidation
+from metrics.engine import invalidation
 from tests.factories import SIMPLE_PDP, ExtractionFactory, FeedbackFactory, SpeakerFactory, pdp
 from tests.factories import StatementFactory as StatementRow
 

@@ -13,7 +13,8 @@ from typing import Any
 from django.utils import timezone
 
 from audit.models import Discussion, ExtractionRun, Feedback, Statement
-from metrics.errors import statement_results_changed
+from metrics.engine.errors import statement_results_changed
+from metrics.engine.services import EXTRACTION, discussion_key, run_result_compute, statement_key
 from metrics.families.extraction import (
     CumulativeF1Metrics,
     StatementF1Metrics,
@@ -21,7 +22,6 @@ from metrics.families.extraction import (
 )
 from metrics.models import MetricResult
 from metrics.results import run_key
-from metrics.services import EXTRACTION, discussion_key, run_result_compute, statement_key
 from tests.factories import DiscussionFactory, FeedbackFactory, StatementFactory, UserFactory
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Statement
 from audit.services import feedback_approve
+from metrics.engine.services import EXTRACTION, SYSTEM_KEY
 from metrics.families.extraction import (
     add_contributions,
     calculate_cumulative_f1,
@@ -27,7 +28,6 @@ from metrics.families.extraction import (
 from metrics.match_settings import match_settings
 from metrics.models import MetricResult
 from metrics.results import run_key
-from metrics.services import EXTRACTION, SYSTEM_KEY
 from tests.factories import (
     SIMPLE_PDP,
     DiscussionFactory,

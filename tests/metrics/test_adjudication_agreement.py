@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from metrics.adjudication import adjudication_choice_set, adjudication_submit
 from metrics.families.interauditor import items_agreement
-from metrics.own_data.agreement import interauditor_result_compute
+from metrics.own_data.interauditor import interauditor_result_compute
 
 pytestmark = pytest.mark.django_db
 pytest_plugins = ["tests.metrics.adjudication_fixtures"]

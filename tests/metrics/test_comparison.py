@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from django.urls import reverse
 
-from metrics.comparison import comparison_from_json, comparison_to_json, run_comparison
-from metrics.derived import run_comparison_read
+from metrics.engine.comparison import comparison_from_json, comparison_to_json, run_comparison
+from metrics.engine.derived import run_comparison_read
 from metrics.families.extraction.bootstrap import (
     COLUMNS,
     bootstrap_f1,

@@ -447,7 +447,7 @@ def test_the_statements_behind_a_figure_are_stored_with_the_error_analysis(
     """The analysis stores per figure how many statements count in it and how many times; the
     page lists them from the stored index and says so, and a confusion cell where ground
     truth and AI agree is no error: it links to nothing."""
-    from metrics.derived import error_analysis_result_compute
+    from metrics.engine.derived import error_analysis_result_compute
     from metrics.models import StatementError
 
     v2 = results["v2"]

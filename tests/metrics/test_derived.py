@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from metrics import derived, tasks
+from metrics import tasks
+from metrics.engine import derived
 from metrics.models import MetricResult
 from tests.factories import ExtractionRunFactory
 from tests.metrics.dashboard_rows import discussion_with_statements, settle, statement_row
@@ -105,7 +106,7 @@ def test_a_failure_is_shown_and_not_retried_until_the_inputs_change(
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("metrics.comparison.run_comparison", broken)
+    monkeypatch.setattr("metrics.engine.comparison.run_comparison", broken)
     row = derived.run_comparison_result_compute(left_id=left.pk, right_id=right.pk)
     assert row.status == Status.FAILED and "boom" in row.error
 

@@ -16,9 +16,9 @@ from django.db import connection, transaction
 from django.db.models import F
 
 from audit.models import Feedback, Statement
-from metrics import errors, recompute, services
-from metrics.derived import error_analysis_result_compute
-from metrics.errors import statement_results_changed
+from metrics.engine import errors, recompute, services
+from metrics.engine.derived import error_analysis_result_compute
+from metrics.engine.errors import statement_results_changed
 from metrics.models import MetricResult, StatementError, StatementResultChange
 from tests.factories import (
     ExtractionFactory,

@@ -32,8 +32,8 @@ from django.db import connection, connections
 
 from audit.models import ExtractionRun, Feedback
 from evalsite.queue import broker_circuit
+from metrics.engine.recompute import metrics_recompute_all
 from metrics.models import ComputeJob, MetricResult
-from metrics.recompute import metrics_recompute_all
 from tests.conftest import require_service
 from tests.metrics.extraction_helpers import celery_broker, make_world
 
@@ -107,7 +107,7 @@ from celery.signals import worker_ready
 def _slow_items(**kwargs):
     delay = float(os.environ.get("SLOW_ITEMS") or 0)
     if delay:
-        from metrics import recompute
+        from metrics.engine import recompute
         real = recompute._batch_compute
         def slowly(items, *, force, **kwargs):
             time.sleep(delay * len(items))

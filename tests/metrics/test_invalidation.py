@@ -1,7 +1,7 @@
-"""metrics.invalidation is the one subscriber of audit's domain signals."""
+"""metrics.engine.invalidation is the one subscriber of audit's domain signals."""
 
 from audit import signals
-from metrics import invalidation
+from metrics.engine import invalidation
 
 
 def _receivers(signal) -> list:
@@ -10,7 +10,7 @@ def _receivers(signal) -> list:
 
 def test_the_only_receivers_of_audit_signals_live_in_metrics_invalidation():
     for signal in (signals.ground_truth_changed, signals.extractions_changed):
-        assert [r.__module__ for r in _receivers(signal)] == ["metrics.invalidation"]
+        assert [r.__module__ for r in _receivers(signal)] == ["metrics.engine.invalidation"]
     assert _receivers(signals.coding_changed) == [invalidation.coding_changed]
 
 

@@ -8,11 +8,12 @@ from django.core.exceptions import ImproperlyConfigured
 from django.urls import reverse
 
 from evalsite.settings import env_match_settings
-from metrics import recompute, services, tasks
+from metrics import tasks
+from metrics.engine import recompute, services
+from metrics.engine.recompute import results_mark_outdated, results_outdated
 from metrics.families.extraction import MatchSettings
 from metrics.match_settings import check_match_settings, match_settings
 from metrics.models import ComputeJob, MetricResult
-from metrics.recompute import results_mark_outdated, results_outdated
 from tests.metrics.extraction_helpers import expected_run, run_row, system_row
 
 pytest_plugins = ["tests.metrics.extraction_helpers"]

@@ -3,13 +3,13 @@ integers the code now adds, and sets each run's totals aside to be rebuilt exact
 
 from __future__ import annotations
 
+from metrics.engine.services import run_result_compute
 from metrics.families.extraction import (
     calculate_statement_f1,
     statement_contribution,
     total_contributions,
 )
 from metrics.models import MetricResult
-from metrics.services import run_result_compute
 
 BEFORE = [("metrics", "0010_stale_rows_by_run")]
 AFTER = [("metrics", "0011_exact_f1_totals")]

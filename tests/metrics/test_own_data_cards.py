@@ -14,10 +14,10 @@ from django.urls import reverse
 from audit import figures
 from audit.models import Feedback
 from metrics.models import MetricResult
-from metrics.own_data.agreement import interauditor_result_compute
 from metrics.own_data.calibration import calibration_result_compute
 from metrics.own_data.common import INTERAUDITOR_KEY, failure_recorded, own_results_mark_stale
-from metrics.own_data.selective import review_savings_result_compute
+from metrics.own_data.interauditor import interauditor_result_compute
+from metrics.own_data.review_savings import review_savings_result_compute
 from metrics.registry import CALIBRATION, REVIEW_SAVINGS, WHOLE
 from metrics.results import run_key
 from tests.factories import ExtractionFactory, ExtractionRunFactory, FeedbackFactory
@@ -212,7 +212,7 @@ class TestDownloads:
         assert client.get(url, {"format": "csv"})["Content-Type"].startswith("text/csv")
 
     def test_figure_rows_flatten_nested_figures(self) -> None:
-        from metrics.views_own_data import figure_rows
+        from metrics.views.own_data import figure_rows
 
         rows = figure_rows({"a": {"b": [1, {"c": 2.5}]}, "n": 3})
         assert rows == [

@@ -20,7 +20,9 @@ from audit.models import Extraction, ExtractionRun, Feedback, Speaker, Statement
 from audit.services.triage import triage_settings_get
 from metrics.match_settings import match_settings
 from metrics.models import MetricResult, StatementPiece
-from metrics.own_data import agreement, calibration, pieces, selective, triage
+from metrics.own_data import calibration, pieces, triage
+from metrics.own_data import interauditor as agreement
+from metrics.own_data import review_savings as selective
 from metrics.own_data.common import (
     CODE_VERSIONS,
     INTERAUDITOR_KEY,

@@ -15,7 +15,7 @@ from metrics.families.selective.bootstrap import (
     bootstrap_by_participant,
     paired_bootstrap_delta_by_participant,
 )
-from metrics.own_data.selective import (
+from metrics.own_data.review_savings import (
     EMPTY_CONFIDENCE,
     METRICS,
     RISK_LEVELS,

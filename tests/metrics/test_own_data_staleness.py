@@ -12,8 +12,10 @@ from django.utils import timezone
 from audit.models import Feedback
 from audit.services import feedback_approve, feedback_save, feedback_start, feedback_submit
 from metrics import tasks
+from metrics.engine.services import results_mark_stale
 from metrics.models import MetricResult
-from metrics.own_data import common, selective
+from metrics.own_data import common
+from metrics.own_data import review_savings as selective
 from metrics.own_data.common import (
     INTERAUDITOR_KEY,
     own_results_mark_stale,
@@ -21,7 +23,6 @@ from metrics.own_data.common import (
 )
 from metrics.registry import CALIBRATION, INTERAUDITOR, REVIEW_SAVINGS, TRIAGE
 from metrics.results import run_key
-from metrics.services import results_mark_stale
 from tests.factories import (
     ExtractionFactory,
     ExtractionRunFactory,

@@ -11,9 +11,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from audit.models import Extraction, Feedback
-from metrics import recompute, services
+from metrics.engine import recompute, services
+from metrics.engine.recompute import compute_job_chunk, compute_job_run, metrics_recompute_all
 from metrics.models import ComputeJob, MetricResult
-from metrics.recompute import compute_job_chunk, compute_job_run, metrics_recompute_all
 from tests.factories import ExtractionFactory, ExtractionRunFactory
 from tests.metrics.extraction_helpers import GT_VARIANTS, approve, make_world, run_row
 

@@ -12,8 +12,8 @@ from kombu.exceptions import OperationalError as KombuOperationalError
 
 from audit.models import Feedback
 from evalsite.queue import broker_circuit
+from metrics.engine.recompute import results_recompute_stale
 from metrics.models import MetricResult
-from metrics.recompute import results_recompute_stale
 from tests.metrics.extraction_helpers import (
     approve,
     celery_broker,
@@ -105,8 +105,8 @@ def test_production_broker_options_fail_fast(f1_world, admin_user, run_committed
 
 
 def test_a_recompute_job_queued_while_the_broker_was_down_is_requeued(admin_user):
+    from metrics.engine.recompute import metrics_recompute_all
     from metrics.models import ComputeJob
-    from metrics.recompute import metrics_recompute_all
 
     down = KombuOperationalError("down")
     with mock.patch.object(Task, "apply_async", side_effect=down):

@@ -5,8 +5,8 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from metrics.cards import extraction_card
+from metrics.engine.services import results_mark_stale
 from metrics.models import MetricResult
-from metrics.services import results_mark_stale
 from tests.factories import ExtractionRunFactory
 from tests.metrics.extraction_helpers import approve, run_row
 

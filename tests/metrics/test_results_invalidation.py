@@ -19,10 +19,10 @@ from audit.services import (
     feedback_save,
     feedback_unapprove,
 )
-from metrics import services
+from metrics.engine import services
+from metrics.engine.services import results_mark_stale
 from metrics.families.extraction import calculate_statement_f1
 from metrics.models import ComputeJob, MetricResult
-from metrics.services import results_mark_stale
 from tests.factories import ExtractionFactory, ExtractionRunFactory, StatementFactory, pdp
 from tests.metrics.extraction_helpers import (
     AI,

@@ -8,15 +8,15 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from metrics import recompute
-from metrics.models import ComputeJob, MetricResult
-from metrics.recompute import (
+from metrics.engine import recompute
+from metrics.engine.recompute import (
     MAX_JOB_ATTEMPTS,
     compute_job_cancel,
     compute_job_run,
     compute_jobs_recover,
     metrics_recompute_all,
 )
+from metrics.models import ComputeJob, MetricResult
 
 pytest_plugins = ["tests.metrics.extraction_helpers"]
 pytestmark = [

@@ -6,9 +6,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from metrics import recompute
+from metrics.engine import recompute
+from metrics.engine.recompute import compute_job_cancel, compute_job_run, metrics_recompute_all
 from metrics.models import ComputeJob, MetricResult
-from metrics.recompute import compute_job_cancel, compute_job_run, metrics_recompute_all
 from tests.metrics.extraction_helpers import (
     run_row,
 )

@@ -11,9 +11,10 @@ from django.db.models import F
 from django.utils import timezone
 
 from evalsite.queue import TRANSIENT_ERRORS
-from metrics import recompute, tasks
+from metrics import tasks
+from metrics.engine import recompute
+from metrics.engine.services import results_mark_stale, statement_result_compute
 from metrics.models import ComputeJob, MetricResult
-from metrics.services import results_mark_stale, statement_result_compute
 from tests.metrics.extraction_helpers import (
     approve,
     expected_run,
@@ -52,7 +53,7 @@ def test_stale_result_with_unchanged_inputs_is_confirmed_without_recomputing(
     statement = f1_world.statements[0]
     approve(run_committed, f1_world, statement, admin_user)
     results_mark_stale(statement_ids=[statement.pk])  # as if a task were lost
-    with mock.patch("metrics.services.calculate_statement_f1") as engine:
+    with mock.patch("metrics.engine.services.calculate_statement_f1") as engine:
         tasks.compute_statement.delay(statement_id=statement.pk, run_id=f1_world.run.pk)
     engine.assert_not_called()
     assert statement_row(statement, f1_world.run).status == Status.FRESH
@@ -62,7 +63,7 @@ def test_stale_result_with_unchanged_inputs_is_confirmed_without_recomputing(
 def test_a_bug_is_recorded_as_a_failed_result_with_its_error(f1_world, admin_user, run_committed):
     statement = f1_world.statements[0]
     boom = ValueError("matching exploded")
-    with mock.patch("metrics.services.calculate_statement_f1", side_effect=boom):
+    with mock.patch("metrics.engine.services.calculate_statement_f1", side_effect=boom):
         approve(run_committed, f1_world, statement, admin_user)
 
     row = statement_row(statement, f1_world.run)
@@ -93,7 +94,7 @@ def test_transient_database_errors_are_retried(f1_world, admin_user, run_committ
             raise OperationalError("database is locked")
         return real(**kwargs)
 
-    with mock.patch("metrics.services.statement_result_compute", side_effect=flaky):
+    with mock.patch("metrics.engine.services.statement_result_compute", side_effect=flaky):
         tasks.compute_statement.apply(
             kwargs={"statement_id": statement.pk, "run_id": f1_world.run.pk}, throw=False
         )

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from audit.models import Feedback
 from audit.services import feedback_approve, feedback_reject, feedback_save, feedback_unapprove
+from metrics.engine.services import run_result_compute
 from metrics.models import MetricResult
-from metrics.services import run_result_compute
 from tests.metrics.extraction_helpers import (
     GT_VARIANTS,
     approve,
@@ -108,7 +108,7 @@ def test_the_runs_stale_check_asks_for_one_row_in_an_indexs_order(
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from metrics.services import _children_status
+    from metrics.engine.services import _children_status
 
     world = make_world(auditor, discussions=1, statements=2)
     for statement in world.statements:
@@ -150,7 +150,7 @@ def test_the_system_row_counts_approved_ground_truth_of_subject_statements(
     speaker.type = Speaker.Type.EXPERT
     speaker.save()
     run_committed(run_result_compute, run_id=world.run.pk, rebuild=True)
-    from metrics.services import system_result_compute
+    from metrics.engine.services import system_result_compute
 
     system_result_compute()
     expected = 4 - sum(1 for s in world.statements[:4] if s.speaker_id == speaker.pk)

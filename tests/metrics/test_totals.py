@@ -9,6 +9,7 @@ from decimal import Decimal
 import pytest
 
 from audit.models import ExtractionRun
+from metrics.engine.totals import PART, _folded, _integer, run_totals_sum
 from metrics.families.extraction import (
     FIXED_ONE,
     SARF_VARIABLES,
@@ -17,7 +18,6 @@ from metrics.families.extraction import (
     total_contributions,
 )
 from metrics.models import MetricResult
-from metrics.totals import PART, _folded, _integer, run_totals_sum
 
 pytestmark = pytest.mark.django_db
 Scope = MetricResult.Scope

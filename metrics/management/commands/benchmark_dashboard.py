@@ -50,8 +50,16 @@ from audit.views.queue import PAGE_SIZE as QUEUE_PAGE_SIZE
 from evalsite.access import ensure_role_groups
 from evalsite.memory import heap_freeze_as_served
 from evalsite.planner import planner_statistics_refresh
-from metrics.derived import error_analysis_result_compute, run_comparison_result_compute
-from metrics.errors import statement_results_changed
+from metrics.engine.derived import error_analysis_result_compute, run_comparison_result_compute
+from metrics.engine.errors import statement_results_changed
+from metrics.engine.services import (
+    CODE_VERSION,
+    EXTRACTION,
+    _run_values,
+    discussion_key,
+    statement_key,
+    system_result_compute,
+)
 from metrics.families.extraction import (
     add_contributions,
     calculate_cumulative_f1,
@@ -61,18 +69,10 @@ from metrics.families.extraction import (
 )
 from metrics.match_settings import match_settings
 from metrics.models import MetricResult, StatementError, StatementPiece
-from metrics.own_data.agreement import team_agreement_write
 from metrics.own_data.common import INTERAUDITOR_KEY
+from metrics.own_data.interauditor import team_agreement_write
 from metrics.registry import INTERAUDITOR
 from metrics.results import run_key
-from metrics.services import (
-    CODE_VERSION,
-    EXTRACTION,
-    _run_values,
-    discussion_key,
-    statement_key,
-    system_result_compute,
-)
 
 GOAL_MS = 100.0
 BATCH = 2000

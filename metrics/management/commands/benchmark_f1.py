@@ -25,8 +25,10 @@ from audit.models import ExtractionRun
 from audit.services import feedback_approve
 from audit.synthetic import SyntheticDiscussion, generate_workload
 from evalsite.celery import app
-from metrics import services
 from metrics.benchmark_data import SeededWorkload
+from metrics.engine import services
+from metrics.engine.recompute import compute_job_run, metrics_recompute_all
+from metrics.engine.services import EXTRACTION, SYSTEM_KEY
 from metrics.families.extraction import (
     MatchSettings,
     calculate_discussions_cumulative_f1,
@@ -37,9 +39,7 @@ from metrics.families.extraction import (
 )
 from metrics.families.extraction.settings import STRATEGIES, Strategy
 from metrics.models import ComputeJob, MetricResult
-from metrics.recompute import compute_job_run, metrics_recompute_all
 from metrics.results import run_key
-from metrics.services import EXTRACTION, SYSTEM_KEY
 
 GOAL_SECONDS = 0.5  # median approve → fresh
 P95_GOAL_SECONDS = 1.0
@@ -323,7 +323,7 @@ class Command(BaseCommand):
 def _stale_marking_times(times: list) -> Iterator[None]:
     """Record when the approval's on-commit hook reaches the extraction metrics.
 
-    ``metrics.invalidation`` looks ``results_mark_stale`` up at call time, so wrapping the
+    ``metrics.engine.invalidation`` looks ``results_mark_stale`` up at call time, so wrapping the
     module attribute for the duration of one approval is enough.
     """
     original = services.results_mark_stale

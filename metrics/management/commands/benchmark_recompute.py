@@ -28,8 +28,8 @@ from django.db import transaction
 from audit.models import ExtractionRun
 from evalsite.celery import app
 from metrics.benchmark_data import SeededWorkload
+from metrics.engine.recompute import metrics_recompute_all
 from metrics.models import ComputeJob, MetricResult
-from metrics.recompute import metrics_recompute_all
 from metrics.registry import EXTRACTION
 from metrics.results import run_key
 

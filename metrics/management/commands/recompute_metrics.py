@@ -4,8 +4,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from audit.management.progress import ProgressBar
 from audit.models import ExtractionRun
+from metrics.engine.recompute import compute_job_run, metrics_recompute_all
 from metrics.models import MetricResult
-from metrics.recompute import compute_job_run, metrics_recompute_all
 from metrics.registry import RECOMPUTE_JOB
 
 

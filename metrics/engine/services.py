@@ -13,7 +13,7 @@ in O(1) instead of recomputing every statement. ``contribution = None`` on a run
 Locks are always taken in one order — statement/discussion row, then run row, then the
 system row — so two workers never wait on each other in a cycle.
 
-The batch path (``metrics.recompute``: recompute jobs, large changes) stores the same rows with
+The batch path (``metrics.engine.recompute``: recompute jobs, large changes) stores the same rows with
 the same figures; it uses the public pieces here (``extraction_results``, ``children_inputs``,
 ``row_is_current``, ``row_fill``, ``row_mark_fresh``,
 ``placeholders_create``, ``rows_mark_stale``), so there is one implementation of each step.
@@ -37,7 +37,8 @@ from audit.models import Extraction, ExtractionRun, Feedback, Speaker, Statement
 from audit.selectors import approved_codings_count
 from evalsite.queue import task_enqueue_named, task_enqueue_on_commit
 from metrics import results
-from metrics.errors import statement_results_changed
+from metrics.engine.errors import statement_results_changed
+from metrics.engine.totals import PART, run_totals_sum
 from metrics.families.extraction import (
     add_contributions,
     calculate_cumulative_f1,
@@ -58,7 +59,6 @@ from metrics.results import (
     run_key,
     system_key,
 )
-from metrics.totals import PART, run_totals_sum
 
 log = logging.getLogger(__name__)
 

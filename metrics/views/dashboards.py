@@ -1,7 +1,7 @@
 """Dashboards: they read stored results only and never compute on the request path.
 
 The one exception is the run comparison, whose bootstrap runs on the request from stored
-per-statement counts (see `metrics.comparison`).
+per-statement counts (see `metrics.engine.comparison`).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from evalsite.http import HtmxHttpRequest
 from evalsite.params import parse_id
 from metrics import dashboard as dash
 from metrics import selectors
-from metrics.comparison import RunComparison, comparison_from_json
-from metrics.derived import error_analysis_read, run_comparison_read
-from metrics.errors import error_figure
+from metrics.engine.comparison import RunComparison, comparison_from_json
+from metrics.engine.derived import error_analysis_read, run_comparison_read
+from metrics.engine.errors import error_figure
 from metrics.families.plots import bar_plot
 
 DISCUSSIONS_PER_PAGE = 50

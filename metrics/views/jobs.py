@@ -15,8 +15,8 @@ from evalsite.access import admin_required, auditor_required
 from evalsite.http import HtmxHttpRequest
 from evalsite.params import parse_id
 from metrics.cards import extraction_card
+from metrics.engine.recompute import compute_job_cancel, metrics_recompute_all
 from metrics.models import ComputeJob
-from metrics.recompute import compute_job_cancel, metrics_recompute_all
 
 RECENT_JOBS = 10
 

@@ -18,7 +18,7 @@ from evalsite.access import auditor_required
 from evalsite.http import HtmxHttpRequest
 from metrics.cards import whole_family_card
 from metrics.registry import FAMILIES, WHOLE
-from metrics.views import table_download
+from metrics.views.dashboards import table_download
 
 
 @auditor_required

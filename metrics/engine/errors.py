@@ -1,6 +1,6 @@
 """The statements behind each figure of a run's error analysis.
 
-The error analysis (``metrics.derived``) is computed by a worker from every statement result
+The error analysis (``metrics.engine.derived``) is computed by a worker from every statement result
 of a run. In the same pass it counts, per statement, each figure the analysis and the run's
 error tables link to (missed / spurious entities per type, wrong SARF codes, an event kind
 missed or spurious, one SARF confusion cell) and stores the non-zero counts as
@@ -23,7 +23,7 @@ by counting the stored hashes. A full rebuild (``full``; also when there is no s
 of this code version to start from, when more than ``FULL_SHARE`` of the statements changed,
 or when the count disagrees) reads every result and writes every row again; both give the
 same rows and totals. The index, its hashes, the consumed changes and the analysis that holds
-the totals are written in one transaction (``metrics.derived``), so the totals always match
+the totals are written in one transaction (``metrics.engine.derived``), so the totals always match
 the rows.
 """
 
@@ -53,7 +53,7 @@ log = logging.getLogger(__name__)
 
 # Bump when a statement's rows for the same result change: every stored hash is then outdated.
 CODE_VERSION = "error-analysis/3"
-EXTRACTION = "extraction"  # the family whose statement results are read (metrics.services)
+EXTRACTION = "extraction"  # the family whose statement results are read (metrics.engine.services)
 INDEX = "error_analysis"  # the family of the index's stored hashes (``StatementPiece``)
 # More statements changed than this share of the run: rewriting all is cheaper than reading,
 # subtracting and deleting each changed statement's rows first.
@@ -254,7 +254,7 @@ def error_analysis_compute(
     locked; None when its code version is another), whose totals an incremental update starts
     from; ``full`` rewrites every row. An update reads the changes recorded since the last
     one and only those statements' results and rows; a full rebuild reads every result of the
-    run. A worker does it (``metrics.derived``)."""
+    run. A worker does it (``metrics.engine.derived``)."""
     with transaction.atomic():
         # One writer per run at a time. No key update: rows that refer to the run (results,
         # extractions, recorded changes) are still written meanwhile.

@@ -1,6 +1,6 @@
 """Two extraction runs compared on the statements both cover, with bootstrap CIs.
 
-Computed in the background and stored (``metrics.derived``): it reads stored per-statement
+Computed in the background and stored (``metrics.engine.derived``): it reads stored per-statement
 counts only (one scan of both runs' statement rows, the counts pulled out of `contribution` by
 the database) and runs a vectorised discussion-cluster bootstrap
 (`metrics.families.extraction.bootstrap`); the bootstrap itself takes milliseconds, reading
@@ -21,10 +21,10 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
 
 from audit.models import ExtractionRun
+from metrics.engine.services import EXTRACTION
 from metrics.families.extraction.bootstrap import COLUMNS, FIGURES, paired_bootstrap_f1
 from metrics.families.selective.bootstrap import BootstrapDeltaResult, BootstrapResult
 from metrics.models import MetricResult
-from metrics.services import EXTRACTION
 
 N_RESAMPLES = 2000
 SEED = 42
@@ -139,7 +139,7 @@ def run_comparison(
 
 
 def comparison_to_json(comparison: RunComparison) -> dict[str, Any]:
-    """The comparison as stored on its MetricResult row (metrics.derived), runs by id."""
+    """The comparison as stored on its MetricResult row (metrics.engine.derived), runs by id."""
     return {
         "left_id": comparison.left.pk,
         "right_id": comparison.right.pk,

@@ -15,9 +15,9 @@ from evalsite.api import (
     StrictInputSerializer,
     StrictIntegerField,
 )
+from metrics.api.value_schemas import metric_value_components, metric_values_schema
 from metrics.models import ComputeJob, MetricResult
 from metrics.registry import EXTRACTION, RECOMPUTE_JOB
-from metrics.value_schemas import metric_value_components, metric_values_schema
 
 
 def add_metric_value_components(result: dict, generator, request, public) -> dict:

@@ -17,16 +17,16 @@ from evalsite.api import (
     JobStartedSerializer,
     job_started_body,
 )
-from metrics.models import ComputeJob
-from metrics.recompute import metrics_recompute_all
-from metrics.selectors import metric_results_list
-from metrics.serializers import (
+from metrics.api.serializers import (
     JobFilterSerializer,
     JobOutputSerializer,
     MetricResultFilterSerializer,
     MetricResultOutputSerializer,
     RecomputeInputSerializer,
 )
+from metrics.engine.recompute import metrics_recompute_all
+from metrics.models import ComputeJob
+from metrics.selectors import metric_results_list
 
 
 class MetricResultListApi(ApiView):

@@ -19,7 +19,7 @@ the job has done is what was computed since it began (``since``): a batch skips 
 after that (by an approval's task, or by an earlier delivery of the same chunk), and a resumed
 job lists only the rows computed before it.
 
-The per-result computation is ``metrics.services`` (one row at a time, for the tasks an
+The per-result computation is ``metrics.engine.services`` (one row at a time, for the tasks an
 approval queues); this module is the batch path, with the same figures, hashes and rows.
 """
 
@@ -47,14 +47,8 @@ from evalsite.bulk import rows_update
 from evalsite.planner import planner_statistics_refresh
 from evalsite.priority import background_yield
 from evalsite.queue import TRANSIENT_ERRORS, task_enqueue_named
-from metrics.errors import statement_results_changed
-from metrics.families.extraction.batch import collector_paused
-from metrics.match_settings import match_settings
-from metrics.models import ComputeJob, MetricResult
-from metrics.own_data.common import own_results_mark_stale, own_results_outdated
-from metrics.registry import EXTRACTION, RECOMPUTE_JOB
-from metrics.results import MAX_ERROR_CHARS
-from metrics.services import (
+from metrics.engine.errors import statement_results_changed
+from metrics.engine.services import (
     CHILD_SCOPES,
     CODE_VERSION,
     CONFIRMED_FIELDS,
@@ -78,6 +72,12 @@ from metrics.services import (
     statement_result_compute,
     system_result_compute,
 )
+from metrics.families.extraction.batch import collector_paused
+from metrics.match_settings import match_settings
+from metrics.models import ComputeJob, MetricResult
+from metrics.own_data.common import own_results_mark_stale, own_results_outdated
+from metrics.registry import EXTRACTION, RECOMPUTE_JOB
+from metrics.results import MAX_ERROR_CHARS
 
 log = logging.getLogger(__name__)
 

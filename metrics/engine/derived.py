@@ -1,6 +1,6 @@
 """Figures derived from a run's stored statement results, stored as MetricResult rows so that
 no page computes them: the run comparison (per pair of runs) and the error analysis's event
-kinds and the statements behind each error figure (per run, ``metrics.errors``).
+kinds and the statements behind each error figure (per run, ``metrics.engine.errors``).
 
 A row's ``input_hash`` is a digest of its runs' results fingerprint (``results_fingerprint``,
 which changes whenever any of those runs' results change). A page reads the row:
@@ -18,6 +18,7 @@ stored result, ``metrics.results``; this module decides only when these rows are
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +30,8 @@ from django.utils import timezone
 
 from audit.models import ExtractionRun
 from evalsite.queue import named_task, task_enqueue
-from metrics import comparison, errors
+from metrics.engine import comparison, errors
+from metrics.engine.services import EXTRACTION
 from metrics.models import MetricResult
 from metrics.results import (
     failure_recorded,
@@ -40,9 +42,24 @@ from metrics.results import (
     row_locked_or_created,
     run_key,
 )
-from metrics.selectors import results_fingerprint
 
 log = logging.getLogger(__name__)
+
+
+def results_fingerprint(*runs: ExtractionRun) -> str:
+    """A digest that changes whenever any of these runs' stored results change (one query):
+    the run rows' input hash (of their totals), status and computed_at. Caches of figures
+    derived from a run's rows are keyed by it, so they can never serve stale figures."""
+    keys = [run_key(EXTRACTION, run.pk) for run in runs]
+    rows = {
+        key: (input_hash, status, str(computed_at))
+        for key, input_hash, status, computed_at in MetricResult.objects.filter(
+            key__in=keys
+        ).values_list("key", "input_hash", "status", "computed_at")
+    }
+    text = "|".join(f"{key}={rows.get(key)}" for key in keys)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
 
 RUN_COMPARISON = "run_comparison"
 ERROR_ANALYSIS = "error_analysis"
@@ -209,7 +226,7 @@ def error_analysis_read(run: ExtractionRun) -> Derived:
 
 def error_analysis_result_compute(*, run_id: int, full: bool = False) -> MetricResult | None:
     """The run's error analysis; its error index updated for the statements whose results
-    changed since the stored one (``full``: rebuilt whole, ``metrics.errors``)."""
+    changed since the stored one (``full``: rebuilt whole, ``metrics.engine.errors``)."""
     run = ExtractionRun.objects.filter(pk=run_id).first()
     if run is None:
         return None

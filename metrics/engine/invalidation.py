@@ -24,7 +24,7 @@ from django.db.models.signals import post_delete, post_save, pre_delete
 
 from audit import signals as audit_signals
 from audit.models import BlindReview, Extraction, ExtractionRun, Feedback, Statement
-from metrics import errors, recompute, services
+from metrics.engine import errors, recompute, services
 from metrics.models import MetricResult
 from metrics.own_data import common as own_data
 

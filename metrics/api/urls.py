@@ -1,0 +1,46 @@
+"""/api/v1/ routes of the metrics app (included by evalsite.api_urls)."""
+
+from django.urls import URLPattern, URLResolver, include, path
+
+from metrics import adjudication_api
+from metrics.api import results, triage
+
+urlpatterns: list[URLPattern | URLResolver] = [
+    path("metric-results/", results.MetricResultListApi.as_view(), name="api-metric-results"),
+    path(
+        "metric-results/<int:pk>/",
+        results.MetricResultDetailApi.as_view(),
+        name="api-metric-result",
+    ),
+    path("recompute/", results.RecomputeApi.as_view(), name="api-recompute"),
+    path("jobs/", results.JobListApi.as_view(), name="api-jobs"),
+    path("jobs/<int:pk>/", results.JobDetailApi.as_view(), name="api-job-detail"),
+    path("jobs/<int:pk>/download", results.JobDownloadApi.as_view(), name="api-job-download"),
+    path("evaluations/", include("metrics.evaluations.api_urls")),
+    path("extraction-runs/<int:run_id>/triage/", triage.TriageApi.as_view(), name="api-triage"),
+    path(
+        "extraction-runs/<int:run_id>/triage/statements/",
+        triage.TriageStatementListApi.as_view(),
+        name="api-triage-statements",
+    ),
+    path(
+        "statements/<int:pk>/adjudication/",
+        adjudication_api.AdjudicationApi.as_view(),
+        name="api-adjudication",
+    ),
+    path(
+        "statements/<int:pk>/adjudication/choices/",
+        adjudication_api.AdjudicationChoiceApi.as_view(),
+        name="api-adjudication-choice",
+    ),
+    path(
+        "statements/<int:pk>/adjudication/remerge/",
+        adjudication_api.AdjudicationRemergeApi.as_view(),
+        name="api-adjudication-remerge",
+    ),
+    path(
+        "statements/<int:pk>/adjudication/submit/",
+        adjudication_api.AdjudicationSubmitApi.as_view(),
+        name="api-adjudication-submit",
+    ),
+]

@@ -1,0 +1,1 @@
+"""Pages of the metrics app: dashboards, own-data cards, triage settings, recompute jobs."""
