@@ -3,7 +3,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from audit import models
-from audit.coding_times import revisions_deleting
+from audit.derived.coding_times import revisions_deleting
 
 
 @admin.register(models.Discussion)

@@ -13,12 +13,8 @@ class AuditConfig(AppConfig):
         # The first app ready: every connection of the process reads timestamps compiled.
         connection_created.connect(compiled_timestamps_register, dispatch_uid="timestamps")
         # Registers the job tasks with Celery in every process (the web queues them by name).
-        from audit import (
-            coding_times,
-            tallies,
-            tasks,  # noqa: F401
-            team_figures,
-        )
+        from audit import tasks  # noqa: F401
+        from audit.derived import coding_times, tallies, team_figures
         from audit.models import (
             Adjudication,
             Assignment,
@@ -31,7 +27,7 @@ class AuditConfig(AppConfig):
             TriageStatement,
         )
 
-        # The stored tallies follow every write of the rows they count (see audit/tallies.py).
+        # The stored tallies follow every write of the rows they count (see audit/derived/tallies.py).
         for model, saved, deleted in (
             (Feedback, tallies.feedback_saved, tallies.feedback_deleted),
             (Assignment, tallies.assignment_saved, tallies.assignment_deleted),

@@ -14,7 +14,7 @@ from evalsite.access import is_admin
 from evalsite.indexes import NullsLastIndex
 
 if TYPE_CHECKING:
-    from audit.views.display import FieldChange
+    from audit.display import FieldChange
 
 
 def empty_pdp() -> dict:
@@ -317,7 +317,7 @@ class FeedbackRevision(models.Model):
     updated_at = models.DateTimeField(
         null=True, blank=True, help_text="The last save folded into this revision."
     )
-    # Not stored: what the history shows of it, set by audit.selectors.feedback_revisions.
+    # Not stored: what the history shows of it, set by audit.selectors.queues.feedback_revisions.
     changes: list[FieldChange]
     summary: str
     first: int
@@ -328,7 +328,7 @@ class FeedbackRevision(models.Model):
         ordering = ["-version", "-id"]
         indexes = [
             # A coder's moments from a day on, and the last one before it: the stored active
-            # time replays only the changed days (audit.coding_times).
+            # time replays only the changed days (audit.derived.coding_times).
             models.Index(fields=["author", "created_at"], name="revision_author_created"),
             models.Index(fields=["author", "updated_at"], name="revision_author_updated"),
         ]
@@ -865,7 +865,7 @@ class CodingTally(models.Model):
     """One auditor's work in one discussion, counted by status, so pages that show progress or
     what waits for review read a row per discussion and auditor instead of every coding.
 
-    Kept true by ``audit.tallies``: every save or deletion of a feedback or an assignment
+    Kept true by ``audit.derived.tallies``: every save or deletion of a feedback or an assignment
     refreshes the pairs it touches in the same transaction; bulk writes refresh theirs in
     batches; ``tallies_rebuild`` recounts everything from the rows themselves. Counts cover
     subject statements (the only ones coded)."""
@@ -899,7 +899,7 @@ class CodingTally(models.Model):
         blank=True,
         help_text="When the auditor has coded something here: the lowest review triage score "
         "among the statements still to code they have not coded (none: none scored), their "
-        "weakest-first queue's order. Kept by audit.tallies and audit.team_figures.",
+        "weakest-first queue's order. Kept by audit.derived.tallies and audit.derived.team_figures.",
     )
 
     class Meta:
@@ -944,9 +944,9 @@ class TeamFigures(models.Model):
 
     - The counts are the sums of the row's ``CodingTally`` rows (``pairs``: how many have
       work), changed by the difference each tally refresh makes, in its transaction
-      (``audit.team_figures``); ``tallies_rebuild`` recounts them with the tallies.
+      (``audit.derived.team_figures``); ``tallies_rebuild`` recounts them with the tallies.
     - Active time, median and statements per day are written by the worker that follows the
-      recorded changes (``audit.coding_times``: the changed days of the changed coders'
+      recorded changes (``audit.derived.coding_times``: the changed days of the changed coders'
       history, from the stored ``CodingTime`` rows).
     - Agreement is written by the worker that computes the inter-auditor family (``None``:
       not measured yet)."""
@@ -1021,14 +1021,14 @@ class DiscussionFigures(TeamFigures):
     to_code = models.PositiveIntegerField(
         default=0,
         help_text="Subject statements still to code (not AI accepted by review triage): the "
-        "queue's 'done' is every one of them sent. Kept by audit.team_figures.",
+        "queue's 'done' is every one of them sent. Kept by audit.derived.team_figures.",
     )
     weakest = models.FloatField(
         null=True,
         blank=True,
         help_text="The lowest review triage score among its statements still to code (none: "
         "none scored): its place in the weakest-first queue of whoever has coded none of them. "
-        "Kept by audit.team_figures.",
+        "Kept by audit.derived.team_figures.",
     )
 
     class Meta:
@@ -1060,7 +1060,7 @@ class AuditorFigures(TeamFigures):
 class CodingTime(models.Model):
     """Active coding time of one auditor on one statement on one day (UTC), in microseconds
     (integers: sums in any order are exact), derived from the auditor's history by
-    ``audit.coding_times``. A day's rows depend only on that day's moments and the last one
+    ``audit.derived.coding_times``. A day's rows depend only on that day's moments and the last one
     before it, so a change replays the auditor's history from its day on, not all of it."""
 
     auditor = models.ForeignKey(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from audit.coding_times import team_times_refresh
+from audit.derived.coding_times import team_times_refresh
 from audit.services.export_jobs import ground_truth_export_job_run
 from audit.services.import_jobs import ground_truth_import_job_run
 from evalsite.queue import RETRYING

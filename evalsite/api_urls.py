@@ -9,7 +9,7 @@ from drf_spectacular.views import (
 )
 from rest_framework.permissions import AllowAny
 
-from audit.api import api_tokens
+from audit.api.feedback import api_tokens
 from evalsite.api import api_not_found
 from metrics.families.payload.schema import GROUND_TRUTH_EXPORT_SCHEMA
 
@@ -20,7 +20,7 @@ def ground_truth_schema(request):
 
 
 v1: list[URLPattern | URLResolver] = [
-    path("", include("audit.api_urls")),
+    path("", include("audit.api.urls")),
     path("", include("metrics.api.urls")),
 ]
 

@@ -15,10 +15,10 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
+from audit.derived.tallies import tallies_batched, tallies_refresh
 from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Speaker, Statement
-from audit.services.transfer import IMPORTED_MODELS
+from audit.services.imports import IMPORTED_MODELS
 from audit.synthetic import extraction_run, generate_workload
-from audit.tallies import tallies_batched, tallies_refresh
 from evalsite.access import ensure_role_groups
 from evalsite.planner import planner_statistics_refresh
 from metrics.engine import invalidation

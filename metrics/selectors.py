@@ -17,7 +17,7 @@ from django.db.models.functions import Cast
 
 from audit.figures import AuditorAgreement, StoredResult
 from audit.models import AuditorFigures, ExtractionRun, Statement
-from audit.selectors import approved_codings_count, filtered_by
+from audit.selectors.queues import approved_codings_count, filtered_by
 from audit.services.blind import coding_sealed_statement_ids
 from evalsite.access import is_admin
 from metrics.engine.services import EXTRACTION, SYSTEM_KEY
@@ -221,7 +221,7 @@ def dashboard_status(run: ExtractionRun | None) -> str:
 
 def my_progress(user: Any) -> dict[str, int]:
     """Statements this user coded, by the status of their feedback: the stored sum of their
-    tallies (``audit.team_figures``: one row), not a count of every coding they ever made."""
+    tallies (``audit.derived.team_figures``: one row), not a count of every coding they ever made."""
     names = ("coded", "submitted", "in_review", "approved", "rejected")
     stored = AuditorFigures.objects.filter(pk=user.pk).values_list(*names).first()
     figures = dict(zip(names, stored or (0,) * len(names), strict=True))

@@ -16,6 +16,8 @@ from django.db import connection, transaction
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from audit.derived.tallies import tallies_counted, tallies_stored
+from audit.derived.team_figures import to_code_recounted, to_code_stored
 from audit.models import (
     CodingTally,
     Discussion,
@@ -26,8 +28,6 @@ from audit.models import (
 )
 from audit.services import feedback_start, feedback_submit
 from audit.services.triage import triage_statements_apply
-from audit.tallies import tallies_counted, tallies_stored
-from audit.team_figures import to_code_recounted, to_code_stored
 from tests.api_fixtures import make_discussion
 from tests.conftest import require_service
 from tests.factories import SIMPLE_PDP, ExtractionFactory, ExtractionRunFactory

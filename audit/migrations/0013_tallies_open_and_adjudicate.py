@@ -16,7 +16,7 @@ def count_existing_work(apps, schema_editor):
     )
     if not with_work:
         return
-    from audit.tallies import tallies_rebuild
+    from audit.derived.tallies import tallies_rebuild
 
     tallies_rebuild()
 

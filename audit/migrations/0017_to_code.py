@@ -40,7 +40,7 @@ class Migration(migrations.Migration):
             name="to_code",
             field=models.PositiveIntegerField(
                 default=0,
-                help_text="Subject statements still to code (not AI accepted by review triage): the queue's 'done' is every one of them sent. Kept by audit.team_figures.",
+                help_text="Subject statements still to code (not AI accepted by review triage): the queue's 'done' is every one of them sent. Kept by audit.derived.team_figures.",
             ),
         ),
         # Count what exists now, in SQL of its own (a migration never runs today's counting code).

@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 def replay_history(apps, schema_editor):
     """Every coder's history replayed into the per (auditor, statement, day) rows, as
-    ``audit.progress.time_spent`` replays it (the figures stored before stay as they are)."""
+    ``audit.selectors.progress.time_spent`` replays it (the figures stored before stay as they are)."""
     from datetime import timedelta
 
     from django.db.models import F

@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 def store_weakest(apps, schema_editor):
     """Each scored discussion's lowest open score on its row (a discussion review triage scored
-    but nobody worked in gets its row here), and each tally's own (``audit.team_figures``)."""
+    but nobody worked in gets its row here), and each tally's own (``audit.derived.team_figures``)."""
     from django.db.models import Count, Exists, Min, OuterRef, Subquery
     from django.db.models.functions import Left
 
@@ -71,12 +71,12 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='codingtally',
             name='weakest',
-            field=models.FloatField(blank=True, help_text="When the auditor has coded something here: the lowest review triage score among the statements still to code they have not coded (none: none scored), their weakest-first queue's order. Kept by audit.tallies and audit.team_figures.", null=True),
+            field=models.FloatField(blank=True, help_text="When the auditor has coded something here: the lowest review triage score among the statements still to code they have not coded (none: none scored), their weakest-first queue's order. Kept by audit.derived.tallies and audit.derived.team_figures.", null=True),
         ),
         migrations.AddField(
             model_name='discussionfigures',
             name='weakest',
-            field=models.FloatField(blank=True, help_text='The lowest review triage score among its statements still to code (none: none scored): its place in the weakest-first queue of whoever has coded none of them. Kept by audit.team_figures.', null=True),
+            field=models.FloatField(blank=True, help_text='The lowest review triage score among its statements still to code (none: none scored): its place in the weakest-first queue of whoever has coded none of them. Kept by audit.derived.team_figures.', null=True),
         ),
         migrations.AddIndex(
             model_name='codingtally',

@@ -18,7 +18,7 @@ from audit.services.feedback import (
     feedback_unapprove,
     latest_extraction,
 )
-from audit.services.transfer import (
+from audit.services.imports import (
     ImportSummary,
     discussions_import,
     discussions_import_file,

@@ -1,5 +1,5 @@
 """Small workflows the REST API needs on top of the audit services (its reads are in
-audit/selectors.py); the existing services (``discussions_import``, ``extractions_import``,
+audit/selectors/queues.py); the existing services (``discussions_import``, ``extractions_import``,
 ``feedback_*``) stay the single place where data is written.
 """
 
@@ -17,7 +17,7 @@ from audit.models import (
     Discussion,
     ExtractionRun,
 )
-from audit.services.transfer import (  # noqa: F401 (the limits are published by the API)
+from audit.services.imports import (  # noqa: F401 (the limits are published by the API)
     MAX_EXTERNAL_ID,
     MAX_MODEL_NAME,
     MAX_ORDER,

@@ -21,12 +21,12 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
+from audit.derived.tallies import tallies_batched, tallies_refresh
 from audit.models import Assignment, BlindReview, Discussion, Feedback, Statement
-from audit.selectors import unassigned_visible
+from audit.selectors.queues import unassigned_visible
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.errors import NotAllowed, UnknownItems, WorkflowError, WrongState
 from audit.signals import coding_changed_send
-from audit.tallies import tallies_batched, tallies_refresh
 from evalsite.access import is_admin, is_auditor
 
 A = Assignment.Status

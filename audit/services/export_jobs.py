@@ -20,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.models import ComputeJob, ExtractionRun, Feedback
-from audit.services.transfer import (
+from audit.services.imports import (
     NothingToExport,
     ground_truth_export,
     ground_truth_export_text,

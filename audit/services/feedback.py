@@ -16,7 +16,8 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from audit.coding_times import revisions_written
+from audit.derived.coding_times import revisions_written
+from audit.derived.tallies import tallies_batched
 from audit.models import (
     Comment,
     Discussion,
@@ -27,7 +28,7 @@ from audit.models import (
     Statement,
     empty_pdp,
 )
-from audit.selectors import earlier_item_ids
+from audit.selectors.queues import earlier_item_ids
 from audit.services.assignments import (
     assignment_release_on_submit,
     assignment_reopen_on_unsubmit,
@@ -45,7 +46,6 @@ from audit.services.errors import (
 )
 from audit.services.guidelines import guideline_current
 from audit.signals import ground_truth_changed_send
-from audit.tallies import tallies_batched
 from evalsite.access import admins, is_admin
 from metrics.families.payload.rules import payload_ids, pdp_problems
 from metrics.families.payload.schema import PayloadIssue, validate_pdp

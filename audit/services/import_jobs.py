@@ -26,8 +26,8 @@ from django.utils import timezone
 
 from audit.models import ComputeJob
 from audit.services.api_support import ground_truth_import
+from audit.services.imports import ImportSummary, discussions_import_file
 from audit.services.jobs import compute_job_start
-from audit.services.transfer import ImportSummary, discussions_import_file
 from evalsite.queue import task_enqueue_named
 from metrics.families.json_input import JsonInputError, load_json
 from metrics.families.payload.schema import PayloadError

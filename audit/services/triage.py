@@ -21,11 +21,11 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from audit.derived.tallies import queue_changed
 from audit.models import AuditLogEntry, ExtractionRun, Feedback, TriageSettings, TriageStatement
 from audit.services.audit_log import audit_log_record
 from audit.services.feedback import WorkflowError
 from audit.signals import triage_changed_send
-from audit.tallies import queue_changed
 from evalsite.bulk import BATCH, rows_update
 
 Action = AuditLogEntry.Action

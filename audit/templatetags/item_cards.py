@@ -3,7 +3,7 @@ two payloads each (about 270 cards), and as a template partial a card cost about
 of the page's time. The markup is the one the `item_card` partial had.
 
     {% load item_cards %}
-    {% item_card c %}          one audit.views.display.Card
+    {% item_card c %}          one audit.display.Card
     {% item_cards cards %}     a list of them
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
+from audit.display import Card
 from audit.templatetags.editor_options import escape
-from audit.views.display import Card
 
 register = template.Library()
 

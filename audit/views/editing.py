@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from audit.display import Card, Labels, SubmitSummary, submit_summary
 from audit.figures import item_alignment
 from audit.forms import (
     CHOICE_TITLES,
@@ -27,7 +28,7 @@ from audit.forms import (
     reviewer_note,
 )
 from audit.models import Feedback, Statement
-from audit.selectors import discussion_runs, feedback_revisions
+from audit.selectors.queues import discussion_runs, feedback_revisions
 from audit.services import (
     NotReady,
     StaleVersion,
@@ -47,7 +48,6 @@ from audit.services.feedback import (
 )
 from audit.views.access import error_fragment, safe_next, visible_feedback
 from audit.views.discussion import card_context, statement_url
-from audit.views.display import Card, Labels, SubmitSummary, submit_summary
 from audit.views.presence import presence_others
 from audit.views.rows import StatementRow, ai_payloads, choose_run, coded_payloads
 from audit.views.team import open_next

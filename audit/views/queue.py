@@ -16,8 +16,8 @@ from django.views.decorators.http import require_GET, require_POST
 from audit.context_processors import unread_comments
 from audit.forms import QueueFilterForm
 from audit.models import Discussion, Feedback
-from audit.progress import auditor_progress_stored
-from audit.selectors import (
+from audit.selectors.progress import auditor_progress_stored
+from audit.selectors.queues import (
     QueueDiscussion,
     UnreadComments,
     adjudicable_statement_ids,
@@ -29,8 +29,8 @@ from audit.selectors import (
     submitted_tallies,
     threads_unread,
 )
+from audit.selectors.stream import my_needs_changes, my_open_assignments, my_open_count
 from audit.services import WorkflowError, feedback_bulk_approve
-from audit.stream import my_needs_changes, my_open_assignments, my_open_count
 from audit.views.access import error_fragment
 from audit.views.team import review_home
 from evalsite.access import admin_required, auditor_required, is_admin

@@ -10,10 +10,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from audit.display import Labels, present
 from audit.figures import statement_disagreement
 from audit.forms import RejectForm
 from audit.models import Adjudication, Feedback, Statement
-from audit.selectors import adjudication_codings, discussion_runs
+from audit.selectors.queues import adjudication_codings, discussion_runs
+from audit.selectors.stream import review_stream_next
 from audit.services import NotReady, WorkflowError, feedback_approve, feedback_reject
 from audit.services.feedback import (
     feedback_authors,
@@ -21,11 +23,9 @@ from audit.services.feedback import (
     feedback_can_be_rejected,
     feedback_review_opened,
 )
-from audit.stream import review_stream_next
 from audit.views.access import error_fragment, safe_next
 from audit.views.comments import thread_context
 from audit.views.discussion import card_context, statement_url
-from audit.views.display import Labels, present
 from audit.views.rows import (
     ai_payloads,
     choose_run,

@@ -8,6 +8,16 @@ from typing import Any
 from django.contrib.auth.models import User
 
 from audit.context_processors import unread_comments
+from audit.display import (
+    Labels,
+    PayloadView,
+    SubmitSummary,
+    f1_rows,
+    f1_tone,
+    present,
+    sarf_scores,
+    submit_summary,
+)
 from audit.figures import StoredResult, statement_f1_results
 from audit.models import (
     BlindReview,
@@ -19,22 +29,12 @@ from audit.models import (
     TriageStatement,
     empty_pdp,
 )
-from audit.selectors import UnreadComments
+from audit.selectors.queues import UnreadComments
 from audit.services.blind import blind_sealed_statement_ids
 from audit.services.feedback import (
     feedback_can_submit,
     feedback_opens_in_editor,
     feedback_unsubmit_refusal,
-)
-from audit.views.display import (
-    Labels,
-    PayloadView,
-    SubmitSummary,
-    f1_rows,
-    f1_tone,
-    present,
-    sarf_scores,
-    submit_summary,
 )
 from evalsite.access import is_admin
 from evalsite.http import HtmxHttpRequest

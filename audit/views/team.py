@@ -18,9 +18,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from audit.context_processors import unread_comments
+from audit.derived.team_figures import discussion_figures_sorted
 from audit.forms import base_version
 from audit.models import Assignment, Discussion, Feedback, Statement
-from audit.progress import (
+from audit.selectors.progress import (
     COLUMNS,
     ProgressRow,
     auditor_progress_stored,
@@ -29,7 +30,18 @@ from audit.progress import (
     stored_row,
     team_progress,
 )
-from audit.selectors import statements_to_adjudicate, threads_unread
+from audit.selectors.queues import statements_to_adjudicate, threads_unread
+from audit.selectors.stream import (
+    assigned_discussion_ids,
+    assignment_groups,
+    discussions_to_assign,
+    review_stream_next,
+    review_waiting_by_auditor,
+    review_waiting_by_discussion,
+    review_waiting_count,
+    review_waiting_discussions,
+    skipped_assignments,
+)
 from audit.services import WorkflowError, feedback_start, feedback_submit
 from audit.services.assignments import (
     MAX_OVERLAP_K,
@@ -42,18 +54,6 @@ from audit.services.assignments import (
     assignments_unassign,
     statement_skip,
 )
-from audit.stream import (
-    assigned_discussion_ids,
-    assignment_groups,
-    discussions_to_assign,
-    review_stream_next,
-    review_waiting_by_auditor,
-    review_waiting_by_discussion,
-    review_waiting_count,
-    review_waiting_discussions,
-    skipped_assignments,
-)
-from audit.team_figures import discussion_figures_sorted
 from audit.views.access import error_fragment, visible_feedback
 from evalsite.access import admin_required, auditor_required
 from evalsite.http import HtmxHttpRequest, page_redirect
@@ -312,7 +312,7 @@ TEAM_DISCUSSIONS = 50  # rows of the per-discussion table a page shows (download
 def team(request: HtmxHttpRequest) -> HttpResponse:
     """Per auditor and per discussion figures, sortable, with CSV / JSON downloads.
 
-    The page reads the stored rows (``audit.team_figures``): the auditors' and one page of the
+    The page reads the stored rows (``audit.derived.team_figures``): the auditors' and one page of the
     discussions in the order of its sort's index; a download computes every row."""
     download = request.GET.get("download", "")
     if download in ("csv", "json"):

@@ -6,8 +6,8 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from audit.api.serializers import ImportSummarySerializer, existing_run
 from audit.models import ExtractionRun
-from audit.serializers import ImportSummarySerializer, existing_run
 from evalsite.api import (
     FilterTextField,
     IdField,

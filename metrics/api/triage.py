@@ -11,7 +11,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from audit.models import Extraction, ExtractionRun, TriageStatement
-from audit.selectors import triage_counts, triage_statements_list
+from audit.selectors.queues import triage_counts, triage_statements_list
 from audit.services.triage import (
     BOUNDS,
     TriageChoice,

@@ -35,7 +35,7 @@ from audit.models import (
     TriageSettings,
     TriageStatement,
 )
-from audit.selectors import triage_counts
+from audit.selectors.queues import triage_counts
 from audit.services.triage import (
     qa_drawn,
     triage_settings_get,

@@ -15,8 +15,8 @@ from django.db import connection
 from django.db.models import F
 
 from audit.models import Assignment, CodingTally, Discussion, Feedback, Speaker, Statement
+from audit.selectors.stream import my_open_assignments
 from audit.services.assignments import AssignmentPlan, assignments_create
-from audit.stream import my_open_assignments
 from tests.conftest import require_service
 
 MONDAY = date(2026, 11, 30)

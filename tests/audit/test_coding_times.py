@@ -1,5 +1,5 @@
 """The team page's stored active time, kept by replaying only the changed days of the changed
-coders' history (audit.coding_times), always equals a replay of every coder's whole history:
+coders' history (audit.derived.coding_times), always equals a replay of every coder's whole history:
 whatever the histories, the order their moments arrive in and the batches the worker takes."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audit.coding_times import team_times_rebuild, team_times_refresh
+from audit.derived.coding_times import team_times_rebuild, team_times_refresh
 from audit.models import (
     AuditorFigures,
     CodingTime,
@@ -22,7 +22,7 @@ from audit.models import (
     Feedback,
     FeedbackRevision,
 )
-from audit.progress import TIMES, coding_moments, coding_times, time_rows, time_spent
+from audit.selectors.progress import TIMES, coding_moments, coding_times, time_rows, time_spent
 from audit.services import (
     WorkflowError,
     feedback_approve,
@@ -226,7 +226,7 @@ def test_a_refresh_replays_only_the_changed_days(auditor, django_assert_max_num_
     earlier = set(CodingTime.objects.filter(day__lt=_at(2, 0).date()).values_list("pk", "micros"))
     _edit(auditor, statements[1], _at(2, 5), 9)
 
-    with mock.patch("audit.coding_times.coding_moments", wraps=coding_moments) as read:
+    with mock.patch("audit.derived.coding_times.coding_moments", wraps=coding_moments) as read:
         team_times_refresh()
 
     assert read.call_args.kwargs["since"] == _at(2, 0).replace(hour=0, minute=0, microsecond=0)

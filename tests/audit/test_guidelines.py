@@ -11,7 +11,7 @@ from audit.models import AuditLogEntry, GuidelineVersion
 from audit.services import feedback_start, feedback_submit
 from audit.services.errors import NotAllowed, WorkflowError, WrongState
 from audit.services.guidelines import MAX_GUIDELINES, guideline_current, guideline_save
-from audit.services.transfer import ground_truth_export
+from audit.services.imports import ground_truth_export
 from tests.api_fixtures import approve, make_discussion
 
 pytestmark = pytest.mark.django_db

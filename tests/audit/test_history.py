@@ -10,6 +10,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from audit.display import FieldChange, field_changes
 from audit.models import FeedbackRevision
 from audit.services import (
     feedback_approve,
@@ -20,7 +21,6 @@ from audit.services import (
     feedback_start,
     feedback_submit,
 )
-from audit.views.display import FieldChange, field_changes
 from tests.audit.test_views_support import make_scene
 from tests.factories import SIMPLE_PDP
 

@@ -8,7 +8,7 @@ import re
 import pytest
 from django.template import Context, Template
 
-from audit.views.display import Card
+from audit.display import Card
 
 HOSTILE = '<b>O\'Brien</b> & "co"'
 

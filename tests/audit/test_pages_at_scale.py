@@ -24,7 +24,7 @@ from audit.models import (
     TriageSettings,
     TriageStatement,
 )
-from audit.selectors import discussion_queue, discussion_queue_counted
+from audit.selectors.queues import discussion_queue, discussion_queue_counted
 from audit.views import discussion as discussion_views
 from audit.views.discussion import WINDOW, statement_url
 from audit.views.queue import REVIEW_GROUPS
@@ -257,7 +257,7 @@ def _random_queue(
 def test_each_progress_filter_lists_the_discussions_whose_row_says_it(seed, lowest_first):
     """Every filter of the queue, in either order, lists exactly the discussions whose row shows
     that status; the statuses the rows show cover all four."""
-    from audit.selectors import discussion_queue_page
+    from audit.selectors.queues import discussion_queue_page
     from audit.views.queue import queue_status
 
     auditor, other = UserFactory(username="coder"), UserFactory(username="other")
@@ -290,7 +290,7 @@ def test_the_weakest_first_pages_follow_the_whole_querys_order(seed, status, vie
     whole annotated query sorted by each discussion's lowest score lists, in its order: the
     stored lowest scores where the viewer coded nothing, merged with the viewer's own scores
     where they did (a coder who worked in most discussions; a newcomer who coded nothing)."""
-    from audit.selectors import discussion_queue_page, progress_status_filter
+    from audit.selectors.queues import discussion_queue_page, progress_status_filter
 
     auditor, other = UserFactory(username="coder"), UserFactory(username="other")
     _random_queue(random.Random(seed), auditor, other, scored=0.5, accepted=0.3)
@@ -613,8 +613,8 @@ def test_the_team_page_reads_its_stored_rows_in_the_order_the_computed_rows_sort
     """Every column, both ways: the page's first 50 discussions are the computed rows' first 50
     (ties by discussion), with the same figures, agreement included (the seed stores the
     inter-auditor pieces of one statement in ten)."""
-    from audit.progress import COLUMNS, discussion_progress, rows_sorted
-    from audit.team_figures import discussion_figures_sorted
+    from audit.derived.team_figures import discussion_figures_sorted
+    from audit.selectors.progress import COLUMNS, discussion_progress, rows_sorted
 
     seeded(discussions=60, statements=12, long=0)
     computed = discussion_progress()

@@ -1,9 +1,9 @@
-"""audit.selectors: the API's reads, in id order, showing each user what they may see."""
+"""audit.selectors.queues: the API's reads, in id order, showing each user what they may see."""
 
 import pytest
 
-from audit import selectors
 from audit.models import ComputeJob, Feedback
+from audit.selectors import queues as selectors
 from tests.factories import (
     DiscussionFactory,
     ExtractionFactory,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from audit.derived.tallies import tallies_rebuild
 from audit.models import Feedback
-from audit.stream import review_stream_next
-from audit.tallies import tallies_rebuild
+from audit.selectors.stream import review_stream_next
 from tests.factories import DiscussionFactory, FeedbackFactory, StatementFactory
 
 pytestmark = pytest.mark.django_db

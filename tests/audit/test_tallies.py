@@ -13,6 +13,17 @@ from django.db import connection
 from django.db.models import Count, Q
 from django.test.utils import CaptureQueriesContext
 
+from audit.derived.tallies import SENT, tallies_counted, tallies_rebuild, tallies_stored
+from audit.derived.team_figures import (
+    figures_counted,
+    figures_stored,
+    to_code_recounted,
+    to_code_stored,
+    weakest_counted,
+    weakest_mine_counted,
+    weakest_mine_stored,
+    weakest_stored,
+)
 from audit.models import (
     Assignment,
     CodingTally,
@@ -25,7 +36,7 @@ from audit.models import (
     TriageSettings,
     TriageStatement,
 )
-from audit.selectors import adjudication_codings, statements_to_adjudicate
+from audit.selectors.queues import adjudication_codings, statements_to_adjudicate
 from audit.services import (
     WorkflowError,
     feedback_approve,
@@ -45,17 +56,6 @@ from audit.services.assignments import (
     statement_skip,
 )
 from audit.services.triage import triage_statements_apply, triage_suspend
-from audit.tallies import SENT, tallies_counted, tallies_rebuild, tallies_stored
-from audit.team_figures import (
-    figures_counted,
-    figures_stored,
-    to_code_recounted,
-    to_code_stored,
-    weakest_counted,
-    weakest_mine_counted,
-    weakest_mine_stored,
-    weakest_stored,
-)
 from tests.factories import (
     DiscussionFactory,
     ExtractionRunFactory,
@@ -308,7 +308,7 @@ def test_the_command_checks_and_rebuilds_what_is_still_to_code(auditor, capsys):
 def test_a_refresh_and_a_rebuild_ask_for_the_planner_statistics_of_what_they_wrote(
     auditor, admin_user, planner_refreshes, django_capture_on_commit_callbacks
 ):
-    from audit import tallies
+    from audit.derived import tallies
 
     asked = planner_refreshes
     statements = _world(n_discussions=2, n_statements=1)

@@ -1,4 +1,4 @@
-"""The team page's stored rows (audit.team_figures) equal what the page computed on every
+"""The team page's stored rows (audit.derived.team_figures) equal what the page computed on every
 view before: the counts (kept with the tallies), active time (replayed by the worker) and
 agreement (written by the inter-auditor family's worker)."""
 
@@ -10,9 +10,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from audit.coding_times import team_times_rebuild
+from audit.derived.coding_times import team_times_rebuild
 from audit.models import AuditorFigures, DiscussionFigures, Feedback, FeedbackRevision
-from audit.progress import STORED, auditor_progress, discussion_progress
+from audit.selectors.progress import STORED, auditor_progress, discussion_progress
 from audit.services import feedback_save, feedback_start, feedback_submit
 from tests.audit.test_views_support import make_scene
 from tests.factories import pdp, person

@@ -26,7 +26,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection, reset_queries
 from django.test.utils import CaptureQueriesContext
 
-from audit import coding_times
+from audit.derived import coding_times
 from audit.models import (
     AuditLogEntry,
     AuditorFigures,
@@ -42,7 +42,8 @@ from audit.models import (
     Speaker,
     Statement,
 )
-from audit.services import discussions_import, transfer
+from audit.services import discussions_import
+from audit.services import imports as transfer
 from evalsite import planner
 from metrics.engine import invalidation
 from tests.factories import SIMPLE_PDP, ExtractionFactory, FeedbackFactory, SpeakerFactory, pdp
@@ -412,7 +413,7 @@ def test_an_import_refreshes_the_planner_statistics_before_the_metrics_plan_thei
     # 2 discussions x 4 statements, 2 subjects each with an extraction and approved GT.
     assert (summary.statements_created, summary.extractions_created) == (8, 4)
     imported = ["Discussion", "Speaker", "Statement", "Extraction", "Feedback"]
-    # (the stored tallies the import refreshed ask for theirs too: audit.tallies)
+    # (the stored tallies the import refreshed ask for theirs too: audit.derived.tallies)
     ordered = [call for call in calls if call[0] == "results" or call[1] == imported]
     assert ordered[0] == ["planner", imported, 8 + 4 + 4]
     assert [call[0] for call in ordered[1:]] == ["results"]

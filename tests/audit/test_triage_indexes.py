@@ -11,7 +11,7 @@ from django.db.models import Min
 from django.test.utils import CaptureQueriesContext
 
 from audit.models import Discussion, ExtractionRun, Speaker, Statement, TriageStatement
-from audit.selectors import discussion_queue_counted
+from audit.selectors.queues import discussion_queue_counted
 from tests.conftest import require_service
 
 # committed, so the tables can be vacuumed as autovacuum leaves a live site

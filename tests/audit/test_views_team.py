@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from audit.models import Assignment, AuditLogEntry, Feedback, FeedbackRevision
-from audit.progress import Moment, active_time, auditor_progress
+from audit.selectors.progress import Moment, active_time, auditor_progress
 from audit.services import feedback_reject, feedback_start, feedback_submit
 from audit.services.assignments import AssignmentPlan, assignments_create
 from tests.audit.test_views_support import HX, hx_post, make_scene

@@ -59,7 +59,7 @@ def test_the_weakest_first_pages_are_timed_on_a_triaged_queue(monkeypatch):
 
     def time_page(client, url, renders):
         from audit.models import TriageStatement
-        from audit.selectors import triage_lowest_first
+        from audit.selectors.queues import triage_lowest_first
 
         seen.append((url, TriageStatement.objects.count(), triage_lowest_first()))
         return timed(client, url, renders)
@@ -88,7 +88,7 @@ def test_seeded_times_the_data_a_keep_run_left_and_writes_nothing(monkeypatch):
     second auditor's submission), times the plain pages with "weakest AI first" off and the
     weakest-first ones with it on, and leaves the setting as it was."""
     from audit.models import Feedback, TriageSettings
-    from audit.selectors import triage_lowest_first
+    from audit.selectors.queues import triage_lowest_first
     from metrics.management.commands import benchmark_dashboard as command
 
     call_command(

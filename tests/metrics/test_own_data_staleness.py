@@ -172,7 +172,7 @@ class TestCodingChanges:
             feedback = feedback_start(statement=statement, auditor=auditor)
         # A draft is not coding yet: nothing of the metrics goes stale (the team page's
         # active time, audit's own, is replayed for any revision).
-        assert [c for c in callbacks if c.__module__ != "audit.coding_times"] == []
+        assert [c for c in callbacks if c.__module__ != "audit.derived.coding_times"] == []
         with django_capture_on_commit_callbacks(execute=True) as callbacks:
             feedback_submit(feedback=feedback, user=auditor)
         assert len(callbacks) >= 1
@@ -187,7 +187,7 @@ class TestCodingChanges:
             Feedback.objects.filter(statement__in=statements).delete()
         # Besides the team page's active time (audit's own: its queue once per change, the
         # first to run queues the task).
-        assert len([c for c in callbacks if c.__module__ != "audit.coding_times"]) == 1
+        assert len([c for c in callbacks if c.__module__ != "audit.derived.coding_times"]) == 1
 
     def test_deleting_coding_marks_agreement_stale(
         self, auditor, django_capture_on_commit_callbacks

@@ -12,8 +12,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from audit.models import AuditLogEntry, Feedback, TriageSettings, TriageStatement
-from audit.selectors import discussion_queue, triage_counts
-from audit.services.transfer import ground_truth_export
+from audit.selectors.queues import discussion_queue, triage_counts
+from audit.services.imports import ground_truth_export
 from audit.services.triage import (
     TriageChoice,
     TriageSettingsError,

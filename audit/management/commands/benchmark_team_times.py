@@ -22,11 +22,11 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
-from audit.coding_times import team_times_rebuild, team_times_refresh, times_store
+from audit.derived.coding_times import team_times_rebuild, team_times_refresh, times_store
+from audit.derived.tallies import tallies_rebuild
 from audit.models import CodingTime, Discussion, Feedback, FeedbackRevision, Speaker, Statement
-from audit.progress import coding_times
+from audit.selectors.progress import coding_times
 from audit.services import feedback_save
-from audit.tallies import tallies_rebuild
 from evalsite.access import ensure_role_groups
 from evalsite.planner import planner_statistics_refresh
 

@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand
 
-from audit.coding_times import team_times_rebuild, times_replayed, times_stored
-from audit.tallies import tallies_counted, tallies_rebuild, tallies_stored
-from audit.team_figures import (
+from audit.derived.coding_times import team_times_rebuild, times_replayed, times_stored
+from audit.derived.tallies import tallies_counted, tallies_rebuild, tallies_stored
+from audit.derived.team_figures import (
     figures_counted,
     figures_stored,
     to_code_recounted,

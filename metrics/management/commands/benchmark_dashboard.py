@@ -29,6 +29,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext, override_settings
 from django.utils import timezone
 
+from audit.derived.tallies import TALLY_MODELS, tallies_rebuild
 from audit.models import (
     Assignment,
     AuditLogEntry,
@@ -42,10 +43,9 @@ from audit.models import (
     TriageSettings,
     TriageStatement,
 )
-from audit.services.transfer import IMPORTED_MODELS
+from audit.services.imports import IMPORTED_MODELS
 from audit.services.triage import triage_counts_store
 from audit.synthetic import extraction_run, generate_discussion
-from audit.tallies import TALLY_MODELS, tallies_rebuild
 from audit.views.queue import PAGE_SIZE as QUEUE_PAGE_SIZE
 from evalsite.access import ensure_role_groups
 from evalsite.memory import heap_freeze_as_served

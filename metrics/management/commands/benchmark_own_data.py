@@ -37,9 +37,9 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from audit.derived.tallies import pairs_of, tallies_refresh
 from audit.models import Extraction, Feedback
 from audit.services.feedback import feedback_approve
-from audit.tallies import pairs_of, tallies_refresh
 from evalsite.queue import task_enqueue
 from metrics.benchmark_data import SeededWorkload
 from metrics.management.commands.benchmark_recompute import _workers

@@ -1,11 +1,11 @@
 """The team page's stored rows (``DiscussionFigures``, ``AuditorFigures``): how they are kept
 and read.
 
-- counts: every tally refresh (``audit.tallies``) passes the counts it found before and after
+- counts: every tally refresh (``audit.derived.tallies``) passes the counts it found before and after
   for its pairs; the difference is added to the pairs' discussion and auditor rows in the same
   transaction, under the tallies' row locks, so two writers never lose each other's change.
   ``figures_rebuild`` sums the tallies again (with ``tallies_rebuild``);
-- active time: kept by ``audit.coding_times`` on the worker (``audit.tasks.team_times``): it
+- active time: kept by ``audit.derived.coding_times`` on the worker (``audit.tasks.team_times``): it
   replays only the changed days of the changed coders' history, and reads the figures again
   of the rows whose time, sent codings or count of them changed (``figures_add`` records the
   latter);
@@ -14,7 +14,7 @@ and read.
 - what is still to code (``to_code``, the queue's "done") and the lowest review triage score
   among it (``weakest``, the weakest-first queue's order): recounted for a discussion whenever
   its statements, their speakers or review triage's scores or acceptance of them change
-  (``queue_figures_refresh``, called by ``audit.tallies``), and when its row is created
+  (``queue_figures_refresh``, called by ``audit.derived.tallies``), and when its row is created
   (``to_code``; a discussion review triage scores gets a row then).
 """
 
@@ -95,7 +95,7 @@ def _times_follow(
 ) -> None:
     """Statements per active day divide by the count of sent codings: a pair whose count (or
     whose having work at all) changed has its rows' time figures read again."""
-    from audit.coding_times import times_changed
+    from audit.derived.coding_times import times_changed
 
     pairs = set(before) | set(after)
     times_changed(

@@ -22,7 +22,7 @@ from audit.models import (
     Speaker,
     Statement,
 )
-from audit.selectors import discussion_statements
+from audit.selectors.queues import discussion_statements
 from audit.services.api_support import (
     MAX_EXTERNAL_ID,
     MAX_MODEL_NAME,
@@ -31,7 +31,7 @@ from audit.services.api_support import (
     MAX_SPEAKER,
 )
 from audit.services.assignments import MAX_OVERLAP_K, AssignmentPlan, Strategy
-from audit.services.transfer import MAX_IMPORT_ID, MAX_USERNAME
+from audit.services.imports import MAX_IMPORT_ID, MAX_USERNAME
 from evalsite.api import (
     CaseInsensitiveChoiceField,
     FilterTextField,

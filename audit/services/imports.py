@@ -36,6 +36,8 @@ from django.utils.dateparse import parse_date, parse_datetime
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 
+from audit.derived.tallies import tallies_batched, tallies_refresh
+from audit.derived.team_figures import queue_figures_refresh
 from audit.models import (
     Discussion,
     Extraction,
@@ -49,8 +51,6 @@ from audit.models import (
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.feedback import NotAllowed, revisions_record
 from audit.signals import coding_changed_send, extractions_changed_send, ground_truth_changed_send
-from audit.tallies import tallies_batched, tallies_refresh
-from audit.team_figures import queue_figures_refresh
 from evalsite.access import ensure_role_groups, is_admin
 from evalsite.api import DomainError
 from evalsite.planner import planner_statistics_after_commit

@@ -34,7 +34,7 @@ from audit.models import (
     FeedbackRevision,
     Statement,
 )
-from audit.progress import (
+from audit.selectors.progress import (
     Moment,
     coding_moments,
     figures_of_rows,

@@ -20,7 +20,7 @@ def waiting_q() -> Q:
     proposed changes to approved ground truth. Once a statement of an overlap sample has its
     ground truth approved, the other codings serve agreement and wait no more (the bulk review
     queue still lists them, marked "has approved GT"). A condition on feedback rows, so the
-    stored tallies (``audit.tallies``) count with it too."""
+    stored tallies (``audit.derived.tallies``) count with it too."""
     approved = Feedback.objects.filter(statement_id=OuterRef("statement_id"), status=S.APPROVED)
     return Q(status=S.SUBMITTED, statement__speaker__type="subject") & ~Exists(approved) | Q(
         status=S.APPROVED, proposed_extraction__isnull=False
@@ -184,7 +184,7 @@ def my_open_assignments(*, user: User) -> QuerySet[Assignment]:
 
 def my_open_count(*, user: User) -> int:
     """How many open assignments the auditor has not submitted yet (the sum of their stored
-    tallies, stored: ``audit.team_figures``)."""
+    tallies, stored: ``audit.derived.team_figures``)."""
     found = AuditorFigures.objects.filter(pk=user.pk).values_list("open_unsent", flat=True)
     return found.first() or 0
 

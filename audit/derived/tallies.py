@@ -28,6 +28,12 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
+from audit.derived.team_figures import (
+    figures_add,
+    figures_rebuild,
+    queue_figures_refresh,
+    weakest_mine_counted,
+)
 from audit.models import (
     Adjudication,
     Assignment,
@@ -40,13 +46,7 @@ from audit.models import (
     Statement,
     TriageStatement,
 )
-from audit.stream import waiting_q
-from audit.team_figures import (
-    figures_add,
-    figures_rebuild,
-    queue_figures_refresh,
-    weakest_mine_counted,
-)
+from audit.selectors.stream import waiting_q
 from evalsite.planner import planner_statistics_after_commit
 
 Pair = tuple[int, int]  # (discussion id, auditor id)

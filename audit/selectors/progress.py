@@ -104,7 +104,7 @@ def _count_into(rows: dict[int, ProgressRow], counted: Iterable[dict], key: str)
 
 
 def _tally_counts(key: str, tallies: QuerySet[CodingTally]) -> Iterable[dict]:
-    """The stored tallies (``audit.tallies``) summed per ``key``: a row per discussion and
+    """The stored tallies (``audit.derived.tallies``) summed per ``key``: a row per discussion and
     auditor, not one per coding."""
     return (
         tallies.order_by().values(key).annotate(**{name: Sum(name) for name in (*COUNTS, "open")})

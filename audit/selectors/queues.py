@@ -29,6 +29,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
+from audit.display import diff_summary, field_changes
 from audit.models import (
     Adjudication,
     AuditorFigures,
@@ -50,7 +51,6 @@ from audit.models import (
     TriageStatement,
 )
 from audit.services.blind import submitted_statement_ids
-from audit.views.display import diff_summary, field_changes
 from evalsite.access import admins, is_admin
 from metrics.families.payload.rules import ENTITY_KINDS, as_id, payload_ids
 
@@ -491,7 +491,7 @@ def submitted_feedback_page(
     """One page of the review queue's groups (discussion x auditor, in that order), the
     groups' items, and how many submissions wait in all. The page is cut from the group keys,
     so only its own submissions are read; the groups and the total come from the stored
-    tallies (``audit.tallies``)."""
+    tallies (``audit.derived.tallies``)."""
     tallies = submitted_tallies()
     if auditor_id:
         tallies = tallies.filter(auditor_id=auditor_id)

@@ -2,7 +2,8 @@
 
 from django.urls import path
 
-from audit import api, threads_api
+from audit.api import feedback as api
+from audit.api import threads as threads_api
 
 urlpatterns = [
     path("discussions/", api.DiscussionListApi.as_view(), name="api-discussions"),

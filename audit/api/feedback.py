@@ -18,16 +18,7 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 
-from audit.models import Assignment, Discussion, ExtractionRun, Feedback, Statement
-from audit.progress import team_progress
-from audit.selectors import (
-    discussions_list,
-    extraction_runs_list,
-    extractions_list,
-    feedback_list,
-    feedback_revisions,
-)
-from audit.serializers import (
+from audit.api.serializers import (
     AssignmentCreatedSerializer,
     AssignmentCreateInputSerializer,
     AssignmentFilterSerializer,
@@ -67,6 +58,21 @@ from audit.serializers import (
     ReviewNextSerializer,
     SkipInputSerializer,
 )
+from audit.models import Assignment, Discussion, ExtractionRun, Feedback, Statement
+from audit.selectors.progress import team_progress
+from audit.selectors.queues import (
+    discussions_list,
+    extraction_runs_list,
+    extractions_list,
+    feedback_list,
+    feedback_revisions,
+)
+from audit.selectors.stream import (
+    assignments_list,
+    review_stream_next,
+    review_waiting_count,
+    review_waiting_feedback,
+)
 from audit.services import (
     extractions_import,
     feedback_approve,
@@ -92,12 +98,6 @@ from audit.services.audit_log import audit_log_list
 from audit.services.export_jobs import ground_truth_export_start
 from audit.services.feedback import feedback_bulk_approve
 from audit.services.import_jobs import ground_truth_import_start
-from audit.stream import (
-    assignments_list,
-    review_stream_next,
-    review_waiting_count,
-    review_waiting_feedback,
-)
 from evalsite.access import ADMIN_ONLY, READ_ALL_WRITE_ADMIN, IsAuditor, is_auditor
 from evalsite.api import (
     ApiRequest,
