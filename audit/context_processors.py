@@ -13,7 +13,7 @@ from audit.definitions import (
 )
 from audit.markdown import Html, render_markdown
 from audit.models import Assignment
-from audit.selectors.queues import UnreadComments, comments_unread_summary
+from audit.selectors.threads import UnreadComments, comments_unread_summary
 from audit.services.guidelines import guideline_current
 from evalsite.access import is_admin, is_auditor
 from metrics.families.payload.schema import RELATIONSHIPS

@@ -317,7 +317,7 @@ class FeedbackRevision(models.Model):
     updated_at = models.DateTimeField(
         null=True, blank=True, help_text="The last save folded into this revision."
     )
-    # Not stored: what the history shows of it, set by audit.selectors.queues.feedback_revisions.
+    # Not stored: what the history shows of it, set by audit.selectors.history.feedback_revisions.
     changes: list[FieldChange]
     summary: str
     first: int

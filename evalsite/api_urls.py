@@ -9,7 +9,7 @@ from drf_spectacular.views import (
 )
 from rest_framework.permissions import AllowAny
 
-from audit.api.feedback import api_tokens
+from audit.api.tokens import api_tokens
 from evalsite.api import api_not_found
 from metrics.families.payload.schema import GROUND_TRUTH_EXPORT_SCHEMA
 

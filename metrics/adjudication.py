@@ -14,7 +14,7 @@ from typing import Any
 from django.contrib.auth.models import User
 
 from audit.models import Adjudication, Feedback, Statement
-from audit.selectors.queues import adjudication_codings
+from audit.selectors.adjudication import adjudication_codings
 from audit.services.adjudication import (
     adjudication_check_adjudicator,
     adjudication_choices_reset,

@@ -17,7 +17,8 @@ from django.db.models.functions import Cast
 
 from audit.figures import AuditorAgreement, StoredResult
 from audit.models import AuditorFigures, ExtractionRun, Statement
-from audit.selectors.queues import approved_codings_count, filtered_by
+from audit.selectors.lists import filtered_by
+from audit.selectors.threads import approved_codings_count
 from audit.services.blind import coding_sealed_statement_ids
 from evalsite.access import is_admin
 from metrics.engine.services import EXTRACTION, SYSTEM_KEY

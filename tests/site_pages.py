@@ -82,7 +82,7 @@ def site_pages(*, admin: bool) -> list[tuple[str, str]]:
 
 def _to_adjudicate(submitted) -> int:
     """A statement with two or more codings to adjudicate if there is one, else a submitted one."""
-    from audit.selectors.queues import statements_to_adjudicate
+    from audit.selectors.adjudication import statements_to_adjudicate
 
     first = statements_to_adjudicate(limit=1).first()
     return first.pk if first is not None else submitted.statement_id

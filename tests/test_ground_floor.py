@@ -47,6 +47,7 @@ WRONG_IMPORTS = {
     "metrics/families/extraction/wrong.py": "import django.db\nfrom metrics import models\n",
     "audit/wrong.py": "from metrics.models import MetricResult\n",
     "evalsite/wrong.py": "from audit.models import Feedback\n",
+    "audit/selectors/wrong.py": "from audit.views import queue\n",
     "metrics/families/wrong_cycle_a.py": "from metrics.families import wrong_cycle_b\n",
     "metrics/families/wrong_cycle_b.py": "from metrics.families import wrong_cycle_a\n",
 }
@@ -75,4 +76,5 @@ def test_the_contracts_catch_each_kind_of_wrong_import(tmp_path):
     assert "audit.wrong -> metrics.models (l.1)" in broken
     assert "evalsite.wrong -> audit.models (l.1)" in broken
     assert "No cycles are allowed in metrics.families" in broken
-    assert "Contracts: 0 kept, 4 broken." in result.stdout
+    assert "audit.selectors.wrong -> audit.views.queue (l.1)" in broken
+    assert "Contracts: 0 kept, 5 broken." in result.stdout

@@ -22,7 +22,7 @@ from audit.models import (
     Speaker,
     Statement,
 )
-from audit.selectors.queues import discussion_statements
+from audit.selectors.lists import discussion_statements
 from audit.services.api_support import (
     MAX_EXTERNAL_ID,
     MAX_MODEL_NAME,

@@ -1,7 +1,7 @@
 """REST API v1 of the coding guidelines and the statements' comment threads.
 
 Guidelines: everyone with a role reads every version; admins save a new one. Threads: each
-user reads what ``audit.selectors.queues.comments_visible_to`` lets them (the blind rule, see
+user reads what ``audit.selectors.threads.comments_visible_to`` lets them (the blind rule, see
 docs/coding-together.md); posting a comment, @mentions and read markers go through
 ``audit.services.comments``.
 """
@@ -15,11 +15,11 @@ from rest_framework.response import Response
 
 from audit.markdown import render_markdown
 from audit.models import Comment, Feedback, GuidelineVersion, Notification, Statement
-from audit.selectors.queues import (
+from audit.selectors.lists import guideline_versions
+from audit.selectors.threads import (
     comments_unread_count,
     comments_unread_summary,
     comments_visible_to,
-    guideline_versions,
     notifications_list,
     threads_unread,
 )

@@ -1,5 +1,6 @@
 """Workflows across audit models. Views, the API and management commands all call these."""
 
+from audit.services.exports import ground_truth_export
 from audit.services.feedback import (
     NotAllowed,
     NotReady,
@@ -23,7 +24,6 @@ from audit.services.imports import (
     discussions_import,
     discussions_import_file,
     extractions_import,
-    ground_truth_export,
 )
 
 __all__ = [

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from audit.derived.tallies import tallies_batched, tallies_refresh
 from audit.models import Assignment, BlindReview, Discussion, Feedback, Statement
-from audit.selectors.queues import unassigned_visible
+from audit.selectors.lists import unassigned_visible
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.errors import NotAllowed, UnknownItems, WorkflowError, WrongState
 from audit.signals import coding_changed_send

@@ -1,5 +1,5 @@
 """Comment threads on statements: comments, replies, rejection reasons, @mentions and read
-markers. Who reads which comment is ``audit.selectors.queues.comments_visible_to`` (the blind rule);
+markers. Who reads which comment is ``audit.selectors.threads.comments_visible_to`` (the blind rule);
 every comment is a named act in the audit log."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from audit.models import Comment, Feedback, Notification, Statement, ThreadRead
-from audit.selectors.queues import comments_visible_to
+from audit.selectors.threads import comments_visible_to
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.errors import NotAllowed, WorkflowError
 from evalsite.access import is_admin, is_auditor

@@ -20,11 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.models import ComputeJob, ExtractionRun, Feedback
-from audit.services.imports import (
-    NothingToExport,
-    ground_truth_export,
-    ground_truth_export_text,
-)
+from audit.services.exports import NothingToExport, ground_truth_export, ground_truth_export_text
 from evalsite.queue import task_enqueue_named
 
 log = logging.getLogger(__name__)

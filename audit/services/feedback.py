@@ -28,7 +28,7 @@ from audit.models import (
     Statement,
     empty_pdp,
 )
-from audit.selectors.queues import earlier_item_ids
+from audit.selectors.history import earlier_item_ids
 from audit.services.assignments import (
     assignment_release_on_submit,
     assignment_reopen_on_unsubmit,

@@ -1,4 +1,4 @@
-"""Importing discussions with their extractions and ground truth; exporting ground truth.
+"""Importing discussions with their extractions and ground truth (exporting it: audit.services.exports).
 
 The import accepts the ground-truth export format (one discussion as
 ``{"discussion": {...}, "statements": [...]}``, or many under ``"discussions"``, each either
@@ -19,8 +19,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import itertools
-import json
-import textwrap
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -43,16 +41,13 @@ from audit.models import (
     Extraction,
     ExtractionRun,
     Feedback,
-    GuidelineVersion,
     Speaker,
     Statement,
-    TriageStatement,
 )
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.feedback import NotAllowed, revisions_record
 from audit.signals import coding_changed_send, extractions_changed_send, ground_truth_changed_send
 from evalsite.access import ensure_role_groups, is_admin
-from evalsite.api import DomainError
 from evalsite.planner import planner_statistics_after_commit
 from metrics.families.json_input import STREAM_CHUNK, JsonListReader
 from metrics.families.payload.rules import CONFLICT, RULE, UNKNOWN, payload_ids, pdp_problems
@@ -936,231 +931,3 @@ def _extraction_item_issues(item: Any, path: str, statements: dict) -> list[Payl
     if "pdp_deltas" not in item:
         return [*issues, PayloadIssue(_join(path, "pdp_deltas"), "missing required field")]
     return issues + _prefixed(pdp_issues(item["pdp_deltas"]), _join(path, "pdp_deltas"))
-
-
-# --- export ------------------------------------------------------------------------------------
-
-
-class NothingToExport(DomainError):
-    """No approved ground truth matches an export's request."""
-
-    status_code = 404
-
-
-EXPORT_CHUNK = 50  # discussions read per round of queries while exporting
-
-
-def ground_truth_export(
-    *,
-    discussion_ids: list[int] | None = None,
-    all_discussions: bool = False,
-    run: ExtractionRun | None = None,
-    progress: Progress | None = None,
-    include_provisional: bool = False,
-) -> dict:
-    """The approved ground truth of the chosen discussions, in the export format (schema v1).
-
-    Only discussions with at least one approved feedback are exported; every statement is
-    included for context, with ``approved_feedback`` null where nothing is approved.
-    ``include_provisional`` adds each statement's ``provisional_ground_truth`` (what review
-    triage accepted without review, never mixed into ``approved_feedback``); off by default.
-    For large exports, ``ground_truth_export_text`` gives the same JSON piece by piece.
-    """
-    ids = _export_ids(discussion_ids, all_discussions, include_provisional)
-    entries = _exported_discussions(ids, run, progress, include_provisional)
-    return {**_export_header(), "discussions": list(entries)}
-
-
-def ground_truth_export_text(
-    *,
-    discussion_ids: list[int] | None = None,
-    all_discussions: bool = False,
-    run: ExtractionRun | None = None,
-    progress: Progress | None = None,
-    include_provisional: bool = False,
-) -> Iterator[str]:
-    """The export as the text ``json.dumps(ground_truth_export(...), indent=2)`` gives, one
-    discussion at a time: memory stays flat in the number of discussions. Raises
-    NothingToExport before yielding anything."""
-    ids = _export_ids(discussion_ids, all_discussions, include_provisional)
-    header = json.dumps(_export_header(), indent=2, ensure_ascii=False)
-    return _export_pieces(header, _exported_discussions(ids, run, progress, include_provisional))
-
-
-def _export_pieces(header: str, discussions: Iterator[dict]) -> Iterator[str]:
-    yield header[: -len("\n}")] + ',\n  "discussions": ['
-    for index, discussion in enumerate(discussions):
-        text = json.dumps(discussion, indent=2, ensure_ascii=False)
-        # Nested two levels deep, as the whole document's dump would indent it.
-        yield ("," if index else "") + "\n" + textwrap.indent(text, "    ")
-    yield "\n  ]\n}\n"
-
-
-def _export_header() -> dict:
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "exported_at": timezone.now().isoformat(),
-        "guidelines": _export_guidelines(),
-    }
-
-
-def _export_guidelines() -> list[dict]:
-    """Every version of the coding guidelines, oldest first: each approved feedback names the
-    one its auditor submitted under (``guideline_version``)."""
-    return [
-        {
-            "version": g.number,
-            "text": g.text,
-            "note": g.note,
-            "author": g.author.get_username(),
-            "created_at": g.created_at.isoformat(),
-        }
-        for g in GuidelineVersion.objects.select_related("author").order_by("number")
-    ]
-
-
-def _export_ids(
-    discussion_ids: list[int] | None, all_discussions: bool, include_provisional: bool
-) -> list[int]:
-    if not all_discussions and not discussion_ids:
-        raise ValueError("Choose discussion ids or all discussions.")
-    chosen = Discussion.objects.with_approved()
-    if include_provisional:  # discussions whose only ground truth so far is provisional too
-        provisional = Discussion.objects.filter(statements__triage__provisional=True)
-        chosen = Discussion.objects.filter(
-            pk__in=[*chosen.values_list("pk", flat=True), *provisional.values_list("pk", flat=True)]
-        )
-    if not all_discussions:
-        chosen = chosen.filter(pk__in=discussion_ids)
-    ids = list(chosen.order_by("pk").values_list("pk", flat=True))
-    if not ids:
-        raise NothingToExport("No approved ground truth matches the request.")
-    return ids
-
-
-def _exported_discussions(
-    ids: list[int], run: ExtractionRun | None, progress: Progress | None, include_provisional: bool
-) -> Iterator[dict]:
-    """The discussions' export entries in id order, read EXPORT_CHUNK discussions at a time
-    (four queries per chunk, two more with the provisional ground truth)."""
-    for start in range(0, len(ids), EXPORT_CHUNK):
-        chunk = ids[start : start + EXPORT_CHUNK]
-        statements: dict[int, list[Statement]] = {pk: [] for pk in chunk}
-        for statement in (
-            Statement.objects.filter(discussion_id__in=chunk)
-            .select_related("speaker")
-            .order_by("discussion_id", "order")
-        ):
-            statements[statement.discussion_id].append(statement)
-        extractions = _extractions_by_statement(chunk, run)
-        provisional = _provisional_by_statement(chunk) if include_provisional else None
-        approved = {
-            f.statement_id: f
-            for f in Feedback.objects.approved()
-            .filter(statement__discussion_id__in=chunk)
-            .select_related("auditor", "approved_by", "guideline_version")
-        }
-        for done, discussion in enumerate(
-            Discussion.objects.filter(pk__in=chunk).order_by("pk"), start=start + 1
-        ):
-            entry = _export_discussion(discussion, statements[discussion.pk], extractions, approved)
-            for statement in entry["statements"]:
-                _with_provisional(statement, provisional)
-            yield entry
-            if progress:
-                progress(done, len(ids))
-
-
-def _export_discussion(
-    discussion: Discussion, statements: list[Statement], extractions: dict, approved: dict
-) -> dict:
-    return {
-        "id": discussion.pk,
-        "external_id": discussion.external_id,
-        "summary": discussion.summary,
-        "date": discussion.date.isoformat() if discussion.date else None,
-        "created_at": discussion.created_at.isoformat(),
-        "statements": [
-            _export_statement(s, extractions.get(s.pk), approved.get(s.pk)) for s in statements
-        ],
-    }
-
-
-def _provisional_by_statement(discussion_ids: list[int]) -> dict[int, dict]:
-    """What review triage accepted without review, per statement (the newest run's if two)."""
-    rows = (
-        TriageStatement.objects.filter(
-            statement__discussion_id__in=discussion_ids, provisional=True
-        )
-        .select_related("run")
-        .order_by("run__created_at", "run_id")
-    )
-    extractions = {
-        (e.statement_id, e.run_id): e
-        for e in Extraction.objects.filter(
-            statement__discussion_id__in=discussion_ids, statement__triage__provisional=True
-        )
-    }
-    out = {}
-    for row in rows:
-        extraction = extractions.get((row.statement_id, row.run_id))
-        out[row.statement_id] = {
-            "run": {"model_name": row.run.model_name, "prompt_version": row.run.prompt_version},
-            "confidence": row.confidence,
-            "pdp_deltas": extraction.pdp_deltas if extraction else None,
-        }
-    return out
-
-
-def _with_provisional(statement: dict, provisional: dict[int, dict] | None) -> dict:
-    if provisional is not None:
-        statement["provisional_ground_truth"] = provisional.get(statement["id"])
-    return statement
-
-
-def _extractions_by_statement(discussion_ids: list[int], run: ExtractionRun | None) -> dict:
-    """Per statement, the chosen run's extraction, else the latest run's."""
-    qs = Extraction.objects.filter(statement__discussion_id__in=discussion_ids)
-    if run is not None:
-        qs = qs.filter(run=run)
-    chosen: dict[int, Extraction] = {}
-    for extraction in qs.select_related("run").order_by("run__created_at", "run_id"):
-        chosen[extraction.statement_id] = extraction
-    return chosen
-
-
-def _export_statement(statement: Statement, extraction, feedback: Feedback | None) -> dict:
-    return {
-        "id": statement.pk,
-        "order": statement.order,
-        "text": statement.text,
-        "speaker_type": statement.speaker.get_type_display(),
-        "speaker": statement.speaker.name,
-        "pdp_deltas": extraction.pdp_deltas if extraction else None,
-        "extraction_run": (
-            {
-                "model_name": extraction.run.model_name,
-                "prompt_version": extraction.run.prompt_version,
-            }
-            if extraction
-            else None
-        ),
-        "approved_feedback": _export_feedback(feedback) if feedback else None,
-    }
-
-
-def _export_feedback(feedback: Feedback) -> dict:
-    auditor = feedback.auditor.get_username()
-    return {
-        "auditor": auditor,
-        "auditor_id": auditor,
-        "edited_extraction": feedback.edited_extraction,
-        "approved": True,
-        "approved_by": feedback.approved_by.get_username() if feedback.approved_by else None,
-        "approved_at": feedback.approved_at.isoformat() if feedback.approved_at else None,
-        "approval": feedback.approval or "reviewed",
-        "approval_reason": feedback.approval_reason,
-        "guideline_version": (
-            feedback.guideline_version.number if feedback.guideline_version else None
-        ),
-    }

@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from audit.models import Discussion, Statement
-from audit.selectors.queues import blind_reviews_page
+from audit.selectors.lists import blind_reviews_page
 from audit.services import WorkflowError
 from audit.services.blind import MAX_SAMPLE, blind_review_sample, blind_review_unmark
 from evalsite.access import admin_required

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from audit.context_processors import unread_comments, unread_comments_thread_read
 from audit.models import Feedback, Statement
-from audit.selectors.queues import comments_visible_to, notifications_list, threads_unread
+from audit.selectors.threads import comments_visible_to, notifications_list, threads_unread
 from audit.services import WorkflowError
 from audit.services.comments import comment_add, thread_mark_read
 from evalsite.access import auditor_required, is_admin

@@ -15,7 +15,7 @@ from audit.context_processors import unread_comments
 from audit.display import Labels, present
 from audit.models import Discussion, Statement
 from audit.selectors.queues import discussion_progress, discussion_runs, discussion_window_bounds
-from audit.services.imports import NothingToExport, ground_truth_export
+from audit.services.exports import NothingToExport, ground_truth_export
 from audit.views.comments import thread_context
 from audit.views.presence import presence_touch
 from audit.views.rows import (

@@ -28,7 +28,8 @@ from audit.forms import (
     reviewer_note,
 )
 from audit.models import Feedback, Statement
-from audit.selectors.queues import discussion_runs, feedback_revisions
+from audit.selectors.history import feedback_revisions
+from audit.selectors.queues import discussion_runs
 from audit.services import (
     NotReady,
     StaleVersion,

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from audit.definitions import definitions_markdown
 from audit.markdown import render_markdown
 from audit.models import GuidelineVersion
-from audit.selectors.queues import guideline_versions
+from audit.selectors.lists import guideline_versions
 from audit.services import WorkflowError
 from audit.services.guidelines import MAX_GUIDELINES, guideline_current, guideline_save
 from evalsite.access import admin_required, auditor_required, is_admin

@@ -16,20 +16,18 @@ from django.views.decorators.http import require_GET, require_POST
 from audit.context_processors import unread_comments
 from audit.forms import QueueFilterForm
 from audit.models import Discussion, Feedback
+from audit.selectors.adjudication import adjudicable_statement_ids, statements_to_adjudicate
+from audit.selectors.lists import hidden_discussion_filter
 from audit.selectors.progress import auditor_progress_stored
 from audit.selectors.queues import (
     QueueDiscussion,
-    UnreadComments,
-    adjudicable_statement_ids,
     discussion_queue_page,
     feedback_proposals,
-    hidden_discussion_filter,
-    statements_to_adjudicate,
     submitted_feedback_page,
     submitted_tallies,
-    threads_unread,
 )
 from audit.selectors.stream import my_needs_changes, my_open_assignments, my_open_count
+from audit.selectors.threads import UnreadComments, threads_unread
 from audit.services import WorkflowError, feedback_bulk_approve
 from audit.views.access import error_fragment
 from audit.views.team import review_home

@@ -14,7 +14,8 @@ from audit.display import Labels, present
 from audit.figures import statement_disagreement
 from audit.forms import RejectForm
 from audit.models import Adjudication, Feedback, Statement
-from audit.selectors.queues import adjudication_codings, discussion_runs
+from audit.selectors.adjudication import adjudication_codings
+from audit.selectors.queues import discussion_runs
 from audit.selectors.stream import review_stream_next
 from audit.services import NotReady, WorkflowError, feedback_approve, feedback_reject
 from audit.services.feedback import (

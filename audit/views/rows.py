@@ -29,7 +29,7 @@ from audit.models import (
     TriageStatement,
     empty_pdp,
 )
-from audit.selectors.queues import UnreadComments
+from audit.selectors.threads import UnreadComments
 from audit.services.blind import blind_sealed_statement_ids
 from audit.services.feedback import (
     feedback_can_submit,

@@ -21,6 +21,7 @@ from audit.context_processors import unread_comments
 from audit.derived.team_figures import discussion_figures_sorted
 from audit.forms import base_version
 from audit.models import Assignment, Discussion, Feedback, Statement
+from audit.selectors.adjudication import statements_to_adjudicate
 from audit.selectors.progress import (
     COLUMNS,
     ProgressRow,
@@ -30,7 +31,6 @@ from audit.selectors.progress import (
     stored_row,
     team_progress,
 )
-from audit.selectors.queues import statements_to_adjudicate, threads_unread
 from audit.selectors.stream import (
     assigned_discussion_ids,
     assignment_groups,
@@ -42,6 +42,7 @@ from audit.selectors.stream import (
     review_waiting_discussions,
     skipped_assignments,
 )
+from audit.selectors.threads import threads_unread
 from audit.services import WorkflowError, feedback_start, feedback_submit
 from audit.services.assignments import (
     MAX_OVERLAP_K,

@@ -8,7 +8,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
-from audit.selectors.queues import compute_jobs_list
+from audit.selectors.lists import compute_jobs_list
 from evalsite.access import ADMIN_ONLY, IsAuditor
 from evalsite.api import (
     ApiRequest,

@@ -34,7 +34,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from audit.models import Extraction, ExtractionRun, Feedback, Speaker, Statement
-from audit.selectors.queues import approved_codings_count
+from audit.selectors.threads import approved_codings_count
 from evalsite.queue import task_enqueue_named, task_enqueue_on_commit
 from metrics import results
 from metrics.engine.errors import statement_results_changed

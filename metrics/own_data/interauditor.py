@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from audit.derived.team_figures import team_agreement_store
 from audit.models import BlindReview, Extraction, Feedback, Speaker, Statement
-from audit.selectors.queues import adjudication_counts
+from audit.selectors.adjudication import adjudication_counts
 from metrics.cards import FRESH, UPDATING, card_state, whole_family_card_base, whole_family_row
 from metrics.families.extraction import SARF_VARIABLES, StatementF1Metrics, calculate_statement_f1
 from metrics.families.interauditor import (

@@ -141,14 +141,14 @@ def test_bulk_payload_must_be_a_list_of_objects(api, admin_user, world):
 
 def test_a_rejected_request_stores_nothing(api, admin_user, world, monkeypatch):
     """The view's transaction rolls back whatever a service wrote before refusing."""
-    import audit.api.feedback
+    import audit.api.discussions
 
     def writes_then_refuses(*, run, items):
         Extraction.objects.create(statement=world.subject, run=run, pdp_deltas=pdp())
         raise PayloadError([PayloadIssue("[0]", "refused late")])
 
     run = ExtractionRun.objects.create(model_name="m", prompt_version="p")
-    monkeypatch.setattr(audit.api.feedback, "extractions_import", writes_then_refuses)
+    monkeypatch.setattr(audit.api.discussions, "extractions_import", writes_then_refuses)
     body = {"extractions": [{"statement": world.subject.pk, "pdp_deltas": pdp()}]}
     response = api(admin_user).post(f"{RUNS}{run.pk}/extractions/", body, format="json")
     assert response.status_code == 400

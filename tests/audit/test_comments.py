@@ -9,7 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from audit.models import AuditLogEntry, BlindReview, Comment, Notification
-from audit.selectors.queues import (
+from audit.selectors.threads import (
     comments_unread,
     comments_unread_count,
     comments_unread_summary,

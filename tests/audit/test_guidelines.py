@@ -10,8 +10,8 @@ from django.urls import reverse
 from audit.models import AuditLogEntry, GuidelineVersion
 from audit.services import feedback_start, feedback_submit
 from audit.services.errors import NotAllowed, WorkflowError, WrongState
+from audit.services.exports import ground_truth_export
 from audit.services.guidelines import MAX_GUIDELINES, guideline_current, guideline_save
-from audit.services.imports import ground_truth_export
 from tests.api_fixtures import approve, make_discussion
 
 pytestmark = pytest.mark.django_db

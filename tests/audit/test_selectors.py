@@ -1,9 +1,9 @@
-"""audit.selectors.queues: the API's reads, in id order, showing each user what they may see."""
+"""audit.selectors.lists and history: the API's reads, in id order, showing each user what they may see."""
 
 import pytest
 
 from audit.models import ComputeJob, Feedback
-from audit.selectors import queues as selectors
+from audit.selectors import history, lists
 from tests.factories import (
     DiscussionFactory,
     ExtractionFactory,
@@ -19,40 +19,40 @@ def test_discussions_count_statements_and_filter_on_approved_ground_truth():
     coded, empty = DiscussionFactory(), DiscussionFactory()
     statement = StatementFactory(discussion=coded)
     FeedbackFactory(statement=statement, status=Feedback.Status.APPROVED)
-    listed = {d.pk: d for d in selectors.discussions_list()}
+    listed = {d.pk: d for d in lists.discussions_list()}
     assert listed[coded.pk].n_approved == 1 and listed[empty.pk].n_approved == 0
-    assert [d.pk for d in selectors.discussions_list(filters={"has_approved": True})] == [coded.pk]
-    assert [d.pk for d in selectors.discussions_list(filters={"has_approved": False})] == [empty.pk]
+    assert [d.pk for d in lists.discussions_list(filters={"has_approved": True})] == [coded.pk]
+    assert [d.pk for d in lists.discussions_list(filters={"has_approved": False})] == [empty.pk]
 
 
 def test_auditors_list_their_own_feedback_admins_everyones(auditor, admin_user):
     mine, theirs = FeedbackFactory(auditor=auditor), FeedbackFactory()
-    assert [f.pk for f in selectors.feedback_list(user=auditor)] == [mine.pk]
-    assert [f.pk for f in selectors.feedback_list(user=admin_user)] == [mine.pk, theirs.pk]
+    assert [f.pk for f in lists.feedback_list(user=auditor)] == [mine.pk]
+    assert [f.pk for f in lists.feedback_list(user=admin_user)] == [mine.pk, theirs.pk]
 
 
 def test_jobs_filter_on_kind_and_status():
     export = ComputeJob.objects.create(kind=ComputeJob.Kind.EXPORT)
     ComputeJob.objects.create(kind=ComputeJob.Kind.RECOMPUTE, status=ComputeJob.Status.DONE)
-    assert [j.pk for j in selectors.compute_jobs_list(filters={"kind": "export"})] == [export.pk]
-    assert selectors.compute_jobs_list(filters={"status": "queued"}).get() == export
+    assert [j.pk for j in lists.compute_jobs_list(filters={"kind": "export"})] == [export.pk]
+    assert lists.compute_jobs_list(filters={"status": "queued"}).get() == export
 
 
 def test_list_filters_apply_only_what_was_given_in_id_order():
     from_v1 = ExtractionRunFactory(model_name="m", prompt_version="v1")
     from_v2 = ExtractionRunFactory(model_name="m", prompt_version="v2")
     ExtractionRunFactory(model_name="other", prompt_version="v1")
-    runs = selectors.extraction_runs_list(filters={"model_name": "m", "ignored": "x"})
+    runs = lists.extraction_runs_list(filters={"model_name": "m", "ignored": "x"})
     assert list(runs) == [from_v1, from_v2]
     assert list(
-        selectors.extraction_runs_list(filters={"model_name": "m", "prompt_version": "v2"})
+        lists.extraction_runs_list(filters={"model_name": "m", "prompt_version": "v2"})
     ) == [from_v2]
     extraction = ExtractionFactory(run=from_v1)
     ExtractionFactory(run=from_v2)
-    assert list(selectors.extractions_list(filters={"run": from_v1.pk})) == [extraction]
+    assert list(lists.extractions_list(filters={"run": from_v1.pk})) == [extraction]
     assert (
         list(
-            selectors.extractions_list(
+            lists.extractions_list(
                 filters={"statement": extraction.statement_id, "run": from_v2.pk}
             )
         )
@@ -106,4 +106,4 @@ def test_earlier_item_ids_are_the_ids_of_every_earlier_payload(seed, auditor, se
     ExtractionFactory(statement=elsewhere, run=runs[0], pdp_deltas={"people": [{"id": -999}]})
     for index, statement in enumerate(statements):
         above = [payload for here in payloads[:index] for payload in here]
-        assert selectors.earlier_item_ids(statement=statement) == payload_ids(above), index
+        assert history.earlier_item_ids(statement=statement) == payload_ids(above), index

@@ -36,7 +36,7 @@ from audit.models import (
     TriageSettings,
     TriageStatement,
 )
-from audit.selectors.queues import adjudication_codings, statements_to_adjudicate
+from audit.selectors.adjudication import adjudication_codings, statements_to_adjudicate
 from audit.services import (
     WorkflowError,
     feedback_approve,

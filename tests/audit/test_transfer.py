@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from audit.models import AuditLogEntry, Discussion, Extraction, Feedback, Statement
 from audit.services import discussions_import, ground_truth_export
 from audit.services import imports as transfer
-from audit.services.imports import NothingToExport
+from audit.services.exports import NothingToExport
 from metrics.families.payload.schema import GROUND_TRUTH_EXPORT_SCHEMA, PayloadError
 from tests.factories import SIMPLE_PDP, pdp
 

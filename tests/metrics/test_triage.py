@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from audit.models import AuditLogEntry, Feedback, TriageSettings, TriageStatement
 from audit.selectors.queues import discussion_queue, triage_counts
-from audit.services.imports import ground_truth_export
+from audit.services.exports import ground_truth_export
 from audit.services.triage import (
     TriageChoice,
     TriageSettingsError,

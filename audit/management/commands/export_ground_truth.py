@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from audit.management.progress import ProgressBar
 from audit.models import ExtractionRun
-from audit.services.imports import NothingToExport, ground_truth_export_text
+from audit.services.exports import NothingToExport, ground_truth_export_text
 
 
 class Command(BaseCommand):
