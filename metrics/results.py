@@ -99,7 +99,7 @@ def json_ready(value: Any) -> Any:
 
 
 def _locking(with_values: bool) -> Any:
-    rows = MetricResult.objects.select_for_update()
+    rows = MetricResult.objects.select_for_update(no_key=True)
     # A writer that always rewrites `values` need not fetch and decode them.
     return rows if with_values else rows.defer("values")
 

@@ -203,7 +203,7 @@ def _lock(pairs: list[Pair]) -> dict[Pair, dict[str, int]]:
     found = Q()
     for discussion_id, auditor_id in pairs:
         found |= Q(discussion_id=discussion_id, auditor_id=auditor_id)
-    locked = CodingTally.objects.select_for_update().filter(found)
+    locked = CodingTally.objects.select_for_update(no_key=True).filter(found)
     rows = locked.order_by("discussion_id", "auditor_id").values(
         "discussion_id", "auditor_id", *COUNTED
     )

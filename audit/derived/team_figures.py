@@ -242,7 +242,7 @@ def queue_figures_refresh(*, discussion_ids: Iterable[int], scored: bool = False
             have = set(DiscussionFigures.objects.filter(pk__in=ids).values_list("pk", flat=True))
             missing = weakest_counted(discussion_ids=[pk for pk in ids if pk not in have])
             _rows_ensure(discussion_ids=list(missing), auditor_ids=[])
-        rows = DiscussionFigures.objects.select_for_update().filter(pk__in=ids)
+        rows = DiscussionFigures.objects.select_for_update(no_key=True).filter(pk__in=ids)
         stored = {pk: (n, low) for pk, n, low in rows.order_by("pk").values_list(*QUEUE_FIGURES)}
         if not stored:
             return
@@ -261,7 +261,9 @@ def queue_figures_refresh(*, discussion_ids: Iterable[int], scored: bool = False
 def _tallies_weakest_refresh(*, discussion_ids: list[int]) -> None:
     """Every coder's own lowest score in these discussions (a score, what is to code or a
     statement changed for all of them), under the tallies' locks, in their order."""
-    tallies = CodingTally.objects.select_for_update().filter(discussion_id__in=discussion_ids)
+    tallies = CodingTally.objects.select_for_update(no_key=True).filter(
+        discussion_id__in=discussion_ids
+    )
     rows = tallies.order_by("discussion_id", "auditor_id").values_list(
         "pk", "discussion_id", "auditor_id", "weakest"
     )

@@ -206,9 +206,9 @@ def adjudication_produce(
 def _locked(statement: Statement) -> Adjudication | None:
     """The statement's adjudication under a lock; the statement row is locked first, so two
     admins deciding at once queue here instead of both creating the row."""
-    Statement.objects.select_for_update().filter(pk=statement.pk).first()
+    Statement.objects.select_for_update(no_key=True).filter(pk=statement.pk).first()
     return (
-        Adjudication.objects.select_for_update(of=("self",))
+        Adjudication.objects.select_for_update(of=("self",), no_key=True)
         .select_related("feedback__auditor")
         .filter(statement=statement)
         .first()

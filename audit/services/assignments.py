@@ -230,7 +230,7 @@ def assignment_reassign(*, assignment: Assignment, auditor: User, admin: User) -
         raise NotAllowed("Only admins reassign work.")
     if not is_auditor(auditor):
         raise WorkflowError(f"{auditor.get_username()} is not an auditor.")
-    locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    locked = Assignment.objects.select_for_update(no_key=True).get(pk=assignment.pk)
     if locked.status == A.SUBMITTED:
         raise WrongState("This assignment was submitted; there is nothing left to reassign.")
     taken = Assignment.objects.filter(statement_id=locked.statement_id, auditor=auditor)
@@ -333,7 +333,7 @@ def statement_skip(
     )
     if sent.exists():
         raise WrongState("You already submitted this statement; it cannot be skipped.")
-    assignment, _ = Assignment.objects.select_for_update().get_or_create(
+    assignment, _ = Assignment.objects.select_for_update(no_key=True).get_or_create(
         statement=statement,
         auditor=auditor,
         defaults={

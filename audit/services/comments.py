@@ -83,7 +83,7 @@ def comment_add(
             )
         if feedback.auditor_id != author.pk and not is_admin(author):
             raise NotAllowed("You can only comment on your own coding.")
-    Statement.objects.select_for_update().filter(pk=statement.pk).first()
+    Statement.objects.select_for_update(no_key=True).filter(pk=statement.pk).first()
     repeat = (
         Comment.objects.filter(
             statement=statement,

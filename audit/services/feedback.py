@@ -204,7 +204,7 @@ def _lock(feedback: Feedback, base_version: int | None) -> Feedback:
 
 
 def _locked_row(feedback: Feedback) -> Feedback:
-    return Feedback.objects.select_for_update().get(pk=feedback.pk)
+    return Feedback.objects.select_for_update(no_key=True).get(pk=feedback.pk)
 
 
 def _check_version(locked: Feedback, base_version: int | None) -> Feedback:
@@ -459,7 +459,7 @@ def feedback_approve(
     """
     _check_admin(admin)
     # One approval per statement at a time: a concurrent one waits here, then sees the winner.
-    Statement.objects.select_for_update().filter(pk=feedback.statement_id).first()
+    Statement.objects.select_for_update(no_key=True).filter(pk=feedback.statement_id).first()
     locked = _lock(feedback, base_version)
     if locked.has_proposal:
         return _approve_proposal(locked, admin=admin, reason=self_approval_reason)
@@ -468,7 +468,7 @@ def feedback_approve(
     kind = _approval_kind(locked, admin, self_approval_reason, authors=_authors(locked))
     _check_ready(locked, action="approve")
     previous = (
-        Feedback.objects.select_for_update(of=("self",))
+        Feedback.objects.select_for_update(of=("self",), no_key=True)
         .filter(statement_id=locked.statement_id, status=Feedback.Status.APPROVED)
         .exclude(pk=locked.pk)
         .select_related("auditor", "approved_by")
@@ -768,7 +768,7 @@ def feedback_record_conflict(
     if feedback.auditor_id != user.pk and not is_admin(user):
         raise NotAllowed("You can only edit your own feedback.")
     payload = validate_pdp(attempted)
-    current = Feedback.objects.select_for_update().get(pk=feedback.pk)
+    current = Feedback.objects.select_for_update(no_key=True).get(pk=feedback.pk)
     earlier = FeedbackRevision.objects.filter(
         feedback=current, action="conflict", author=user, version=current.version
     )

@@ -51,7 +51,7 @@ def guideline_save(
     text, note = guideline_check_text(text=text, note=note)
     # One save at a time: wait for the version in force, then read the newest afresh (a save
     # that waited sees what the one before it saved).
-    GuidelineVersion.objects.select_for_update().order_by("-number").first()
+    GuidelineVersion.objects.select_for_update(no_key=True).order_by("-number").first()
     current = GuidelineVersion.objects.order_by("-number").first()
     current_number = current.number if current else 0
     if current is not None and current.text == text:

@@ -85,7 +85,7 @@ def triage_settings_update(
     if choice.score not in TriageSettings.Score.values:
         expected = ", ".join(TriageSettings.Score.values)
         raise TriageSettingsError("score", f"expected one of {expected}")
-    settings, _ = TriageSettings.objects.select_for_update().get_or_create(run=run)
+    settings, _ = TriageSettings.objects.select_for_update(no_key=True).get_or_create(run=run)
     before = settings.chosen()
     restart = choice.enabled and (not settings.enabled or settings.suspended_at is not None)
     for field, value in vars(choice).items():
@@ -159,7 +159,7 @@ def triage_statements_apply(
     """Record the run's scores and which uncoded statements are AI accepted (provisional) or
     drawn for QA. Only while triage is active; otherwise nothing is provisional. Returns how
     many statements are provisional now."""
-    settings = TriageSettings.objects.select_for_update().filter(run_id=run_id).first()
+    settings = TriageSettings.objects.select_for_update(no_key=True).filter(run_id=run_id).first()
     if settings is None or not settings.is_active:
         _accepted_returned(run_id=run_id)
         return 0
@@ -269,7 +269,7 @@ def triage_suspend(*, run_id: int, reason: str, details: dict | None = None) -> 
     """The QA monitor's evidence says the risk exceeds alpha: triage stops, every provisional
     statement goes back to the queue, and the admin sees why. Returns False when triage was
     not active (nothing to suspend)."""
-    settings = TriageSettings.objects.select_for_update().filter(run_id=run_id).first()
+    settings = TriageSettings.objects.select_for_update(no_key=True).filter(run_id=run_id).first()
     if settings is None or not settings.is_active:
         return False
     settings.suspended_at, settings.suspended_reason = timezone.now(), reason

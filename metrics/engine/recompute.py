@@ -541,7 +541,7 @@ def _job_progress(
     attempt's to run."""
     with transaction.atomic():
         job = (
-            ComputeJob.objects.select_for_update()
+            ComputeJob.objects.select_for_update(no_key=True)
             .filter(pk=job_id, attempt=attempt, status=ComputeJob.Status.RUNNING)
             .first()
         )
@@ -705,7 +705,7 @@ def _stale_rows_locked(
         .filter(query)
         .filter(Q(status=Status.STALE) | _undone(since))
         .defer(*unread)
-        .select_for_update()
+        .select_for_update(no_key=True)
         .order_by("pk")
     )
     return [row for row in rows if (row.scope, _target(row), row.run_id) in wanted]

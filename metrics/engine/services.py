@@ -424,7 +424,7 @@ def statement_result_compute(
         # Lock before reading the inputs, so a concurrent mark-stale waits for this write.
         row = (
             extraction_results()
-            .select_for_update()
+            .select_for_update(no_key=True)
             .defer("values")
             .filter(scope=Scope.STATEMENT, run_id=run_id, statement_id=statement_id)
             .first()
@@ -679,7 +679,7 @@ def rows_mark_stale(query: Q, run_ids: Iterable[int] | None = None) -> tuple[lis
     if run_ids is not None:
         rows = rows.filter(run_id__in=run_ids)
     locked = list(
-        rows.select_for_update()
+        rows.select_for_update(no_key=True)
         .order_by("pk")
         .values_list("pk", "status", "run_id", "discussion_id", "statement_id")
     )

@@ -391,7 +391,7 @@ def test_a_discussion_s_tallies_are_locked_before_its_row(auditor):
 
     reads = [q["sql"] for q in seen.captured_queries if q["sql"].startswith("SELECT")]
     if connection.vendor == "postgresql":
-        reads = [sql for sql in reads if "FOR UPDATE" in sql]
+        reads = [sql for sql in reads if "FOR NO KEY UPDATE" in sql]
     tallies = [i for i, sql in enumerate(reads) if 'FROM "audit_codingtally"' in sql]
     rows = [i for i, sql in enumerate(reads) if 'FROM "audit_discussionfigures"' in sql]
     assert tallies and rows and tallies[0] < rows[0], reads
