@@ -172,13 +172,16 @@ REDIS_URL = env_str("REDIS_URL")
 # Presence ("someone else is editing"), throttling counters and cached pages must be the same
 # for every web process and worker: with Redis configured, they live there. Without it (a
 # single `make run` process) the per-process memory cache is enough.
+# Redis down fails open (evalsite/cache.py): rate limits, the sign-in lockout and presence
+# are off meanwhile; short socket timeouts keep a hanging server from holding requests.
 CACHE_URL = env_str("CACHE_URL") or REDIS_URL
 if CACHE_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "evalsite.cache.FailOpenRedisCache",
             "LOCATION": CACHE_URL,
             "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "evalsite"),
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
         }
     }
 else:

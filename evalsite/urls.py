@@ -3,6 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from audit.views import queue as audit_queue
+from evalsite.health import health
 from evalsite.throttling import LoginView
 
 urlpatterns = [
@@ -13,4 +14,5 @@ urlpatterns = [
     path("metrics/", include("metrics.urls")),
     path("api/", include("evalsite.api_urls")),
     path("django-admin/", admin.site.urls),
+    path("health/", health, name="health"),
 ]
