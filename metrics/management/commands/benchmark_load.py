@@ -46,7 +46,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
 from audit.models import Feedback
-from audit.tallies import tallies_refresh
+from audit.derived.tallies import tallies_refresh
 from evalsite.access import ensure_role_groups
 from metrics.benchmark_data import SeededWorkload
 
