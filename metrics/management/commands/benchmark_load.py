@@ -45,8 +45,8 @@ from django.contrib.auth.hashers import make_password
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 
-from audit.models import Feedback
 from audit.derived.tallies import tallies_refresh
+from audit.models import Feedback
 from evalsite.access import ensure_role_groups
 from metrics.benchmark_data import SeededWorkload
 
