@@ -1,6 +1,7 @@
 from django.urls import path
 
 from audit.views import (
+    adjudication,
     audit_log,
     blind,
     comments,
@@ -56,4 +57,20 @@ urlpatterns = [
     path("guidelines/v<int:number>/", guidelines.guideline_version, name="guideline_version"),
     path("statements/<int:pk>/comments/", comments.thread, name="thread"),
     path("inbox/", comments.inbox, name="inbox"),
+    path("statements/<int:pk>/adjudicate/", adjudication.adjudicate, name="adjudicate"),
+    path(
+        "statements/<int:pk>/adjudicate/choose/",
+        adjudication.choose,
+        name="adjudication_choose",
+    ),
+    path(
+        "statements/<int:pk>/adjudicate/remerge/",
+        adjudication.remerge,
+        name="adjudication_remerge",
+    ),
+    path(
+        "statements/<int:pk>/adjudicate/submit/",
+        adjudication.produce,
+        name="adjudication_submit",
+    ),
 ]

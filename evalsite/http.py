@@ -4,9 +4,13 @@ and the CSP nonce), so views are typed against what they read. Every page requir
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from django.contrib.auth.models import User
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django_htmx.middleware import HtmxDetails
 
@@ -58,3 +62,16 @@ def error_fragment(
         response["HX-Retarget"] = target
         response["HX-Reswap"] = "outerHTML"
     return response
+
+
+def moved_to(url_name: str) -> Callable[..., HttpResponse]:
+    """A view for an address that moved to ``url_name`` (same arguments): a 308 to the new one,
+    which keeps the method and body, with the query string."""
+
+    def moved(request: HttpRequest, **kwargs: Any) -> HttpResponse:
+        target = reverse(url_name, kwargs=kwargs)
+        if request.META.get("QUERY_STRING"):
+            target += "?" + request.META["QUERY_STRING"]
+        return HttpResponsePermanentRedirect(target, status=308)
+
+    return moved

@@ -1,6 +1,6 @@
 from django.apps import AppConfig
 
-from metrics.match_settings import check_match_settings
+from evalsite.match_settings import check_match_settings
 
 
 class MetricsConfig(AppConfig):

@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
 from audit.models import ExtractionRun
+from evalsite.match_settings import match_settings
 from metrics.cards import card_base, extraction_card, extraction_state
 from metrics.engine.recompute import results_outdated
 from metrics.engine.services import CODE_VERSION, EXTRACTION
@@ -26,7 +27,6 @@ from metrics.evaluations.services import evaluation_card
 from metrics.families.extraction import SARF_VARIABLES, MatchSettings
 from metrics.families.payload.rules import ENTITY_KINDS
 from metrics.families.plots import category_line_plot, heatmap
-from metrics.match_settings import match_settings
 from metrics.models import Evaluation, MetricResult
 from metrics.registry import UPLOADED
 from metrics.selectors import DISCUSSION_COUNTS, SORTS, discussion_rows

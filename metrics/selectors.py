@@ -21,11 +21,11 @@ from audit.selectors.lists import filtered_by
 from audit.selectors.threads import approved_codings_count
 from audit.services.blind import coding_sealed_statement_ids
 from evalsite.access import is_admin
+from evalsite.match_settings import match_settings
 from metrics.engine.services import EXTRACTION, SYSTEM_KEY
 from metrics.families.extraction import compare_payloads
 from metrics.families.interauditor.measures import symmetric_mean
 from metrics.families.payload.rules import ENTITY_KINDS
-from metrics.match_settings import match_settings
 from metrics.models import (
     DISCUSSION_ROWS,
     DISCUSSION_SORT_FIGURES,

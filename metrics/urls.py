@@ -1,6 +1,6 @@
 from django.urls import URLPattern, include, path
 
-from metrics import views_adjudication
+from evalsite.http import moved_to
 from metrics.models import MetricResult
 from metrics.registry import FAMILIES, WHOLE
 from metrics.views import dashboards, jobs, own_data, triage
@@ -26,22 +26,12 @@ urlpatterns = [
         name="extraction_card",
     ),
     path("runs/<int:run_id>/triage/", triage.triage_settings, name="triage_settings"),
-    path("statements/<int:pk>/adjudicate/", views_adjudication.adjudicate, name="adjudicate"),
-    path(
-        "statements/<int:pk>/adjudicate/choose/",
-        views_adjudication.choose,
-        name="adjudication_choose",
-    ),
-    path(
-        "statements/<int:pk>/adjudicate/remerge/",
-        views_adjudication.remerge,
-        name="adjudication_remerge",
-    ),
-    path(
-        "statements/<int:pk>/adjudicate/submit/",
-        views_adjudication.produce,
-        name="adjudication_submit",
-    ),
+    # Adjudication moved to audit (/audit/statements/<pk>/adjudicate/...): the old addresses
+    # redirect, keeping the method (308), for one release.
+    path("statements/<int:pk>/adjudicate/", moved_to("audit:adjudicate")),
+    path("statements/<int:pk>/adjudicate/choose/", moved_to("audit:adjudication_choose")),
+    path("statements/<int:pk>/adjudicate/remerge/", moved_to("audit:adjudication_remerge")),
+    path("statements/<int:pk>/adjudicate/submit/", moved_to("audit:adjudication_submit")),
 ]
 
 

@@ -57,7 +57,7 @@ def site_pages(*, admin: bool) -> list[tuple[str, str]]:
         ("evaluation_upload", reverse("metrics:evaluation_upload")),
         ("review", reverse("audit:statement_review", args=[submitted.statement_id])),
         ("review_queue", reverse("audit:review_queue")),
-        ("adjudication", reverse("metrics:adjudicate", args=[_to_adjudicate(submitted)])),
+        ("adjudication", reverse("audit:adjudicate", args=[_to_adjudicate(submitted)])),
         ("my_queue", reverse("audit:my_queue")),
         ("assignments", reverse("audit:assignments")),
         ("skipped", reverse("audit:skipped")),

@@ -33,7 +33,7 @@ from tests.conftest import require_service
 from tests.factories import SIMPLE_PDP, ExtractionFactory, ExtractionRunFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
-pytest_plugins = ["tests.metrics.adjudication_fixtures"]
+pytest_plugins = ["tests.audit.adjudication_fixtures"]
 N = 10
 
 
@@ -165,8 +165,8 @@ def test_simultaneous_identical_comments_store_one_and_notify_once(admin_user, a
 
 def test_simultaneous_reads_reset_a_moot_choice_once(admin_user, second_admin, two_codings):
     from audit.models import Adjudication, AuditLogEntry
-    from metrics.adjudication import adjudication_choice_set
-    from tests.metrics.adjudication_fixtures import alice_resubmits_the_move_as_a_new_event
+    from audit.services.adjudication_state import adjudication_choice_set
+    from tests.audit.adjudication_fixtures import alice_resubmits_the_move_as_a_new_event
 
     statement = two_codings.statement
     adjudication_choice_set(

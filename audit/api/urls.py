@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from audit.api import assignments, discussions, feedback, threads
+from audit.api import adjudication, assignments, discussions, feedback, threads
 
 urlpatterns = [
     path("discussions/", discussions.DiscussionListApi.as_view(), name="api-discussions"),
@@ -95,4 +95,24 @@ urlpatterns = [
         name="api-statement-comments-read",
     ),
     path("inbox/", threads.InboxApi.as_view(), name="api-inbox"),
+    path(
+        "statements/<int:pk>/adjudication/",
+        adjudication.AdjudicationApi.as_view(),
+        name="api-adjudication",
+    ),
+    path(
+        "statements/<int:pk>/adjudication/choices/",
+        adjudication.AdjudicationChoiceApi.as_view(),
+        name="api-adjudication-choice",
+    ),
+    path(
+        "statements/<int:pk>/adjudication/remerge/",
+        adjudication.AdjudicationRemergeApi.as_view(),
+        name="api-adjudication-remerge",
+    ),
+    path(
+        "statements/<int:pk>/adjudication/submit/",
+        adjudication.AdjudicationSubmitApi.as_view(),
+        name="api-adjudication-submit",
+    ),
 ]

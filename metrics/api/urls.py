@@ -2,7 +2,6 @@
 
 from django.urls import URLPattern, URLResolver, include, path
 
-from metrics import adjudication_api
 from metrics.api import results, triage
 
 urlpatterns: list[URLPattern | URLResolver] = [
@@ -22,25 +21,5 @@ urlpatterns: list[URLPattern | URLResolver] = [
         "extraction-runs/<int:run_id>/triage/statements/",
         triage.TriageStatementListApi.as_view(),
         name="api-triage-statements",
-    ),
-    path(
-        "statements/<int:pk>/adjudication/",
-        adjudication_api.AdjudicationApi.as_view(),
-        name="api-adjudication",
-    ),
-    path(
-        "statements/<int:pk>/adjudication/choices/",
-        adjudication_api.AdjudicationChoiceApi.as_view(),
-        name="api-adjudication-choice",
-    ),
-    path(
-        "statements/<int:pk>/adjudication/remerge/",
-        adjudication_api.AdjudicationRemergeApi.as_view(),
-        name="api-adjudication-remerge",
-    ),
-    path(
-        "statements/<int:pk>/adjudication/submit/",
-        adjudication_api.AdjudicationSubmitApi.as_view(),
-        name="api-adjudication-submit",
     ),
 ]

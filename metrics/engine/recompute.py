@@ -44,6 +44,7 @@ from django.utils import timezone
 from audit.models import Extraction, Feedback
 from audit.services.jobs import compute_job_start
 from evalsite.bulk import rows_update
+from evalsite.match_settings import match_settings
 from evalsite.planner import planner_statistics_refresh
 from evalsite.priority import background_yield
 from evalsite.queue import TRANSIENT_ERRORS, task_enqueue_named
@@ -73,7 +74,6 @@ from metrics.engine.services import (
     system_result_compute,
 )
 from metrics.families.extraction.batch import collector_paused
-from metrics.match_settings import match_settings
 from metrics.models import ComputeJob, MetricResult
 from metrics.own_data.common import own_results_mark_stale, own_results_outdated
 from metrics.registry import EXTRACTION, RECOMPUTE_JOB

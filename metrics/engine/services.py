@@ -35,6 +35,7 @@ from django.utils import timezone
 
 from audit.models import Extraction, ExtractionRun, Feedback, Speaker, Statement
 from audit.selectors.threads import approved_codings_count
+from evalsite.match_settings import match_settings
 from evalsite.queue import task_enqueue_named, task_enqueue_on_commit
 from metrics import results
 from metrics.engine.errors import statement_results_changed
@@ -47,7 +48,6 @@ from metrics.families.extraction import (
     system_cumulative_f1_from_totals,
     system_f1_from_totals,
 )
-from metrics.match_settings import match_settings
 from metrics.models import MetricResult
 from metrics.own_data.common import own_results_mark_stale
 from metrics.registry import EXTRACTION, FAMILIES

@@ -29,10 +29,10 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from audit.models import Extraction, ExtractionRun, Feedback, Speaker
+from evalsite.match_settings import match_settings
 from evalsite.queue import task_enqueue
 from metrics import results
 from metrics.families.extraction import StatementF1Metrics, calculate_statement_f1
-from metrics.match_settings import match_settings
 from metrics.models import MetricResult
 from metrics.registry import FAMILIES, INTERAUDITOR, TRIAGE, WHOLE
 from metrics.results import (

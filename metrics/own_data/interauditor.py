@@ -30,6 +30,7 @@ from django.utils import timezone
 from audit.derived.team_figures import team_agreement_store
 from audit.models import BlindReview, Extraction, Feedback, Speaker, Statement
 from audit.selectors.adjudication import adjudication_counts
+from evalsite.match_settings import match_settings
 from metrics.cards import FRESH, UPDATING, card_state, whole_family_card_base, whole_family_row
 from metrics.families.extraction import SARF_VARIABLES, StatementF1Metrics, calculate_statement_f1
 from metrics.families.interauditor import (
@@ -40,7 +41,6 @@ from metrics.families.interauditor import (
     symmetric_mean,
 )
 from metrics.families.payload.rules import payload_items
-from metrics.match_settings import match_settings
 from metrics.models import MetricResult
 from metrics.own_data.common import INTERAUDITOR_KEY, SEED, Scope, n_resamples, result_compute
 from metrics.own_data.pieces import pieces_refresh

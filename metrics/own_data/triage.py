@@ -42,6 +42,7 @@ from audit.services.triage import (
     triage_statements_apply,
     triage_suspend,
 )
+from evalsite.match_settings import match_settings
 from metrics.cards import card_state, whole_family_card_base, whole_family_row
 from metrics.families.extraction import MatchSettings
 from metrics.families.plots import Svg, line_plot
@@ -54,7 +55,6 @@ from metrics.families.selective.triage import (
     statement_score,
     statement_signals,
 )
-from metrics.match_settings import match_settings
 from metrics.models import MetricResult
 from metrics.own_data.common import (
     GroundTruth,

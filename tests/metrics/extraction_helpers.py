@@ -15,6 +15,7 @@ import pytest
 
 from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Statement
 from audit.services import feedback_approve
+from evalsite.match_settings import match_settings
 from metrics.engine.services import EXTRACTION, SYSTEM_KEY
 from metrics.families.extraction import (
     add_contributions,
@@ -25,7 +26,6 @@ from metrics.families.extraction import (
     empty_totals,
     statement_contribution,
 )
-from metrics.match_settings import match_settings
 from metrics.models import MetricResult
 from metrics.results import run_key
 from tests.factories import (

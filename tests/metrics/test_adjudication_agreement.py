@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from metrics.adjudication import adjudication_choice_set, adjudication_submit
+from audit.services.adjudication_state import adjudication_choice_set, adjudication_submit
 from metrics.families.interauditor import items_agreement
 from metrics.own_data.interauditor import interauditor_result_compute
 
 pytestmark = pytest.mark.django_db
-pytest_plugins = ["tests.metrics.adjudication_fixtures"]
+pytest_plugins = ["tests.audit.adjudication_fixtures"]
 
 
 @pytest.fixture(autouse=True)

@@ -7,12 +7,12 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.urls import reverse
 
+from evalsite.match_settings import check_match_settings, match_settings
 from evalsite.settings import env_match_settings
 from metrics import tasks
 from metrics.engine import recompute, services
 from metrics.engine.recompute import results_mark_outdated, results_outdated
 from metrics.families.extraction import MatchSettings
-from metrics.match_settings import check_match_settings, match_settings
 from metrics.models import ComputeJob, MetricResult
 from tests.metrics.extraction_helpers import expected_run, run_row, system_row
 

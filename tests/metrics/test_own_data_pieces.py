@@ -18,7 +18,7 @@ from django.core.management import CommandError, call_command
 
 from audit.models import Extraction, ExtractionRun, Feedback, Speaker, Statement
 from audit.services.triage import triage_settings_get
-from metrics.match_settings import match_settings
+from evalsite.match_settings import match_settings
 from metrics.models import MetricResult, StatementPiece
 from metrics.own_data import calibration, pieces, triage
 from metrics.own_data import interauditor as agreement

@@ -48,6 +48,7 @@ from audit.services.triage import triage_counts_store
 from audit.synthetic import extraction_run, generate_discussion
 from audit.views.queue import PAGE_SIZE as QUEUE_PAGE_SIZE
 from evalsite.access import ensure_role_groups
+from evalsite.match_settings import match_settings
 from evalsite.memory import heap_freeze_as_served
 from evalsite.planner import planner_statistics_refresh
 from metrics.engine.derived import error_analysis_result_compute, run_comparison_result_compute
@@ -67,7 +68,6 @@ from metrics.families.extraction import (
     empty_totals,
     statement_contribution,
 )
-from metrics.match_settings import match_settings
 from metrics.models import MetricResult, StatementError, StatementPiece
 from metrics.own_data.common import INTERAUDITOR_KEY
 from metrics.own_data.interauditor import team_agreement_write

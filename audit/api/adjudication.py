@@ -12,15 +12,15 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from audit.models import Speaker, Statement
-from evalsite.access import ADMIN_ONLY
-from evalsite.api import ApiRequest, ApiView, StrictInputSerializer
-from metrics.adjudication import (
+from audit.services.adjudication_state import (
     adjudication_body,
     adjudication_choice_set,
     adjudication_reset,
     adjudication_state,
     adjudication_submit,
 )
+from evalsite.access import ADMIN_ONLY
+from evalsite.api import ApiRequest, ApiView, StrictInputSerializer
 
 
 class AdjudicationItemSerializer(serializers.Serializer):

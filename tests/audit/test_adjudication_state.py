@@ -11,12 +11,12 @@ from django.urls import reverse
 
 from audit.models import Adjudication, AuditLogEntry
 from audit.services import feedback_reject, feedback_save, feedback_submit
-from metrics.adjudication import adjudication_body, adjudication_state
+from audit.services.adjudication_state import adjudication_body, adjudication_state
+from tests.audit.adjudication_fixtures import alice_resubmits_the_move_as_a_new_event, coding
 from tests.factories import ExtractionFactory, FeedbackFactory, StatementFactory
-from tests.metrics.adjudication_fixtures import alice_resubmits_the_move_as_a_new_event, coding
 
 pytestmark = pytest.mark.django_db
-pytest_plugins = ["tests.api_fixtures", "tests.metrics.adjudication_fixtures"]
+pytest_plugins = ["tests.api_fixtures", "tests.audit.adjudication_fixtures"]
 
 MOVED_KEY = "events:0:-5"
 
@@ -56,10 +56,10 @@ def test_the_screen_says_which_choices_were_reset_and_why(
     admin_client, admin_user, second_admin, two_codings
 ):
     pk = two_codings.statement.pk
-    admin_client.post(reverse("metrics:adjudication_choose", args=[pk]),
+    admin_client.post(reverse("audit:adjudication_choose", args=[pk]),
                       {"key": MOVED_KEY, "coder": "1"})  # fmt: skip
     alice_resubmits_the_move_as_a_new_event(two_codings, second_admin)
-    text = admin_client.get(reverse("metrics:adjudicate", args=[pk])).content.decode()
+    text = admin_client.get(reverse("audit:adjudicate", args=[pk])).content.decode()
     assert 'data-testid="adj-reset"' in text
     assert "1 earlier choice was reset: alice changed their coding (v" in text
     assert f"{MOVED_KEY} (coder 2&#x27;s version)" in text

@@ -8,21 +8,21 @@ from django.urls import reverse
 from audit.models import Adjudication
 
 pytestmark = pytest.mark.django_db
-pytest_plugins = ["tests.metrics.adjudication_fixtures"]
+pytest_plugins = ["tests.audit.adjudication_fixtures"]
 
 KEY = "events:0:-5"
 
 
 def test_auditors_cannot_open_or_post(auditor_client, two_codings):
     pk = two_codings.statement.pk
-    assert auditor_client.get(reverse("metrics:adjudicate", args=[pk])).status_code == 403
-    url = reverse("metrics:adjudication_choose", args=[pk])
+    assert auditor_client.get(reverse("audit:adjudicate", args=[pk])).status_code == 403
+    url = reverse("audit:adjudication_choose", args=[pk])
     assert auditor_client.post(url, {"key": KEY, "coder": "0"}).status_code == 403
     assert not Adjudication.objects.exists()
 
 
 def test_the_screen_shows_the_dispute_and_the_agreed_items(admin_client, two_codings):
-    html = admin_client.get(reverse("metrics:adjudicate", args=[two_codings.statement.pk]))
+    html = admin_client.get(reverse("audit:adjudicate", args=[two_codings.statement.pk]))
     text = html.content.decode()
     assert "4</strong> items unanimous" in text and 'data-choose="2"' in text
     assert text.count('class="differs"') == 2  # the date, in both versions
@@ -30,7 +30,7 @@ def test_the_screen_shows_the_dispute_and_the_agreed_items(admin_client, two_cod
 
 
 def test_a_choice_by_htmx_returns_the_updated_screen(admin_client, two_codings):
-    url = reverse("metrics:adjudication_choose", args=[two_codings.statement.pk])
+    url = reverse("audit:adjudication_choose", args=[two_codings.statement.pk])
     answer = admin_client.post(url, {"key": KEY, "coder": "1"}, HTTP_HX_REQUEST="true")
     assert answer.status_code == 200
     assert (
@@ -51,7 +51,7 @@ def test_a_choice_by_htmx_returns_the_updated_screen(admin_client, two_codings):
 def test_bad_input_names_the_field_and_stores_nothing(
     admin_client, two_codings, data, status, expected
 ):
-    url = reverse("metrics:adjudication_choose", args=[two_codings.statement.pk])
+    url = reverse("audit:adjudication_choose", args=[two_codings.statement.pk])
     answer = admin_client.post(url, data, HTTP_HX_REQUEST="true")
     assert answer.status_code == status
     assert expected in answer.content.decode()
@@ -59,7 +59,7 @@ def test_bad_input_names_the_field_and_stores_nothing(
 
 
 def test_the_review_page_and_queue_link_to_it(admin_client, two_codings):
-    target = reverse("metrics:adjudicate", args=[two_codings.statement.pk])
+    target = reverse("audit:adjudicate", args=[two_codings.statement.pk])
     review = admin_client.get(reverse("audit:statement_review", args=[two_codings.statement.pk]))
     assert target in review.content.decode()
     queue = admin_client.get(reverse("audit:review_queue")).content.decode()
@@ -77,5 +77,18 @@ def test_parents_read_as_the_bonds_partners(admin_client, two_codings):
             child["gender"] = "female"  # a dispute, so the child is shown with its fields
         payload["people"].append(child)
         feedback.save()
-    html = admin_client.get(reverse("metrics:adjudicate", args=[two_codings.statement.pk]))
+    html = admin_client.get(reverse("audit:adjudicate", args=[two_codings.statement.pk]))
     assert "<dd>John Smith &amp; Mary Smith</dd>" in html.content.decode()
+
+
+def test_the_old_metrics_addresses_redirect_to_audit_keeping_the_method(admin_client, two_codings):
+    pk = two_codings.statement.pk
+    old = f"/metrics/statements/{pk}/adjudicate/"
+    answer = admin_client.get(old + "?x=1")
+    assert answer.status_code == 308
+    assert answer["Location"] == reverse("audit:adjudicate", args=[pk]) + "?x=1"
+    answer = admin_client.post(old + "choose/", {"key": KEY, "coder": "1"}, follow=True)
+    assert answer.redirect_chain[0] == (reverse("audit:adjudication_choose", args=[pk]), 308)
+    assert Adjudication.objects.get().choices[KEY]["coder"] == 1
+    for tail in ("remerge/", "submit/"):
+        assert admin_client.post(old + tail).status_code == 308

@@ -8,7 +8,7 @@ from audit.models import Adjudication, AuditLogEntry, Feedback
 from tests.factories import FeedbackFactory, StatementFactory
 
 pytestmark = pytest.mark.django_db
-pytest_plugins = ["tests.api_fixtures", "tests.metrics.adjudication_fixtures"]
+pytest_plugins = ["tests.api_fixtures", "tests.audit.adjudication_fixtures"]
 
 MOVED_KEY = "events:0:-5"
 

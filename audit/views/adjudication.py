@@ -14,16 +14,16 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from audit.models import Speaker, Statement
-from audit.services.errors import WorkflowError
-from evalsite.access import admin_required
-from evalsite.http import HtmxHttpRequest, error_fragment
-from metrics.adjudication import (
+from audit.services.adjudication_state import (
     AdjudicationState,
     adjudication_choice_set,
     adjudication_reset,
     adjudication_state,
     adjudication_submit,
 )
+from audit.services.errors import WorkflowError
+from evalsite.access import admin_required
+from evalsite.http import HtmxHttpRequest, error_fragment
 from metrics.families.extraction.adjudication import DELETE_KEY, AlignedItem
 
 KIND_LABELS = {"people": "Person", "events": "Event", "pair_bonds": "Pair bond", "delete": "Delete"}
@@ -178,9 +178,7 @@ def _resets(state: AdjudicationState) -> list[dict[str, Any]]:
 def _render(request: HtmxHttpRequest, statement: Statement, notice: str = "") -> HttpResponse:
     context = adjudication_context(statement, adjudication_state(statement=statement))
     context["notice"] = notice
-    template = (
-        "metrics/adjudication.html#adjudication" if request.htmx else "metrics/adjudication.html"
-    )
+    template = "audit/adjudication.html#adjudication" if request.htmx else "audit/adjudication.html"
     return render(request, template, context)
 
 
@@ -205,7 +203,7 @@ def _act(
     if request.htmx:
         return _render(request, statement, notice)
     messages.success(request, notice)
-    return redirect(reverse("metrics:adjudicate", args=[statement.pk]))
+    return redirect(reverse("audit:adjudicate", args=[statement.pk]))
 
 
 @require_POST

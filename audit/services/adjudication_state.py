@@ -23,6 +23,7 @@ from audit.services.adjudication import (
     adjudication_remerge,
 )
 from audit.services.errors import UnknownItems, WorkflowError, WrongState
+from evalsite.match_settings import match_settings
 from metrics.families.extraction.adjudication import (
     DELETE_KEY,
     AlignedItem,
@@ -31,7 +32,6 @@ from metrics.families.extraction.adjudication import (
     align_codings,
     chosen_version,
 )
-from metrics.match_settings import match_settings
 
 
 class Unresolved(WorkflowError):

@@ -8,12 +8,12 @@ import pytest
 from django.urls import reverse
 
 from audit.models import Adjudication, Feedback
+from tests.audit.adjudication_fixtures import alice_resubmits_the_move_as_a_new_event
 from tests.conftest import screenshot
-from tests.metrics.adjudication_fixtures import alice_resubmits_the_move_as_a_new_event
 from tests.site_pages import axe_serious, describe
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("transactional_db")]
-pytest_plugins = ["tests.metrics.adjudication_fixtures"]
+pytest_plugins = ["tests.audit.adjudication_fixtures"]
 
 
 def test_adjudicate_by_keys_then_another_admin_approves(
@@ -26,7 +26,7 @@ def test_adjudicate_by_keys_then_another_admin_approves(
     # From the review page, where the codings are side by side.
     page.goto(live_server.url + reverse("audit:statement_review", args=[statement.pk]))
     page.get_by_test_id("adjudicate-link").click()
-    page.wait_for_url(f"**{reverse('metrics:adjudicate', args=[statement.pk])}")
+    page.wait_for_url(f"**{reverse('audit:adjudicate', args=[statement.pk])}")
     summary = page.get_by_test_id("adj-summary")
     expect(summary).to_contain_text("4 items unanimous")
     expect(summary).to_contain_text("1 disputed")
@@ -71,7 +71,7 @@ def test_edit_and_remerge_in_the_browser(open_as, live_server, admin_user, two_c
     from playwright.sync_api import expect
 
     page = open_as(admin_user)
-    page.goto(live_server.url + reverse("metrics:adjudicate", args=[two_codings.statement.pk]))
+    page.goto(live_server.url + reverse("audit:adjudicate", args=[two_codings.statement.pk]))
     page.keyboard.press("e")
     box = page.locator("[data-adj-item] textarea")
     expect(box).to_be_focused()
@@ -89,7 +89,7 @@ def test_a_choice_reset_by_a_resubmission_is_announced(
     from playwright.sync_api import expect
 
     page = open_as(admin_user)
-    page.goto(live_server.url + reverse("metrics:adjudicate", args=[two_codings.statement.pk]))
+    page.goto(live_server.url + reverse("audit:adjudicate", args=[two_codings.statement.pk]))
     page.keyboard.press("2")
     expect(page.get_by_test_id("adj-unresolved")).to_have_text("0")
     alice_resubmits_the_move_as_a_new_event(two_codings, second_admin)
