@@ -119,6 +119,14 @@ class MetricResult(models.Model):
         on_delete=models.CASCADE,
         related_name="metric_results",
     )
+    # The frozen ground truth the figures were computed on; null: live ground truth.
+    snapshot = models.ForeignKey(
+        "audit.GroundTruthSnapshot",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+    )
     match_settings = models.JSONField(default=dict)
     code_version = models.CharField(max_length=40, blank=True)
     input_hash = models.CharField(max_length=64, blank=True)

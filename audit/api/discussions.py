@@ -25,6 +25,7 @@ from audit.api.serializers import (
     ExtractionRunFilterSerializer,
     ExtractionRunInputSerializer,
     ExtractionRunOutputSerializer,
+    ExtractionRunUpdateInputSerializer,
     GroundTruthExportQuerySerializer,
     GroundTruthFileSerializer,
     GroundTruthImportUploadSerializer,
@@ -35,12 +36,10 @@ from audit.selectors.lists import discussions_list, extraction_runs_list, extrac
 from audit.services import (
     extractions_import,
 )
-from audit.services.api_support import (
-    discussion_create,
-    extraction_run_create,
-)
+from audit.services.api_support import discussion_create
 from audit.services.export_jobs import ground_truth_export_start
 from audit.services.import_jobs import ground_truth_import_start
+from audit.services.runs import run_notes_update, run_register_from
 from evalsite.access import ADMIN_ONLY, READ_ALL_WRITE_ADMIN, IsAuditor
 from evalsite.api import (
     ApiRequest,
@@ -122,23 +121,40 @@ class ExtractionRunListApi(ApiView):
         request=ExtractionRunInputSerializer,
         responses={201: ExtractionRunOutputSerializer, 200: ExtractionRunOutputSerializer},
         description=(
-            "Register an extraction run (model + prompt version). Idempotent: an existing run "
-            "with the same model and prompt version answers 200. " + ROLE_NOTE.format("admins")
+            "Register an extraction run: a new replicate (201) of `configuration`, or of the "
+            "configuration the fields describe (found by model, prompt version, prompt hash, "
+            "parameters and unit, or created). Never merged with an earlier run: registering "
+            "the same configuration again is another replicate with its own id and notes. "
+            "Idempotent only by `external_id`: the run registered under it answers 200, "
+            "unchanged (409 if it belongs to another configuration). " + ROLE_NOTE.format("admins")
         ),
     )
     def post(self, request: ApiRequest) -> Response:
         serializer = ExtractionRunInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        run, created = extraction_run_create(**serializer.validated_data)
+        run, created = run_register_from(dict(serializer.validated_data), by=request.user)
         return Response(ExtractionRunOutputSerializer(run).data, status=201 if created else 200)
 
 
 class ExtractionRunDetailApi(ApiView):
-    permission_classes = [IsAuditor]
+    permission_classes = READ_ALL_WRITE_ADMIN
 
     @extend_schema(operation_id="extraction_runs_retrieve", responses=ExtractionRunOutputSerializer)
     def get(self, request: ApiRequest, pk: int) -> Response:
-        run = get_object_or_404(ExtractionRun, pk=pk)
+        run = get_object_or_404(extraction_runs_list(), pk=pk)
+        return Response(ExtractionRunOutputSerializer(run).data)
+
+    @extend_schema(
+        operation_id="extraction_runs_partial_update",
+        request=ExtractionRunUpdateInputSerializer,
+        responses=ExtractionRunOutputSerializer,
+        description="Change a replicate's notes. " + ROLE_NOTE.format("admins"),
+    )
+    def patch(self, request: ApiRequest, pk: int) -> Response:
+        run = get_object_or_404(extraction_runs_list(), pk=pk)
+        serializer = ExtractionRunUpdateInputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        run = run_notes_update(run=run, notes=serializer.validated_data["notes"])
         return Response(ExtractionRunOutputSerializer(run).data)
 
 

@@ -7,6 +7,7 @@ import re
 from typing import Any, TypedDict
 
 from django.contrib.auth import get_user_model
+from django.core.validators import RegexValidator
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -19,6 +20,7 @@ from audit.models import (
     ExtractionRun,
     Feedback,
     FeedbackRevision,
+    RunConfiguration,
     Speaker,
     Statement,
 )
@@ -32,6 +34,7 @@ from audit.services.api_support import (
 )
 from audit.services.assignments import MAX_OVERLAP_K, AssignmentPlan, Strategy
 from audit.services.imports import MAX_IMPORT_ID, MAX_USERNAME
+from audit.services.runs import MAX_PROMPT_TEXT, PROMPT_HASH
 from evalsite.api import (
     CaseInsensitiveChoiceField,
     FilterTextField,
@@ -44,7 +47,11 @@ from evalsite.api import (
     to_openapi30,
 )
 from metrics.families.payload.rules import ENTITY_KINDS
-from metrics.families.payload.schema import GROUND_TRUTH_EXPORT_SCHEMA, PDP_SCHEMA
+from metrics.families.payload.schema import (
+    GROUND_TRUTH_EXPORT_SCHEMA,
+    PDP_SCHEMA,
+    RUN_REFERENCE_SCHEMA,
+)
 
 MAX_ITEMS = 10_000
 MAX_EXPORT_IDS = 1000
@@ -56,6 +63,7 @@ USERNAME_PATTERN = r"^[\w.@+-]*$"
 # payload is read or written: an AI extraction read is a draft that can be sent back as it is.
 PAYLOAD_COMPONENT = "PdpDeltas"
 ITEM_COMPONENTS = {"people": "PdpPerson", "events": "PdpEvent", "pair_bonds": "PdpPairBond"}
+RUN_REFERENCE = "RunReference"  # how a file names an extraction run
 
 
 def _component_ref(name: str) -> dict[str, str]:
@@ -78,6 +86,7 @@ def payload_components() -> dict[str, dict[str, Any]]:
     for kind, name in ITEM_COMPONENTS.items():
         components[name] = payload["properties"][kind]["items"]
         payload["properties"][kind]["items"] = _component_ref(name)
+    components[RUN_REFERENCE] = to_openapi30(copy.deepcopy(RUN_REFERENCE_SCHEMA))
     return components
 
 
@@ -112,6 +121,14 @@ def ground_truth_openapi() -> dict[str, Any]:
     statement["provisional_ground_truth"]["properties"]["pdp_deltas"] = _nullable_ref(
         PAYLOAD_COMPONENT
     )
+    statement["provisional_ground_truth"]["properties"]["run"] = _component_ref(RUN_REFERENCE)
+    statement["extraction_run"] = _nullable_ref(RUN_REFERENCE)
+    whole = fields["discussion_extraction"]
+    whole["properties"] = {
+        "extraction_run": _component_ref(RUN_REFERENCE),
+        "pdp": _component_ref(PAYLOAD_COMPONENT),
+    }
+    whole["required"] = ["pdp"]
     approved = statement["approved_feedback"]["properties"]
     approved["edited_extraction"] = _component_ref(PAYLOAD_COMPONENT)
     # Names the import may create as users: Django usernames (auditor_id/approved_by may be "").
@@ -258,23 +275,171 @@ class DiscussionCreatedSerializer(DiscussionDetailOutputSerializer):
 # --- extraction runs and extractions -------------------------------------------------------------
 
 
+PARAMETERS_OPENAPI = {
+    "type": "object",
+    "description": "free parameters of the configuration (temperature, top_p, seed...): each "
+    "a text, a number, true/false or null; 1 and 1.0 are the same value",
+    "additionalProperties": {
+        "oneOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}],
+        "nullable": True,
+    },
+}
+
+
+@extend_schema_field(PARAMETERS_OPENAPI)
+class ParametersField(serializers.JSONField):
+    """A configuration's parameters (checked by ``audit.services.runs.parameters_checked``)."""
+
+
+class ConfigurationFilterSerializer(serializers.Serializer):
+    model_name = FilterTextField(max_length=MAX_MODEL_NAME)
+    prompt_version = FilterTextField(max_length=MAX_PROMPT_VERSION)
+    unit = serializers.ChoiceField(choices=RunConfiguration.Unit.choices, required=False)
+
+
+class ConfigurationOutputSerializer(serializers.ModelSerializer):
+    """A configuration: what produces extractions. Its runs are its replicates."""
+
+    label = serializers.CharField(read_only=True)  # type: ignore[assignment]  # the stubs take it for Field.label
+    parameters = ParametersField()
+    unit = serializers.ChoiceField(choices=RunConfiguration.Unit.choices)
+    replicates = serializers.IntegerField(read_only=True, help_text="how many runs it has")
+
+    class Meta:
+        model = RunConfiguration
+        fields = [
+            "id",
+            "label",
+            "model_name",
+            "prompt_version",
+            "prompt_hash",
+            "prompt_text",
+            "parameters",
+            "unit",
+            "notes",
+            "replicates",
+            "created_at",
+        ]
+
+
 class ExtractionRunFilterSerializer(serializers.Serializer):
     model_name = FilterTextField(max_length=MAX_MODEL_NAME)
     prompt_version = FilterTextField(max_length=MAX_PROMPT_VERSION)
+    configuration = IdField(help_text="only the replicates of this configuration")
+    external_id = FilterTextField(max_length=MAX_EXTERNAL_ID)
 
 
 class ExtractionRunOutputSerializer(serializers.ModelSerializer):
+    """An extraction run: one replicate of its configuration."""
+
     label = serializers.CharField(read_only=True)  # type: ignore[assignment]  # the stubs take it for Field.label
+    configuration = serializers.IntegerField(source="configuration_id", read_only=True)
+    unit = serializers.ChoiceField(
+        choices=RunConfiguration.Unit.choices,
+        read_only=True,
+        help_text="statement: one extraction per subject statement; discussion: one PDP per "
+        "discussion",
+    )
 
     class Meta:
         model = ExtractionRun
-        fields = ["id", "model_name", "prompt_version", "notes", "label", "created_at"]
+        fields = [
+            "id",
+            "configuration",
+            "replicate",
+            "external_id",
+            "unit",
+            "model_name",
+            "prompt_version",
+            "notes",
+            "label",
+            "created_at",
+        ]
+
+
+class ConfigurationDetailOutputSerializer(ConfigurationOutputSerializer):
+    runs = ExtractionRunOutputSerializer(many=True, read_only=True, help_text="its replicates")
+
+    class Meta(ConfigurationOutputSerializer.Meta):
+        fields = [*ConfigurationOutputSerializer.Meta.fields, "runs"]
+
+
+CONFIGURATION_FIELDS = ("model_name", "prompt_version", "prompt_text", "prompt_hash", "parameters")
 
 
 class ExtractionRunInputSerializer(StrictInputSerializer):
-    model_name = StrictCharField(min_length=1, max_length=MAX_MODEL_NAME)
-    prompt_version = StrictCharField(min_length=1, max_length=MAX_PROMPT_VERSION)
-    notes = StrictCharField(required=False, allow_blank=True, max_length=MAX_TEXT, default="")
+    """A new replicate: of an existing ``configuration``, or of the configuration these fields
+    describe (found, or created when new)."""
+
+    configuration = StrictIntegerField(
+        required=False,
+        help_text="register a replicate of this configuration (leave its fields out)",
+    )
+    model_name = StrictCharField(required=False, min_length=1, max_length=MAX_MODEL_NAME)
+    prompt_version = StrictCharField(required=False, min_length=1, max_length=MAX_PROMPT_VERSION)
+    prompt_text = StrictCharField(
+        required=False, allow_blank=True, max_length=MAX_PROMPT_TEXT, trim_whitespace=False
+    )
+    prompt_hash = StrictCharField(
+        required=False,
+        allow_blank=True,
+        max_length=64,
+        validators=[RegexValidator(PROMPT_HASH, "expected 64 lowercase hex digits (SHA-256)")],
+        help_text="SHA-256 (hex) of the prompt, when its text is not sent",
+    )
+    parameters = ParametersField(required=False)
+    unit = serializers.ChoiceField(
+        choices=RunConfiguration.Unit.choices,
+        required=False,
+        help_text="what one extraction covers (default: statement)",
+    )
+    configuration_notes = StrictCharField(
+        required=False,
+        allow_blank=True,
+        max_length=MAX_TEXT,
+        help_text="stored with a new configuration; different notes for an existing one are a "
+        "409 (change them on the configuration)",
+    )
+    notes = StrictCharField(
+        required=False, allow_blank=True, max_length=MAX_TEXT, help_text="this replicate's"
+    )
+    external_id = StrictCharField(
+        required=False,
+        min_length=1,
+        max_length=MAX_EXTERNAL_ID,
+        help_text="your key for this run: registering it again answers the same run (200)",
+    )
+
+    def validate_configuration(self, value: int) -> RunConfiguration:
+        configuration = RunConfiguration.objects.filter(pk=value).first()
+        if configuration is None:
+            raise ReferenceNotFound("configuration", f"No configuration {value}.")
+        return configuration
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs.get("configuration") is not None:
+            given = [
+                f for f in (*CONFIGURATION_FIELDS, "unit", "configuration_notes") if f in attrs
+            ]
+            if given:
+                raise serializers.ValidationError(
+                    {f: ["leave it out: the configuration says it"] for f in given}
+                )
+            return attrs
+        missing = [f for f in ("model_name", "prompt_version") if not attrs.get(f)]
+        if missing:
+            raise serializers.ValidationError(
+                {f: ["This field is required (or give a configuration)."] for f in missing}
+            )
+        return attrs
+
+
+class ConfigurationUpdateInputSerializer(StrictInputSerializer):
+    notes = StrictCharField(allow_blank=True, max_length=MAX_TEXT)
+
+
+class ExtractionRunUpdateInputSerializer(StrictInputSerializer):
+    notes = StrictCharField(allow_blank=True, max_length=MAX_TEXT)
 
 
 class ExtractionFilterSerializer(serializers.Serializer):
@@ -308,6 +473,26 @@ class ExtractionBulkOutputSerializer(serializers.Serializer):
     run = serializers.IntegerField()
     count = serializers.IntegerField()
     extraction_ids = serializers.ListField(child=serializers.IntegerField())
+
+
+class DiscussionExtractionItemInputSerializer(StrictInputSerializer):
+    discussion = StrictIntegerField(help_text="id of the discussion")
+    pdp = PdpField(help_text="the AI's PDP of the whole discussion")
+
+
+class DiscussionExtractionBulkInputSerializer(StrictInputSerializer):
+    extractions = serializers.ListField(
+        child=DiscussionExtractionItemInputSerializer(), min_length=1, max_length=MAX_ITEMS
+    )
+
+
+class DiscussionExtractionOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    discussion = serializers.IntegerField(source="discussion_id")
+    run = serializers.IntegerField(source="run_id")
+    pdp = PdpField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
 
 
 # --- feedback ----------------------------------------------------------------------------------

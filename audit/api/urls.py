@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from audit.api import adjudication, assignments, discussions, feedback, threads
+from audit.api import adjudication, assignments, discussions, feedback, runs, threads
 
 urlpatterns = [
     path("discussions/", discussions.DiscussionListApi.as_view(), name="api-discussions"),
@@ -13,6 +13,15 @@ urlpatterns = [
         "extraction-runs/<int:pk>/extractions/",
         discussions.ExtractionRunExtractionsApi.as_view(),
         name="api-run-extractions",
+    ),
+    path(
+        "extraction-runs/<int:pk>/discussion-extractions/",
+        runs.RunDiscussionExtractionsApi.as_view(),
+        name="api-run-discussion-extractions",
+    ),
+    path("configurations/", runs.ConfigurationListApi.as_view(), name="api-configurations"),
+    path(
+        "configurations/<int:pk>/", runs.ConfigurationDetailApi.as_view(), name="api-configuration"
     ),
     path("extractions/", discussions.ExtractionListApi.as_view(), name="api-extractions"),
     path("feedback/", feedback.FeedbackListApi.as_view(), name="api-feedback-list"),

@@ -10,6 +10,7 @@ from django.contrib.auth.models import User
 from django.core.paginator import Page, Paginator
 from django.db.models import (
     Count,
+    Prefetch,
     Q,
     QuerySet,
 )
@@ -22,6 +23,7 @@ from audit.models import (
     ExtractionRun,
     Feedback,
     GuidelineVersion,
+    RunConfiguration,
     Statement,
 )
 from evalsite.access import is_admin
@@ -62,8 +64,29 @@ def discussion_statements(*, discussion: Discussion) -> QuerySet[Statement]:
 
 
 def extraction_runs_list(*, filters: dict[str, Any] | None = None) -> QuerySet[ExtractionRun]:
-    lookups = {"model_name": "model_name", "prompt_version": "prompt_version"}
-    return filtered_by(ExtractionRun.objects.all(), filters, lookups)
+    lookups = {
+        "model_name": "model_name",
+        "prompt_version": "prompt_version",
+        "configuration": "configuration_id",
+        "external_id": "external_id",
+    }
+    runs = ExtractionRun.objects.select_related("configuration")
+    return filtered_by(runs, filters, lookups)
+
+
+def configurations_list(*, filters: dict[str, Any] | None = None) -> QuerySet[RunConfiguration]:
+    """Configurations with how many replicates each has, oldest first (API order: by id)."""
+    lookups = {"model_name": "model_name", "prompt_version": "prompt_version", "unit": "unit"}
+    configurations = RunConfiguration.objects.annotate(replicates=Count("runs")).order_by("id")
+    return filtered_by(configurations, filters, lookups)
+
+
+def configuration_detail(*, pk: int) -> RunConfiguration | None:
+    """A configuration with its replicates (in replicate order) read alongside."""
+    replicates = Prefetch(
+        "runs", queryset=ExtractionRun.objects.select_related("configuration").order_by("replicate")
+    )
+    return configurations_list().prefetch_related(replicates).filter(pk=pk).first()
 
 
 def unassigned_visible() -> bool:

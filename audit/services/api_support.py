@@ -13,10 +13,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
-from audit.models import (
-    Discussion,
-    ExtractionRun,
-)
+from audit.models import Discussion, ExtractionRun
 from audit.services.imports import (  # noqa: F401 (the limits are published by the API)
     MAX_EXTERNAL_ID,
     MAX_MODEL_NAME,
@@ -52,10 +49,7 @@ def discussion_create(
     if run is not None and isinstance(statements, list):
         for statement in statements:
             if isinstance(statement, dict) and statement.get("pdp_deltas") is not None:
-                statement["extraction_run"] = {
-                    "model_name": run.model_name,
-                    "prompt_version": run.prompt_version,
-                }
+                statement["extraction_run"] = {"external_id": run.external_id}
     summary = discussions_import(data=payload, by=by)
     discussion = Discussion.objects.get(external_id=fields["external_id"])
     return discussion, summary.discussions_created == 1
@@ -71,20 +65,6 @@ def ground_truth_import(
     ``progress(done, total)`` is called after each discussion (large imports run as a job that
     reads the stored file as it goes: audit/services/import_jobs.py)."""
     return discussions_import(data=data, by=by, progress=progress, export_schema=True)
-
-
-# --- extraction runs and extractions ------------------------------------------------------------
-
-
-@transaction.atomic
-def extraction_run_create(
-    *, model_name: str, prompt_version: str, notes: str = ""
-) -> tuple[ExtractionRun, bool]:
-    """The run for this model and prompt version, created if new (idempotent for pipelines)."""
-    run, created = ExtractionRun.objects.get_or_create(
-        model_name=model_name, prompt_version=prompt_version, defaults={"notes": notes}
-    )
-    return run, created
 
 
 # --- tokens ------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from django.utils import timezone
 
@@ -20,6 +20,7 @@ from audit.models import (
     TriageStatement,
 )
 from audit.services.imports import SCHEMA_VERSION, Progress
+from audit.services.runs import run_reference
 from evalsite.api import DomainError
 
 # --- export ------------------------------------------------------------------------------------
@@ -122,8 +123,29 @@ def _export_ids(
     return ids
 
 
+# Told each exported discussion's statements and approved codings (a snapshot stores them).
+Recorder = Callable[[list[Statement], dict[int, Feedback]], None]
+
+
+def ground_truth_frozen_text(*, record: Recorder) -> Iterator[str]:
+    """The export of every discussion with approved ground truth as it is now, without AI
+    extractions (``pdp_deltas`` and ``extraction_run`` null): what a snapshot keeps. Each
+    discussion's statements and approved codings are handed to ``record`` as it is written,
+    so what is recorded is exactly what the file says. Raises NothingToExport."""
+    ids = _export_ids(None, True, False)
+    header = json.dumps(_export_header(), indent=2, ensure_ascii=False)
+    discussions = _exported_discussions(ids, None, None, False, extractions=False, record=record)
+    return _export_pieces(header, discussions)
+
+
 def _exported_discussions(
-    ids: list[int], run: ExtractionRun | None, progress: Progress | None, include_provisional: bool
+    ids: list[int],
+    run: ExtractionRun | None,
+    progress: Progress | None,
+    include_provisional: bool,
+    *,
+    extractions: bool = True,
+    record: Recorder | None = None,
 ) -> Iterator[dict]:
     """The discussions' export entries in id order, read EXPORT_CHUNK discussions at a time
     (four queries per chunk, two more with the provisional ground truth)."""
@@ -136,7 +158,7 @@ def _exported_discussions(
             .order_by("discussion_id", "order")
         ):
             statements[statement.discussion_id].append(statement)
-        extractions = _extractions_by_statement(chunk, run)
+        chosen = _extractions_by_statement(chunk, run) if extractions else {}
         provisional = _provisional_by_statement(chunk) if include_provisional else None
         approved = {
             f.statement_id: f
@@ -147,7 +169,9 @@ def _exported_discussions(
         for done, discussion in enumerate(
             Discussion.objects.filter(pk__in=chunk).order_by("pk"), start=start + 1
         ):
-            entry = _export_discussion(discussion, statements[discussion.pk], extractions, approved)
+            entry = _export_discussion(discussion, statements[discussion.pk], chosen, approved)
+            if record is not None:
+                record(statements[discussion.pk], approved)
             for statement in entry["statements"]:
                 _with_provisional(statement, provisional)
             yield entry
@@ -176,7 +200,7 @@ def _provisional_by_statement(discussion_ids: list[int]) -> dict[int, dict]:
         TriageStatement.objects.filter(
             statement__discussion_id__in=discussion_ids, provisional=True
         )
-        .select_related("run")
+        .select_related("run__configuration")
         .order_by("run__created_at", "run_id")
     )
     extractions = {
@@ -189,7 +213,7 @@ def _provisional_by_statement(discussion_ids: list[int]) -> dict[int, dict]:
     for row in rows:
         extraction = extractions.get((row.statement_id, row.run_id))
         out[row.statement_id] = {
-            "run": {"model_name": row.run.model_name, "prompt_version": row.run.prompt_version},
+            "run": run_reference(row.run),
             "confidence": row.confidence,
             "pdp_deltas": extraction.pdp_deltas if extraction else None,
         }
@@ -208,7 +232,7 @@ def _extractions_by_statement(discussion_ids: list[int], run: ExtractionRun | No
     if run is not None:
         qs = qs.filter(run=run)
     chosen: dict[int, Extraction] = {}
-    for extraction in qs.select_related("run").order_by("run__created_at", "run_id"):
+    for extraction in qs.select_related("run__configuration").order_by("run__created_at", "run_id"):
         chosen[extraction.statement_id] = extraction
     return chosen
 
@@ -221,14 +245,7 @@ def _export_statement(statement: Statement, extraction, feedback: Feedback | Non
         "speaker_type": statement.speaker.get_type_display(),
         "speaker": statement.speaker.name,
         "pdp_deltas": extraction.pdp_deltas if extraction else None,
-        "extraction_run": (
-            {
-                "model_name": extraction.run.model_name,
-                "prompt_version": extraction.run.prompt_version,
-            }
-            if extraction
-            else None
-        ),
+        "extraction_run": run_reference(extraction.run) if extraction else None,
         "approved_feedback": _export_feedback(feedback) if feedback else None,
     }
 

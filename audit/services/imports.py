@@ -38,14 +38,28 @@ from audit.derived.tallies import tallies_batched, tallies_refresh
 from audit.derived.team_figures import queue_figures_refresh
 from audit.models import (
     Discussion,
+    DiscussionExtraction,
     Extraction,
     ExtractionRun,
     Feedback,
+    RunConfiguration,
     Speaker,
     Statement,
 )
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.feedback import NotAllowed, revisions_record
+from audit.services.runs import (
+    MAX_MODEL_NAME,
+    MAX_PROMPT_VERSION,
+    WrongUnit,
+    discussion_extraction_issues,
+    discussion_run_info,
+    run_for_import,
+    run_info_issues,
+    run_info_key,
+    run_latest_or_register,
+    run_unit_check,
+)
 from audit.signals import coding_changed_send, extractions_changed_send, ground_truth_changed_send
 from evalsite.access import ensure_role_groups, is_admin
 from evalsite.planner import planner_statistics_after_commit
@@ -65,8 +79,6 @@ DEFAULT_IMPORT_RUN = ("imported", "unknown")
 # Limits of the model fields the import writes (PostgreSQL enforces them; SQLite does not).
 MAX_EXTERNAL_ID = 200
 MAX_SPEAKER = 200
-MAX_MODEL_NAME = 200
-MAX_PROMPT_VERSION = 100
 MAX_USERNAME = 150
 MAX_IMPORT_ID = 10**18 - 1  # an exported discussion id, kept as its external id
 MAX_ORDER = 2**31 - 1
@@ -241,9 +253,7 @@ def _statement_issues(statement: Any, path: str, checked: _Checked) -> list[Payl
             PayloadIssue(_join(path, "order"), f"expected an integer from 0 to {MAX_ORDER}")
         )
     issues += _text_issues(statement, path, {"speaker": MAX_SPEAKER})
-    if isinstance(statement.get("extraction_run"), dict):
-        limits = {"model_name": MAX_MODEL_NAME, "prompt_version": MAX_PROMPT_VERSION}
-        issues += _text_issues(statement["extraction_run"], _join(path, "extraction_run"), limits)
+    issues += run_info_issues(statement.get("extraction_run"), _join(path, "extraction_run"))
     approved = statement.get("approved_feedback")
     if isinstance(approved, dict):
         issues += _username_issues(approved, _join(path, "approved_feedback"))
@@ -331,6 +341,9 @@ def _discussion_issues(fields_path: str, fields: dict, statements: Any) -> list[
             )
     date_path = _join(fields_path, "date")
     issues += _date_issues(fields.get("date"), date_path, parse_date, "YYYY-MM-DD")
+    issues += discussion_extraction_issues(
+        fields.get("discussion_extraction"), _join(fields_path, "discussion_extraction")
+    )
     # Statements sit beside the "discussion" object, not inside it.
     path = fields_path.removesuffix("discussion").rstrip(".")
     if not isinstance(statements, list):
@@ -432,20 +445,31 @@ def _user(name: str) -> User:
 @dataclass
 class _Known:
     """The runs and users an import has looked up, by name: each is read once per import, not
-    once per statement."""
+    once per statement. A run is registered when its first extraction is imported (an import
+    that brings no extraction registers none)."""
 
-    default_run: ExtractionRun
-    runs: dict[tuple[str, str], ExtractionRun] = field(default_factory=dict)
+    default_run: tuple[str, str]
+    run_info: dict[str, Any] | None = None
+    by: User | None = None
+    runs: dict[str, ExtractionRun] = field(default_factory=dict)
     users: dict[str, User] = field(default_factory=dict)
 
     def run_for(self, statement: dict) -> ExtractionRun:
+        """The run of a statement's (or a discussion's) ``extraction_run``, else the run the
+        import was given (``run_info``): one registration per distinct description in the
+        import (runs.run_for_import). Without either, the default run of old: the latest
+        replicate of its model and prompt version."""
         info = statement.get("extraction_run")
-        if not isinstance(info, dict) or not info.get("model_name"):
-            return self.default_run
-        key = (str(info["model_name"]), str(info.get("prompt_version") or "unknown"))
+        if not isinstance(info, dict) or not (info.get("model_name") or info.get("external_id")):
+            info = self.run_info
+        key = "default" if info is None else run_info_key(info)
         if key not in self.runs:
-            self.runs[key], _ = ExtractionRun.objects.get_or_create(
-                model_name=key[0], prompt_version=key[1]
+            self.runs[key] = (
+                run_for_import(info, by=self.by)
+                if info is not None
+                else run_latest_or_register(
+                    model_name=self.default_run[0], prompt_version=self.default_run[1], by=self.by
+                )
             )
         return self.runs[key]
 
@@ -541,17 +565,22 @@ def _get_speakers(
 
 
 def _import_extractions(
-    rows: list[Statement], statements: list[dict], runs: list[ExtractionRun], summary
+    rows: list[Statement], statements: list[dict], known: _Known, summary
 ) -> set[int]:
     """The subject statements' extractions the file gives, where their run has none yet;
     returns the statements given one."""
     given = [
-        (row, run, data["pdp_deltas"])
-        for row, data, run in zip(rows, statements, runs, strict=True)
+        (row, known.run_for(data), data["pdp_deltas"])
+        for row, data in zip(rows, statements, strict=True)
         if data.get("pdp_deltas") is not None and row.is_subject
     ]
     if not given:
         return set()
+    for run in {run for _, run, _ in given}:
+        if run.unit != RunConfiguration.Unit.STATEMENT:
+            message = f"run {run.pk} ({run.label}) extracts whole discussions: give its PDP as "
+            message += "the discussion's discussion_extraction"
+            raise PayloadError([PayloadIssue("pdp_deltas", message, CONFLICT)])
     have = set(
         Extraction.objects.filter(statement__in=[row for row, _, _ in given]).values_list(
             "statement_id", "run_id"
@@ -679,13 +708,16 @@ def discussions_import(
     default_run: tuple[str, str] = DEFAULT_IMPORT_RUN,
     progress: Progress | None = None,
     export_schema: bool = False,
+    run_info: dict[str, Any] | None = None,
 ) -> ImportSummary:
     """Import every discussion of parsed data, all or nothing; raises PayloadError naming each
     problem. ``export_schema`` checks the data against the published export schema first.
 
     ``by`` is the importing admin: imported ground truth is approved by them, marked "imported".
+    ``run_info`` (an ``extraction_run`` object) is the run of the extractions the file gives
+    without one: a new replicate of its configuration, or the run of its external id.
     """
-    return _import(_ParsedSource(data), by, default_run, progress, export_schema)
+    return _import(_ParsedSource(data), by, default_run, progress, export_schema, run_info)
 
 
 def discussions_import_file(
@@ -696,11 +728,13 @@ def discussions_import_file(
     progress: Progress | None = None,
     export_schema: bool = False,
     chunk_size: int = STREAM_CHUNK,
+    run_info: dict[str, Any] | None = None,
 ) -> ImportSummary:
     """discussions_import for a file too large to hold: ``open_file()`` opens it in binary
     mode, once to check it and once to import it, each time read one discussion at a time.
     Raises JsonInputError (with where) for a file that is not valid JSON."""
-    return _import(_FileSource(open_file, chunk_size), by, default_run, progress, export_schema)
+    source = _FileSource(open_file, chunk_size)
+    return _import(source, by, default_run, progress, export_schema, run_info)
 
 
 def _import(
@@ -709,19 +743,20 @@ def _import(
     default_run: tuple[str, str],
     progress: Progress | None,
     export_schema: bool,
+    run_info: dict[str, Any] | None = None,
 ) -> ImportSummary:
     if by is None or not is_admin(by):
         raise NotAllowed("Only admins import discussions and ground truth.")
+    issues = run_info_issues(run_info, "run")
+    if issues:
+        raise PayloadError(issues)
     with source.reading() as checked:
         count = _check(checked, default_run, export_schema)
     summary = ImportSummary()
     external_ids: list[str | None] = []
     with transaction.atomic(), source.reading() as reading:
         _one_import_at_a_time()
-        run, _ = ExtractionRun.objects.get_or_create(
-            model_name=default_run[0], prompt_version=default_run[1]
-        )
-        known = _Known(default_run=run)
+        known = _Known(default_run=default_run, run_info=run_info, by=by)
         for done, (_path, fields, statements) in enumerate(_discussion_items(reading), start=1):
             with tallies_batched():  # one recount per discussion, not one per coding
                 _import_discussion(fields, statements, known, summary, by)
@@ -876,12 +911,33 @@ def _import_discussion(fields: dict, statements: list, known: _Known, summary, b
     in place is read a table at a time, what is new written a table at a time."""
     discussion, created = _get_discussion(fields, summary)
     rows = _get_statements(discussion, statements, summary, existing=not created)
-    runs = [known.run_for(data) for data in statements]
-    extracted = _import_extractions(rows, statements, runs, summary)
+    extracted = _import_extractions(rows, statements, known, summary)
+    if _import_discussion_extraction(discussion, fields, known, summary):
+        extracted |= {row.pk for row in rows if row.is_subject}
     approved = _import_ground_truths(rows, statements, known, summary, by)
     for row in rows:
         if row.pk in extracted or row.pk in approved:
             summary.touched_statement_ids.append(row.pk)
+
+
+def _import_discussion_extraction(
+    discussion: Discussion, fields: dict, known: _Known, summary: ImportSummary
+) -> bool:
+    """A discussion-unit run's PDP of the whole discussion, when the file gives one and the
+    run has none yet; returns whether it was imported."""
+    entry = fields.get("discussion_extraction")
+    if not isinstance(entry, dict):
+        return False
+    run = known.run_for({"extraction_run": discussion_run_info(entry, known.run_info)})
+    try:
+        run_unit_check(run, RunConfiguration.Unit.DISCUSSION)
+    except WrongUnit as exc:
+        raise PayloadError([PayloadIssue("discussion_extraction", str(exc), CONFLICT)]) from None
+    _, created = DiscussionExtraction.objects.get_or_create(
+        discussion=discussion, run=run, defaults={"pdp": _normalized(entry["pdp"])}
+    )
+    summary.extractions_created += int(created)
+    return created
 
 
 def _announce_import(summary: ImportSummary) -> None:
@@ -893,6 +949,7 @@ def _announce_import(summary: ImportSummary) -> None:
 @transaction.atomic
 def extractions_import(*, run: ExtractionRun, items: list[dict]) -> list[Extraction]:
     """Create or replace a run's extractions: items are {statement: id, pdp_deltas: {...}}."""
+    run_unit_check(run, RunConfiguration.Unit.STATEMENT)
     statements = Statement.objects.select_related("speaker").in_bulk(
         [i.get("statement") for i in items if isinstance(i, dict)]
     )

@@ -42,6 +42,12 @@ AGGREGATE_TOTALS = ("aggregate_tp", "aggregate_fp", "aggregate_fn")
 RUN_VALUES = "ExtractionRunValues"
 SYSTEM_VALUES = "ExtractionSystemValues"
 RUN_SUMMARY = "ExtractionRunSummary"
+UNIT = {
+    "type": "string",
+    "enum": ["statement", "discussion"],
+    "description": "what one extraction of the run covers: a subject statement, or a whole "
+    "discussion (then its statement figures are null: not applicable)",
+}
 # In the order a client tries them: the most specific first, a plain object last.
 VALUE_SHAPES = (
     "ExtractionStatementValues",
@@ -117,10 +123,21 @@ def metric_value_components() -> dict[str, dict[str, Any]]:
         "its discussions' accumulated extractions (cumulative).",
         "required": ["system", "cumulative"],
         "properties": {
-            "system": _ref("ExtractionPooledStatementValues"),
+            "system": _nullable(_ref("ExtractionPooledStatementValues")),
             "cumulative": _ref("ExtractionPooledDiscussionValues"),
-            "n_statements": {"type": "integer"},
+            "n_statements": {
+                "type": "integer",
+                "nullable": True,
+                "description": "null for a discussion-unit run: not applicable",
+            },
             "n_discussions": {"type": "integer"},
+            "unit": UNIT,
+            "n_left_out": {
+                "type": "integer",
+                "nullable": True,
+                "description": "a discussion-unit run: discussions it extracted that were not "
+                "scored, some subject statement having no approved ground truth",
+            },
         },
     }
     components[RUN_SUMMARY] = {
@@ -136,8 +153,11 @@ def metric_value_components() -> dict[str, dict[str, Any]]:
             "pair_bonds_f1": _figure(),
             "exact_match_rate": _figure(),
             "cumulative_f1": _figure("the run's cumulative (per discussion) aggregate F1"),
-            "n_statements": {"type": "integer"},
+            "n_statements": {"type": "integer", "nullable": True},
             "n_discussions": {"type": "integer"},
+            "unit": UNIT,
+            "configuration_id": {"type": "integer"},
+            "replicate": {"type": "integer"},
         },
     }
     components[SYSTEM_VALUES] = {

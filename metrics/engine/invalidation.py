@@ -23,7 +23,14 @@ from django.db.models import Q
 from django.db.models.signals import post_delete, post_save, pre_delete
 
 from audit import signals as audit_signals
-from audit.models import BlindReview, Extraction, ExtractionRun, Feedback, Statement
+from audit.models import (
+    BlindReview,
+    DiscussionExtraction,
+    Extraction,
+    ExtractionRun,
+    Feedback,
+    Statement,
+)
 from metrics.engine import errors, recompute, services
 from metrics.models import MetricResult
 from metrics.own_data import common as own_data
@@ -120,6 +127,21 @@ def extraction_deleted(sender: Any, instance: Extraction, **kwargs: Any) -> None
     )
 
 
+def discussion_extraction_deleted(
+    sender: Any, instance: DiscussionExtraction, **kwargs: Any
+) -> None:
+    """A discussion-unit run's extraction deleted on its own (not with its discussion, whose
+    deletion the statements' handle): its row goes, the run's totals follow."""
+    if _suspended.get():
+        return
+    discussion_id, run_id = instance.discussion_id, instance.run_id
+    transaction.on_commit(
+        lambda: services.results_mark_stale(
+            statement_ids=[], discussion_ids=[discussion_id], run_ids=[run_id], reason="deleted"
+        )
+    )
+
+
 def feedback_deleted(sender: Any, instance: Feedback, **kwargs: Any) -> None:
     if not _suspended.get() and instance.status == Feedback.Status.APPROVED:
         statement_id = instance.statement_id
@@ -179,6 +201,9 @@ def connect() -> None:
     pre_delete.connect(statement_deleted, sender=Statement, dispatch_uid="m_statement_del")
     post_save.connect(statement_saved, sender=Statement, dispatch_uid="m_statement_saved")
     post_delete.connect(extraction_deleted, sender=Extraction, dispatch_uid="m_extraction_del")
+    post_delete.connect(
+        discussion_extraction_deleted, sender=DiscussionExtraction, dispatch_uid="m_whole_del"
+    )
     post_delete.connect(feedback_deleted, sender=Feedback, dispatch_uid="m_feedback_del")
     post_save.connect(feedback_saved, sender=Feedback, dispatch_uid="m_feedback_saved")
     post_delete.connect(run_deleted, sender=ExtractionRun, dispatch_uid="m_run_del")

@@ -72,6 +72,7 @@ from metrics.engine.services import (
     run_result_compute,
     statement_result_compute,
     system_result_compute,
+    whole_discussion_pairs,
 )
 from metrics.families.extraction.batch import collector_paused
 from metrics.models import ComputeJob, MetricResult
@@ -148,7 +149,7 @@ def _expected_items(run_id: int | None) -> list[Item]:
             "statement_id", "statement__discussion_id", "run_id"
         )
     )
-    discussions = {(d, r) for _, d, r in statements}
+    discussions = {(d, r) for _, d, r in statements} | whole_discussion_pairs(run_id=run_id)
     rows = extraction_results().filter(scope__in=CHILD_SCOPES)
     rows = rows if run_id is None else rows.filter(run_id=run_id)
     for scope, d, s, r in rows.values_list("scope", "discussion_id", "statement_id", "run_id"):

@@ -33,7 +33,15 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from audit.models import Extraction, ExtractionRun, Feedback, Speaker, Statement
+from audit.models import (
+    DiscussionExtraction,
+    Extraction,
+    ExtractionRun,
+    Feedback,
+    RunConfiguration,
+    Speaker,
+    Statement,
+)
 from audit.selectors.threads import approved_codings_count
 from evalsite.match_settings import match_settings
 from evalsite.queue import task_enqueue_named, task_enqueue_on_commit
@@ -119,12 +127,26 @@ def _run_totals_rebuild(run_id: int | None) -> dict[str, Any]:
 # --- run and system summaries ----------------------------------------------------------------
 
 
-def _run_values(totals: Any) -> dict[str, Any]:
+def _run_values(totals: Any, run_id: int | None = None) -> dict[str, Any]:
+    """A run's figures from its totals (``run_values``), on live ground truth."""
+    whole = (
+        run_id is not None and ExtractionRun.objects.discussion_unit().filter(pk=run_id).exists()
+    )
+    scored = int(totals["discussions"].get("count", 0))
+    return run_values(totals, whole=whole, left_out=_left_out(run_id, scored) if whole else None)
+
+
+def run_values(totals: Any, *, whole: bool, left_out: int | None) -> dict[str, Any]:
+    """A run's figures from its totals. A discussion-unit run (``whole``) has no statement
+    figures (``system`` and ``n_statements`` None: not applicable, never 0) and says how many
+    discussions it extracted were left out (partly approved)."""
     return {
-        "system": system_f1_from_totals(totals["statements"]).to_dict(),
+        "system": None if whole else system_f1_from_totals(totals["statements"]).to_dict(),
         "cumulative": system_cumulative_f1_from_totals(totals["discussions"]).to_dict(),
-        "n_statements": int(totals["statements"].get("count", 0)),
+        "n_statements": None if whole else int(totals["statements"].get("count", 0)),
         "n_discussions": int(totals["discussions"].get("count", 0)),
+        "unit": RunConfiguration.Unit.DISCUSSION if whole else RunConfiguration.Unit.STATEMENT,
+        "n_left_out": left_out,
     }
 
 
@@ -167,7 +189,7 @@ def _run_row_settle(run_row: MetricResult) -> bool:
     """
     before = (run_row.status, run_row.input_hash)  # the figures are a function of the totals
     run_row.status, run_row.error = _children_status(run_row.run_id)
-    run_row.values = _run_values(run_row.contribution)
+    run_row.values = _run_values(run_row.contribution, run_row.run_id)
     run_row.input_hash = _hash(run_row.contribution)
     run_row.match_settings = match_settings().to_dict()
     run_row.code_version = CODE_VERSION
@@ -195,6 +217,9 @@ def _run_summary(row: MetricResult) -> dict[str, Any]:
         "cumulative_f1": cumulative.get("aggregate_micro_f1"),
         "n_statements": values.get("n_statements", 0),
         "n_discussions": values.get("n_discussions", 0),
+        "unit": values.get("unit", run.unit),
+        "configuration_id": run.configuration_id,
+        "replicate": run.replicate,
     }
 
 
@@ -206,7 +231,7 @@ def system_result_compute() -> MetricResult:
         runs = list(
             extraction_results()
             .filter(scope=Scope.RUN)
-            .select_related("run")
+            .select_related("run__configuration")
             .order_by("run__created_at")
         )
         statuses = {run.status for run in runs}
@@ -271,9 +296,10 @@ def children_inputs(
     in two queries: a batch holding a discussion and its statements reads (and decodes)
     each payload once. A pair missing from the answer has no result to store."""
     statements, discussions = list(statements), list(discussions)
-    by_statement, by_discussion = _approved_ground_truth(
+    by_statement, by_discussion, subjects = _approved_ground_truth(
         {s for s, _ in statements}, {d for d, _ in discussions}
     )
+    whole = _whole_discussion_extractions(discussions)
     subject_ids = {gt[0] for rows in by_discussion.values() for gt in rows}
     extractions = {
         (e[0], e[1]): (e[0], *e[2:])  # (statement, id, updated_at, pdp_deltas)
@@ -294,9 +320,12 @@ def children_inputs(
             ai[3], gt[4], _hash(inputs), gt[5]
         )
     for discussion_id, run_id in discussions:
-        discussion = _discussion_pair_inputs(
-            by_discussion.get(discussion_id, []), run_id, extractions
-        )
+        rows = by_discussion.get(discussion_id, [])
+        if whole is not None and run_id in whole.runs:
+            extraction = whole.extractions.get((discussion_id, run_id))
+            discussion = _whole_discussion_inputs(rows, subjects.get(discussion_id, 0), extraction)
+        else:
+            discussion = _discussion_pair_inputs(rows, run_id, extractions)
         if discussion is not None:
             found[Scope.DISCUSSION, discussion_id, run_id] = discussion
     return found
@@ -304,18 +333,24 @@ def children_inputs(
 
 def _approved_ground_truth(
     statement_ids: set[int], discussion_ids: set[int]
-) -> tuple[dict[int, tuple], dict[int, list[tuple]]]:
+) -> tuple[dict[int, tuple], dict[int, list[tuple]], dict[int, int]]:
     """The approved GT of the statements, and of the discussions' subject statements in
-    order, as (statement, id, version, updated_at, edited_extraction, discussion) rows."""
+    order, as (statement, id, version, updated_at, edited_extraction, discussion) rows; and
+    how many subject statements each discussion has."""
     # The subject statements first, so the GT is read by statement id alone: an OR of the
     # two conditions made PostgreSQL join every approved feedback (a full scan per batch).
-    subjects = set(
+    subject_rows = (
         Statement.objects.filter(
             discussion_id__in=discussion_ids, speaker__type=Speaker.Type.SUBJECT
-        ).values_list("id", flat=True)
+        ).values_list("id", "discussion_id")
         if discussion_ids
         else ()
     )
+    subjects: set[int] = set()
+    counts: dict[int, int] = {}
+    for statement_id, discussion_id in subject_rows:
+        subjects.add(statement_id)
+        counts[discussion_id] = counts.get(discussion_id, 0) + 1
     by_statement: dict[int, tuple] = {}
     by_discussion: dict[int, list[tuple]] = {}
     for gt in (
@@ -334,7 +369,59 @@ def _approved_ground_truth(
         by_statement[gt[0]] = gt
         if gt[0] in subjects:
             by_discussion.setdefault(gt[5], []).append(gt)
-    return by_statement, by_discussion
+    return by_statement, by_discussion, counts
+
+
+# --- discussion-unit runs: one extraction per discussion ------------------------------------------
+
+
+@dataclass(frozen=True)
+class _WholeExtractions:
+    runs: set[int]  # the discussion-unit runs among those asked about
+    extractions: dict[tuple[int, int], tuple]  # (discussion, run) -> (id, updated_at, pdp)
+
+
+def _whole_discussion_extractions(pairs: list[tuple[Any, Any]]) -> _WholeExtractions | None:
+    """The extractions of the discussion-unit runs among ``pairs`` (None: there are none)."""
+    runs = set(
+        ExtractionRun.objects.discussion_unit()
+        .filter(pk__in={r for _, r in pairs})
+        .values_list("pk", flat=True)
+    )
+    if not runs:
+        return None
+    rows = DiscussionExtraction.objects.filter(
+        run_id__in=runs, discussion_id__in={d for d, r in pairs if r in runs}
+    ).values_list("discussion_id", "run_id", "id", "updated_at", "pdp")
+    return _WholeExtractions(runs, {(row[0], row[1]): row[2:] for row in rows})
+
+
+def _whole_discussion_inputs(
+    rows: list[tuple], subject_count: int, extraction: tuple | None
+) -> ResultInputs | None:
+    """A discussion-unit run's inputs for one discussion: its one PDP against the cumulative
+    approved GT, only when every subject statement has approved GT (a partly approved
+    discussion is left out: its PDP would be scored against half its ground truth)."""
+    if extraction is None or not subject_count or len(rows) != subject_count:
+        return None
+    inputs = [[*gt[:4]] for gt in rows] + [[*extraction[:2]]]
+    return ResultInputs([extraction[2]], [gt[4] for gt in rows], _hash(inputs))
+
+
+def whole_discussion_pairs(*, run_id: int | None = None) -> set[tuple[int, int]]:
+    """(discussion, run) of the discussion-unit extractions of discussions with approved GT."""
+    rows = DiscussionExtraction.objects.filter(
+        discussion_id__in=Feedback.objects.approved().values("statement__discussion_id")
+    )
+    if run_id is not None:
+        rows = rows.filter(run_id=run_id)
+    return set(rows.values_list("discussion_id", "run_id"))
+
+
+def _left_out(run_id: int | None, scored: int) -> int:
+    """Discussions a discussion-unit run extracted that have approved GT, not scored because
+    some subject statement has none yet."""
+    return len(whole_discussion_pairs(run_id=run_id)) - scored if run_id else 0
 
 
 def row_is_current(row: MetricResult, input_hash: str, force: bool) -> bool:
@@ -591,10 +678,20 @@ def missing_rows(approved: Any, run_ids: Iterable[int] | None) -> list[Missing]:
     if run_ids is not None:
         pairs = pairs.filter(run_id__in=run_ids)
     ids = {"run_id": "run_id", "discussion_id": "statement__discussion_id"}
+    # Discussion-unit runs: a row per discussion they extracted (computed, or removed when
+    # the discussion is only partly approved).
+    whole = DiscussionExtraction.objects.filter(
+        discussion_id__in=approved.values("statement__discussion_id")
+    )
+    if run_ids is not None:
+        whole = whole.filter(run_id__in=run_ids)
+    whole_ids = {"run_id": "run_id", "discussion_id": "discussion_id"}
     return [
         _missing(pairs, Scope.STATEMENT, {**ids, "statement_id": "statement_id"}),
         _missing(pairs, Scope.DISCUSSION, ids),
         _missing(pairs, Scope.RUN, {"run_id": "run_id"}),
+        _missing(whole, Scope.DISCUSSION, whole_ids),
+        _missing(whole, Scope.RUN, {"run_id": "run_id"}),
     ]
 
 

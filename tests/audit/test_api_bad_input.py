@@ -86,7 +86,7 @@ def test_nan_is_refused(api, admin_user):
     [
         ({"model_name": 5, "prompt_version": "p"}, "model_name: Not a valid string."),
         ({"model_name": ["m"], "prompt_version": "p"}, "model_name: Not a valid string."),
-        ({"model_name": "m"}, "prompt_version: This field is required."),
+        ({"model_name": "m"}, "prompt_version: This field is required"),
         (
             {"model_name": "m", "prompt_version": None},
             "prompt_version: This field may not be null.",

@@ -50,7 +50,12 @@ def test_export_by_ids_is_an_attachment_that_follows_the_schema(api, admin_user,
     assert by_order[1]["approved_feedback"]["auditor"] == "alice"
     assert by_order[1]["approved_feedback"]["approved_by"] == "carol"
     assert by_order[1]["pdp_deltas"] is not None
-    assert by_order[1]["extraction_run"] == {"model_name": "gpt-test", "prompt_version": "v1"}
+    run = approved.subject.extractions.get().run
+    assert by_order[1]["extraction_run"] == {
+        "model_name": "gpt-test",
+        "prompt_version": "v1",
+        "external_id": run.external_id,  # a re-import finds the run again by it
+    }
 
 
 def test_export_all(api, admin_user, approved):

@@ -39,6 +39,7 @@ from audit.models import (
     ExtractionRun,
     Feedback,
     FeedbackRevision,
+    RunConfiguration,
     Speaker,
     Statement,
 )
@@ -168,8 +169,10 @@ def _keys() -> dict[str, dict[int, str]]:
         for pk, d, order in Statement.objects.values_list("pk", "discussion_id", "order")
     }
     runs = {
-        pk: f"{m}/{p}"
-        for pk, m, p in ExtractionRun.objects.values_list("pk", "model_name", "prompt_version")
+        pk: f"{m}/{p}" + (f"#{r}" if r > 1 else "")
+        for pk, m, p, r in ExtractionRun.objects.values_list(
+            "pk", "model_name", "prompt_version", "replicate"
+        )
     }
     feedback = {
         pk: f"{statements[s]}~{users[a]}"
@@ -189,6 +192,12 @@ def _keys() -> dict[str, dict[int, str]]:
             for pk, s, r in Extraction.objects.values_list("pk", "statement_id", "run_id")
         },
         "feedback": feedback,
+        "configuration": {
+            pk: f"{m}/{p}"
+            for pk, m, p in RunConfiguration.objects.values_list(
+                "pk", "model_name", "prompt_version"
+            )
+        },
     }
 
 
@@ -204,6 +213,7 @@ FOREIGN = {
     "approved_by_id": "user",
     "proposed_by_id": "user",
     "actor_id": "user",
+    "configuration_id": "configuration",
 }
 
 
@@ -216,6 +226,8 @@ def _value(name: str, value: Any, keys: dict[str, dict[int, str]]) -> Any:
         return keys[FOREIGN[name]][value]
     if name == "external_id" and value and len(value) == 32:
         return "generated"
+    if name == "configuration" and isinstance(value, int):
+        return keys["configuration"][value]
     return value
 
 
@@ -234,6 +246,9 @@ def _log(keys: dict[str, dict[int, str]]) -> list[dict]:
         ids = row["details"].get("imported_feedback")
         if ids is not None:
             row["details"]["imported_feedback"] = [keys["feedback"][pk] for pk in ids]
+        for name in ("external_id", "configuration"):
+            if name in row["details"]:
+                row["details"][name] = _value(name, row["details"][name], keys)
     return rows
 
 
@@ -254,7 +269,8 @@ def _users() -> list[list]:
 def _state() -> dict:
     keys = _keys()
     tables = (
-        Discussion, Speaker, Statement, ExtractionRun, Extraction, Feedback, FeedbackRevision,
+        Discussion, Speaker, Statement, RunConfiguration, ExtractionRun, Extraction, Feedback,
+        FeedbackRevision,
         CodingTally, DiscussionFigures, AuditorFigures, CodingTime, CodingTimeChange,
     )  # fmt: skip
     state: dict[str, Any] = {model.__name__: _rows(model, keys) for model in tables}

@@ -313,6 +313,29 @@ APPROVED_FEEDBACK_SCHEMA = {
     },
 }
 
+RUN_REFERENCE_SCHEMA = {
+    "type": "object",
+    "additionalProperties": False,
+    "description": "the extraction run: a registered run's external_id, or a configuration "
+    "(model_name, prompt_version, optionally prompt_text or prompt_hash, parameters, unit) of "
+    "which the import registers a new replicate (one per description in a file; with an "
+    "external_id, once)",
+    "properties": {
+        "model_name": {"type": "string"},
+        "prompt_version": {"type": ["string", "null"]},
+        "prompt_text": {"type": "string"},
+        "prompt_hash": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+        "parameters": {
+            "type": "object",
+            "additionalProperties": {"type": ["string", "number", "boolean", "null"]},
+        },
+        "unit": {"enum": ["statement", "discussion"]},
+        "configuration_notes": {"type": "string"},
+        "notes": {"type": "string"},
+        "external_id": {"type": "string"},
+    },
+}
+
 EXPORT_STATEMENT_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
@@ -324,11 +347,7 @@ EXPORT_STATEMENT_SCHEMA = {
         "speaker_type": {"enum": ["Subject", "Expert", "subject", "expert"]},
         "speaker": {"type": ["string", "null"]},
         "pdp_deltas": {"oneOf": [PDP_SCHEMA, {"type": "null"}]},
-        "extraction_run": {
-            "type": ["object", "null"],
-            "properties": {"model_name": {"type": "string"}, "prompt_version": {"type": "string"}},
-            "additionalProperties": False,
-        },
+        "extraction_run": {"oneOf": [RUN_REFERENCE_SCHEMA, {"type": "null"}]},
         "ground_truth": {
             "oneOf": [PDP_SCHEMA, {"type": "null"}],
             "description": "legacy files: the approved extraction without its metadata",
@@ -340,14 +359,7 @@ EXPORT_STATEMENT_SCHEMA = {
             "accepted without review (not human ground truth; an import ignores it)",
             "additionalProperties": False,
             "properties": {
-                "run": {
-                    "type": "object",
-                    "properties": {
-                        "model_name": {"type": "string"},
-                        "prompt_version": {"type": "string"},
-                    },
-                    "additionalProperties": False,
-                },
+                "run": RUN_REFERENCE_SCHEMA,
                 "confidence": {"type": "number"},
                 "pdp_deltas": {"oneOf": [PDP_SCHEMA, {"type": "null"}]},
             },
@@ -394,6 +406,14 @@ GROUND_TRUTH_EXPORT_SCHEMA: dict[str, Any] = {
                     "summary": {"type": "string"},
                     "date": {"type": ["string", "null"]},
                     "created_at": {"type": "string"},
+                    "discussion_extraction": {
+                        "type": ["object", "null"],
+                        "description": "a discussion-unit run's extraction: one PDP for the "
+                        "whole discussion",
+                        "additionalProperties": False,
+                        "required": ["pdp"],
+                        "properties": {"extraction_run": RUN_REFERENCE_SCHEMA, "pdp": PDP_SCHEMA},
+                    },
                     "statements": {"type": "array", "items": EXPORT_STATEMENT_SCHEMA},
                 },
             },
