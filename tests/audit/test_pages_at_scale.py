@@ -614,8 +614,7 @@ def test_the_team_page_reads_its_stored_rows_in_the_order_the_computed_rows_sort
     (ties by discussion), with the same figures, agreement included (the seed stores the
     inter-auditor pieces of one statement in ten)."""
     from audit.derived.team_figures import discussion_figures_sorted
-    from audit.selectors.progress import COLUMNS, rows_sorted
-    from audit.selectors.queues import discussion_progress
+    from audit.selectors.progress import COLUMNS, discussion_progress, rows_sorted
 
     seeded(discussions=60, statements=12, long=0)
     computed = discussion_progress()

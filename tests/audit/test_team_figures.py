@@ -12,8 +12,7 @@ from django.utils import timezone
 
 from audit.derived.coding_times import team_times_rebuild
 from audit.models import AuditorFigures, DiscussionFigures, Feedback, FeedbackRevision
-from audit.selectors.progress import STORED, auditor_progress
-from audit.selectors.queues import discussion_progress
+from audit.selectors.progress import STORED, auditor_progress, discussion_progress
 from audit.services import feedback_save, feedback_start, feedback_submit
 from tests.audit.test_views_support import make_scene
 from tests.factories import pdp, person

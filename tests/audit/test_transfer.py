@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from audit.models import AuditLogEntry, Discussion, Extraction, Feedback, Statement
-from audit.services import discussions_import, ground_truth_export
+from audit.services import discussions_import, exports, ground_truth_export
 from audit.services import imports as transfer
 from audit.services.exports import NothingToExport
 from metrics.families.payload.schema import GROUND_TRUTH_EXPORT_SCHEMA, PayloadError
@@ -137,11 +137,11 @@ def test_the_export_text_is_the_dump_of_the_export_piece_by_piece(admin_user):
     discussions_import(by=admin_user, data=discussion_file(external_id="second"))
     now = datetime(2026, 11, 24, 10, tzinfo=UTC)
     with (
-        mock.patch.object(transfer, "EXPORT_CHUNK", 1),  # several rounds of queries
-        mock.patch.object(transfer.timezone, "now", return_value=now),
+        mock.patch.object(exports, "EXPORT_CHUNK", 1),  # several rounds of queries
+        mock.patch.object(exports.timezone, "now", return_value=now),
     ):
         exported = ground_truth_export(all_discussions=True)
-        pieces = list(transfer.ground_truth_export_text(all_discussions=True))
+        pieces = list(exports.ground_truth_export_text(all_discussions=True))
     whole = json.dumps(exported, indent=2, ensure_ascii=False)
     assert "".join(pieces) == whole + "\n"
     assert len(pieces) == 2 + 2  # header, one per discussion, the end
@@ -151,7 +151,7 @@ def test_the_export_text_refuses_before_writing_anything(admin_user):
     discussions_import(by=admin_user, data=discussion_file())
     Feedback.objects.update(status=Feedback.Status.SUBMITTED)
     with pytest.raises(NothingToExport):
-        transfer.ground_truth_export_text(all_discussions=True)
+        exports.ground_truth_export_text(all_discussions=True)
 
 
 def test_export_contains_only_approved_ground_truth(admin_user):

@@ -7,8 +7,7 @@ import pytest
 from django.urls import reverse
 
 from audit.models import Feedback
-from audit.selectors.progress import auditor_progress
-from audit.selectors.queues import discussion_progress
+from audit.selectors.progress import auditor_progress, discussion_progress
 from metrics.own_data.common import INTERAUDITOR_KEY
 from metrics.own_data.interauditor import interauditor_result_compute, statement_disagreement
 from tests.factories import (
