@@ -8,6 +8,7 @@ from audit.views import (
     discussion,
     editing,
     guidelines,
+    jobs,
     queue,
     review,
     team,
@@ -57,6 +58,8 @@ urlpatterns = [
     path("guidelines/v<int:number>/", guidelines.guideline_version, name="guideline_version"),
     path("statements/<int:pk>/comments/", comments.thread, name="thread"),
     path("inbox/", comments.inbox, name="inbox"),
+    path("jobs/<int:pk>/progress/", jobs.job_progress, name="job_progress"),
+    path("jobs/<int:pk>/cancel/", jobs.job_cancel, name="job_cancel"),
     path("statements/<int:pk>/adjudicate/", adjudication.adjudicate, name="adjudicate"),
     path(
         "statements/<int:pk>/adjudicate/choose/",

@@ -232,8 +232,6 @@ CELERY_TASK_ROUTES = {
         "evaluation_compute",
         "run_compute_job",
         "compute_job_chunk",
-        "export_ground_truth_job",
-        "import_ground_truth_job",
         "compute_run_comparison",
         "compute_error_analysis",
     )
@@ -241,7 +239,15 @@ CELERY_TASK_ROUTES = {
 # The stale sweep has a queue of its own that every worker serves, whatever its -Q list
 # (evalsite/celery.py adds it), so the sweep runs while any worker is alive.
 SWEEP_QUEUE = "sweep"
-CELERY_TASK_ROUTES["audit.tasks.team_times"] = {"queue": "slow"}
+CELERY_TASK_ROUTES |= {
+    f"audit.tasks.{name}": {"queue": "slow"}
+    for name in ("team_times", "export_ground_truth_job", "import_ground_truth_job")
+}
+# Their first names, for messages queued before they were renamed (kept for one release).
+CELERY_TASK_ROUTES |= {
+    f"metrics.tasks.{name}": {"queue": "slow"}
+    for name in ("export_ground_truth_job", "import_ground_truth_job")
+}
 CELERY_TASK_ROUTES["metrics.tasks.recompute_stale"] = {"queue": SWEEP_QUEUE}
 STALE_SWEEP_SECONDS = env_float("STALE_SWEEP_SECONDS", 60, minimum=1)
 # Rows marked stale this recently are left to their own queued task by the periodic sweep.

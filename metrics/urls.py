@@ -18,8 +18,10 @@ urlpatterns = [
     path("errors/statements/", dashboards.error_statements, name="error_statements"),
     path("evaluations/", include("metrics.evaluations.urls")),
     path("jobs/", jobs.jobs, name="jobs"),
-    path("jobs/<int:pk>/progress/", jobs.job_progress, name="job_progress"),
-    path("jobs/<int:pk>/cancel/", jobs.job_cancel, name="job_cancel"),
+    # A job's progress and cancel moved to audit (/audit/jobs/<pk>/...), like the jobs: the old
+    # addresses redirect, keeping the method (308), for one release.
+    path("jobs/<int:pk>/progress/", moved_to("audit:job_progress")),
+    path("jobs/<int:pk>/cancel/", moved_to("audit:job_cancel")),
     path(
         "runs/<int:run_id>/extraction-card/",
         jobs.extraction_card_partial,

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import transaction
 from kombu.exceptions import OperationalError as KombuOperationalError
 
+from audit import tasks as audit_tasks
 from evalsite.celery import app
 from evalsite.queue import broker_circuit, task_enqueue, task_enqueue_on_commit
 from metrics import tasks
@@ -58,8 +59,23 @@ def test_every_routed_or_scheduled_task_name_is_a_registered_task():
     assert names <= set(app.tasks), sorted(names - set(app.tasks))
 
 
-def test_tasks_keep_their_names_when_their_module_moves():
-    for name in dir(tasks):
-        task = getattr(tasks, name)
-        if isinstance(task, Task):
-            assert task.name == f"metrics.tasks.{name}"
+@pytest.mark.parametrize("module", [tasks, audit_tasks])
+def test_a_task_is_named_after_its_module(module):
+    found = {name: getattr(module, name) for name in dir(module)}
+    found = {name: task for name, task in found.items() if isinstance(task, Task)}
+    assert found
+    assert {task.name for task in found.values()} == {f"{module.__name__}.{n}" for n in found}
+
+
+def test_a_message_queued_under_a_job_task_first_name_still_runs(monkeypatch):
+    ran = []
+    monkeypatch.setattr(
+        audit_tasks, "ground_truth_export_job_run", lambda job_id: ran.append(job_id)
+    )
+    monkeypatch.setattr(
+        audit_tasks, "ground_truth_import_job_run", lambda job_id: ran.append(-job_id)
+    )
+    app.tasks["metrics.tasks.export_ground_truth_job"](7)
+    app.tasks["metrics.tasks.import_ground_truth_job"](8)
+    assert ran == [7, -8]
+    assert settings.CELERY_TASK_ROUTES["metrics.tasks.export_ground_truth_job"]["queue"] == "slow"

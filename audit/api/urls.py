@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from audit.api import adjudication, assignments, discussions, feedback, runs, threads
+from audit.api import adjudication, assignments, discussions, feedback, jobs, runs, threads
 
 urlpatterns = [
     path("discussions/", discussions.DiscussionListApi.as_view(), name="api-discussions"),
@@ -124,4 +124,7 @@ urlpatterns = [
         adjudication.AdjudicationSubmitApi.as_view(),
         name="api-adjudication-submit",
     ),
+    path("jobs/", jobs.JobListApi.as_view(), name="api-jobs"),
+    path("jobs/<int:pk>/", jobs.JobDetailApi.as_view(), name="api-job-detail"),
+    path("jobs/<int:pk>/download", jobs.JobDownloadApi.as_view(), name="api-job-download"),
 ]

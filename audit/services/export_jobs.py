@@ -25,7 +25,7 @@ from evalsite.queue import task_enqueue_named
 
 log = logging.getLogger(__name__)
 
-EXPORT_TASK = "metrics.tasks.export_ground_truth_job"  # audit.tasks; its first, stable name
+EXPORT_TASK = "audit.tasks.export_ground_truth_job"
 
 
 @dataclass

@@ -34,7 +34,7 @@ from metrics.families.payload.schema import PayloadError
 
 log = logging.getLogger(__name__)
 
-IMPORT_TASK = "metrics.tasks.import_ground_truth_job"  # audit.tasks; its first, stable name
+IMPORT_TASK = "audit.tasks.import_ground_truth_job"
 IMPORT_CHUNK_BYTES = 256 * 1024  # read from the stored file at a time
 
 

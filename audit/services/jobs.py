@@ -1,13 +1,18 @@
 """Background jobs (audit.models.ComputeJob): starting one, at most one active per scope.
 
-audit's export/import jobs and metrics' recompute jobs start through here.
+audit's export/import jobs and metrics' recompute jobs start through here; any job is cancelled
+through here, and a job whose worker died is found here (``jobs_lease_expired``).
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings as django_settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
 
 from audit.models import ComputeJob
 
@@ -37,3 +42,28 @@ def compute_job_start(*, kind: str, scope: str, params: dict[str, Any], user: An
                 return compute_job_start(kind=kind, scope=scope, params=params, user=user)
     active.created = False
     return active
+
+
+def compute_job_cancel(*, job: ComputeJob) -> ComputeJob:
+    """Stop a job: a queued one (or one whose worker is gone) at once; a running one stops
+    between two items, when its task next checks the flag."""
+    now = timezone.now()
+    ComputeJob.objects.filter(pk=job.pk, status=ComputeJob.Status.QUEUED).update(
+        status=ComputeJob.Status.CANCELLED, cancel_requested=True, finished_at=now
+    )
+    ComputeJob.objects.filter(pk=job.pk, status=ComputeJob.Status.RUNNING).update(
+        cancel_requested=True
+    )
+    jobs_lease_expired(ComputeJob.objects.filter(pk=job.pk)).update(
+        status=ComputeJob.Status.CANCELLED, finished_at=now
+    )
+    job.refresh_from_db()
+    return job
+
+
+def jobs_lease_expired(jobs: Any) -> Any:
+    """Running jobs whose task stopped writing its heartbeat (its worker died)."""
+    cutoff = timezone.now() - timedelta(seconds=django_settings.JOB_LEASE_SECONDS)
+    return jobs.filter(status=ComputeJob.Status.RUNNING).filter(
+        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
+    )

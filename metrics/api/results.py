@@ -2,30 +2,23 @@
 
 from __future__ import annotations
 
-from django.http import FileResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
-from audit.selectors.lists import compute_jobs_list
 from evalsite.access import ADMIN_ONLY, IsAuditor
 from evalsite.api import (
     ApiRequest,
     ApiView,
-    ErrorSerializer,
     JobStartedSerializer,
     job_started_body,
 )
 from metrics.api.serializers import (
-    JobFilterSerializer,
-    JobOutputSerializer,
     MetricResultFilterSerializer,
     MetricResultOutputSerializer,
     RecomputeInputSerializer,
 )
 from metrics.engine.recompute import metrics_recompute_all
-from metrics.models import ComputeJob
 from metrics.selectors import metric_results_list
 
 
@@ -83,68 +76,3 @@ class RecomputeApi(ApiView):
             stale_only=data["stale_only"],
         )
         return Response(job_started_body(request, job), status=202)
-
-
-class JobListApi(ApiView):
-    permission_classes = ADMIN_ONLY
-
-    @extend_schema(
-        operation_id="jobs_list",
-        parameters=[JobFilterSerializer],
-        responses=JobOutputSerializer(many=True),
-        description="Background jobs (recompute, export). Roles: admins.",
-    )
-    def get(self, request: ApiRequest) -> Response:
-        filters = self.query(JobFilterSerializer)
-        return self.paginated(compute_jobs_list(filters=filters), JobOutputSerializer)
-
-
-class JobDetailApi(ApiView):
-    permission_classes = ADMIN_ONLY
-
-    @extend_schema(
-        operation_id="jobs_retrieve",
-        responses=JobOutputSerializer,
-        description="A job's progress: status, done, total, percent. Roles: admins.",
-    )
-    def get(self, request: ApiRequest, pk: int) -> Response:
-        job = get_object_or_404(ComputeJob, pk=pk)
-        return Response(JobOutputSerializer(job, context={"request": request}).data)
-
-
-class JobDownloadApi(ApiView):
-    permission_classes = ADMIN_ONLY
-
-    @extend_schema(
-        operation_id="jobs_download",
-        responses={
-            (200, "application/json"): OpenApiResponse(
-                OpenApiTypes.OBJECT, description="The file the job wrote (attachment)."
-            ),
-            409: OpenApiResponse(ErrorSerializer, description="The job has not finished."),
-        },
-        description="The file an export job wrote, once it is done. Roles: admins.",
-    )
-    def get(self, request: ApiRequest, pk: int) -> HttpResponseBase:
-        job = get_object_or_404(ComputeJob, pk=pk)
-        if job.status != ComputeJob.Status.DONE:
-            return Response(
-                {
-                    "detail": f"Job {job.pk} is {job.status}; the file is not ready."
-                    + (f" Error: {job.error}" if job.error else "")
-                },
-                status=409,
-            )
-        if not job.result_file:
-            return Response({"detail": f"Job {job.pk} wrote no file."}, status=404)
-        name = job.result_file.name.rsplit("/", 1)[-1]
-        try:
-            handle = job.result_file.open("rb")
-        except OSError:
-            return Response({"detail": f"The file of job {job.pk} is gone."}, status=404)
-        return FileResponse(
-            handle,
-            as_attachment=True,
-            filename=name,
-            content_type="application/json",
-        )

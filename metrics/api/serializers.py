@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from audit.api.serializers import ImportSummarySerializer, existing_run
+from audit.api.serializers import existing_run
 from audit.models import ExtractionRun
 from evalsite.api import (
     FilterTextField,
@@ -16,7 +15,7 @@ from evalsite.api import (
     StrictIntegerField,
 )
 from metrics.api.value_schemas import metric_value_components, metric_values_schema
-from metrics.models import ComputeJob, MetricResult
+from metrics.models import MetricResult
 from metrics.registry import EXTRACTION, RECOMPUTE_JOB
 
 
@@ -65,61 +64,6 @@ class MetricResultOutputSerializer(serializers.ModelSerializer):
             "computed_at",
             "stale_since",
         ]
-
-
-class JobFilterSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=ComputeJob.Kind.choices, required=False)
-    status = serializers.ChoiceField(choices=ComputeJob.Status.choices, required=False)
-
-
-class JobOutputSerializer(serializers.ModelSerializer):
-    percent = serializers.IntegerField(read_only=True)
-    elapsed_seconds = serializers.FloatField(read_only=True, allow_null=True)
-    eta_seconds = serializers.FloatField(read_only=True, allow_null=True)
-    url = serializers.SerializerMethodField()
-    download_url = serializers.SerializerMethodField()
-    result = serializers.SerializerMethodField(
-        help_text="An import job's summary once done (null otherwise)."
-    )
-
-    class Meta:
-        model = ComputeJob
-        fields = [
-            "id",
-            "kind",
-            "status",
-            "done",
-            "total",
-            "percent",
-            "result",
-            "error",
-            "attempt",
-            "heartbeat_at",
-            "cancel_requested",
-            "created_at",
-            "started_at",
-            "finished_at",
-            "elapsed_seconds",
-            "eta_seconds",
-            "url",
-            "download_url",
-        ]
-
-    def _absolute(self, path: str) -> str:
-        request = self.context.get("request")
-        return request.build_absolute_uri(path) if request else path
-
-    def get_url(self, job: ComputeJob) -> str:
-        return self._absolute(reverse("api-job-detail", args=[job.pk]))
-
-    @extend_schema_field(ImportSummarySerializer(allow_null=True))
-    def get_result(self, job: ComputeJob) -> dict | None:
-        return (job.params or {}).get("result") if job.kind == ComputeJob.Kind.IMPORT else None
-
-    def get_download_url(self, job: ComputeJob) -> str | None:
-        if job.status != ComputeJob.Status.DONE or not job.result_file:
-            return None
-        return self._absolute(reverse("api-job-download", args=[job.pk]))
 
 
 class RecomputeInputSerializer(StrictInputSerializer):

@@ -12,9 +12,6 @@ urlpatterns: list[URLPattern | URLResolver] = [
         name="api-metric-result",
     ),
     path("recompute/", results.RecomputeApi.as_view(), name="api-recompute"),
-    path("jobs/", results.JobListApi.as_view(), name="api-jobs"),
-    path("jobs/<int:pk>/", results.JobDetailApi.as_view(), name="api-job-detail"),
-    path("jobs/<int:pk>/download", results.JobDownloadApi.as_view(), name="api-job-download"),
     path("evaluations/", include("metrics.evaluations.api_urls")),
     path("extraction-runs/<int:run_id>/triage/", triage.TriageApi.as_view(), name="api-triage"),
     path(

@@ -42,7 +42,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from audit.models import Extraction, Feedback
-from audit.services.jobs import compute_job_start
+from audit.services.jobs import compute_job_start, jobs_lease_expired
 from evalsite.bulk import rows_update
 from evalsite.match_settings import match_settings
 from evalsite.planner import planner_statistics_refresh
@@ -259,31 +259,6 @@ def metrics_recompute_all(
 
 def _enqueue_job(job_id: int) -> None:
     task_enqueue_named("metrics.tasks.run_compute_job", job_id=job_id)
-
-
-def compute_job_cancel(*, job: ComputeJob) -> ComputeJob:
-    """Stop a job: a queued one (or one whose worker is gone) at once; a running one stops
-    between two items, when its task next checks the flag."""
-    now = timezone.now()
-    ComputeJob.objects.filter(pk=job.pk, status=ComputeJob.Status.QUEUED).update(
-        status=ComputeJob.Status.CANCELLED, cancel_requested=True, finished_at=now
-    )
-    ComputeJob.objects.filter(pk=job.pk, status=ComputeJob.Status.RUNNING).update(
-        cancel_requested=True
-    )
-    _lease_expired(ComputeJob.objects.filter(pk=job.pk)).update(
-        status=ComputeJob.Status.CANCELLED, finished_at=now
-    )
-    job.refresh_from_db()
-    return job
-
-
-def _lease_expired(jobs: Any) -> Any:
-    """Running jobs whose task stopped writing its heartbeat (its worker died)."""
-    cutoff = timezone.now() - timedelta(seconds=django_settings.JOB_LEASE_SECONDS)
-    return jobs.filter(status=ComputeJob.Status.RUNNING).filter(
-        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
-    )
 
 
 def _job_claim(job_id: int) -> int | None:
@@ -795,14 +770,14 @@ def compute_jobs_recover(*, older_than: timedelta | None = None) -> Counter:
     ).values_list("pk", flat=True):
         _enqueue_job(job_id)
         counts["job"] += 1
-    for job in _lease_expired(ComputeJob.objects.all()):
+    for job in jobs_lease_expired(ComputeJob.objects.all()):
         counts[_job_recover(job)] += 1
     return counts
 
 
 def _job_recover(job: ComputeJob) -> str:
     """One job whose worker died: resume it, or say why it stopped."""
-    expired = _lease_expired(ComputeJob.objects.filter(pk=job.pk, attempt=job.attempt))
+    expired = jobs_lease_expired(ComputeJob.objects.filter(pk=job.pk, attempt=job.attempt))
     now = timezone.now()
     if job.cancel_requested:
         expired.update(status=ComputeJob.Status.CANCELLED, finished_at=now)

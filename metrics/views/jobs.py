@@ -1,21 +1,21 @@
 """Recompute-all jobs (admin) and the self-refreshing extraction-F1 card partial.
 
 The job page reads the ComputeJob row, so its progress survives a reload; htmx polls the
-progress partial every second while the job is active.
+job's progress partial (audit.views.jobs, like any job's) every second while it is active.
 """
 
 from __future__ import annotations
 
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from audit.models import ExtractionRun
 from evalsite.access import admin_required, auditor_required
 from evalsite.http import HtmxHttpRequest
 from evalsite.params import parse_id
 from metrics.cards import extraction_card
-from metrics.engine.recompute import compute_job_cancel, metrics_recompute_all
+from metrics.engine.recompute import metrics_recompute_all
 from metrics.models import ComputeJob
 
 RECENT_JOBS = 10
@@ -42,22 +42,6 @@ def jobs(request: HtmxHttpRequest) -> HttpResponse:
     if request.htmx:  # the panel polling itself while a job runs
         return render(request, "metrics/jobs.html#jobs-panel", _jobs_context())
     return render(request, "metrics/jobs.html", _jobs_context())
-
-
-@admin_required
-@require_GET
-def job_progress(request: HtmxHttpRequest, pk: int) -> HttpResponse:
-    job = get_object_or_404(ComputeJob, pk=pk)
-    return render(request, "metrics/_job_progress.html", {"job": job})
-
-
-@admin_required
-@require_POST
-def job_cancel(request: HtmxHttpRequest, pk: int) -> HttpResponse:
-    job = compute_job_cancel(job=get_object_or_404(ComputeJob, pk=pk))
-    if request.htmx:
-        return render(request, "metrics/_job_progress.html", {"job": job})
-    return redirect("metrics:jobs")
 
 
 @auditor_required

@@ -8,10 +8,10 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from audit.services.jobs import compute_job_cancel
 from metrics.engine import recompute
 from metrics.engine.recompute import (
     MAX_JOB_ATTEMPTS,
-    compute_job_cancel,
     compute_job_run,
     compute_jobs_recover,
     metrics_recompute_all,
@@ -173,7 +173,7 @@ def test_a_start_racing_another_gets_the_other_job_back(admin_user):
 def test_the_job_page_and_api_say_a_job_was_resumed(admin_client, admin_user):
     job = metrics_recompute_all(user=admin_user, queue=False)
     ComputeJob.objects.filter(pk=job.pk).update(status=Job.RUNNING, attempt=2)
-    page = admin_client.get(f"/metrics/jobs/{job.pk}/progress/").content.decode()
+    page = admin_client.get(f"/audit/jobs/{job.pk}/progress/").content.decode()
     assert "resumed after its worker was lost (attempt 2)" in page
     assert admin_client.get(f"/api/v1/jobs/{job.pk}/").json()["attempt"] == 2
 

@@ -6,8 +6,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
+from audit.services.jobs import compute_job_cancel
 from metrics.engine import recompute
-from metrics.engine.recompute import compute_job_cancel, compute_job_run, metrics_recompute_all
+from metrics.engine.recompute import compute_job_run, metrics_recompute_all
 from metrics.models import ComputeJob, MetricResult
 from tests.metrics.extraction_helpers import (
     run_row,
@@ -126,30 +127,30 @@ def test_job_pages_are_admin_only(client, request, persona, admin_user):
     client.force_login(request.getfixturevalue(persona))
     assert client.get(reverse("metrics:jobs")).status_code == 403
     assert client.post(reverse("metrics:jobs")).status_code == 403
-    assert client.get(reverse("metrics:job_progress", args=[job.pk])).status_code == 403
-    assert client.post(reverse("metrics:job_cancel", args=[job.pk])).status_code == 403
+    assert client.get(reverse("audit:job_progress", args=[job.pk])).status_code == 403
+    assert client.post(reverse("audit:job_cancel", args=[job.pk])).status_code == 403
     assert ComputeJob.objects.count() == 1
     assert not ComputeJob.objects.get().cancel_requested
 
 
 def test_anonymous_users_are_sent_to_log_in(client, admin_user):
     job = metrics_recompute_all(user=admin_user)
-    for url in (reverse("metrics:jobs"), reverse("metrics:job_progress", args=[job.pk])):
+    for url in (reverse("metrics:jobs"), reverse("audit:job_progress", args=[job.pk])):
         response = client.get(url)
         assert response.status_code == 302 and reverse("login") in response["Location"]
-    assert client.post(reverse("metrics:job_cancel", args=[job.pk])).status_code == 302
+    assert client.post(reverse("audit:job_cancel", args=[job.pk])).status_code == 302
     assert ComputeJob.objects.get().status == Job.QUEUED
 
 
 def test_progress_partial_polls_every_second_while_active(admin_client, admin_user):
     job = metrics_recompute_all(user=admin_user)
     ComputeJob.objects.filter(pk=job.pk).update(status=Job.RUNNING, total=8, done=2)
-    html = admin_client.get(reverse("metrics:job_progress", args=[job.pk])).content.decode()
+    html = admin_client.get(reverse("audit:job_progress", args=[job.pk])).content.decode()
     assert 'hx-trigger="every 1s"' in html and "2/8" in html and "25%" in html
     assert "<html" not in html and "Cancel" in html
 
     ComputeJob.objects.filter(pk=job.pk).update(status=Job.DONE, done=8)
-    html = admin_client.get(reverse("metrics:job_progress", args=[job.pk])).content.decode()
+    html = admin_client.get(reverse("audit:job_progress", args=[job.pk])).content.decode()
     assert "hx-trigger" not in html and "Cancel" not in html
 
 
@@ -169,10 +170,10 @@ def test_htmx_start_returns_the_panel_and_cancel_returns_the_progress(admin_clie
     assert f'id="job-{job.pk}"' in html
 
     cancelled = admin_client.post(
-        reverse("metrics:job_cancel", args=[job.pk]), HTTP_HX_REQUEST="true"
+        reverse("audit:job_cancel", args=[job.pk]), HTTP_HX_REQUEST="true"
     )
     assert "Cancelled" in cancelled.content.decode()
-    assert admin_client.get(reverse("metrics:job_cancel", args=[job.pk])).status_code == 405
+    assert admin_client.get(reverse("audit:job_cancel", args=[job.pk])).status_code == 405
 
 
 def test_posts_need_the_csrf_token(admin_user):
@@ -189,7 +190,7 @@ def test_a_queued_job_shows_no_progress_yet(admin_client, admin_user):
     """Nothing counted yet is 0 %, not 100 % of nothing; done with nothing to do is 100 %."""
     job = metrics_recompute_all(user=admin_user)
     assert (job.status, job.total, job.percent) == (Job.QUEUED, 0, 0)
-    html = admin_client.get(reverse("metrics:job_progress", args=[job.pk])).content.decode()
+    html = admin_client.get(reverse("audit:job_progress", args=[job.pk])).content.decode()
     assert "0/0" not in html and "100%" not in html and "Waiting for a worker" in html
     job.status = Job.DONE
     assert job.percent == 100
@@ -206,3 +207,13 @@ def test_progress_card_and_recent_jobs_come_from_one_poll(admin_client, admin_us
     assert "<html" not in html and 'id="jobs-panel"' in html
     assert html.count("226/235") == 2 and html.count("Running") == 2
     assert "Queued" not in html
+
+
+def test_the_old_job_addresses_redirect_to_audit_keeping_the_method(admin_client, admin_user):
+    job = metrics_recompute_all(user=admin_user)
+    answer = admin_client.get(f"/metrics/jobs/{job.pk}/progress/")
+    assert answer.status_code == 308
+    assert answer["Location"] == reverse("audit:job_progress", args=[job.pk])
+    answer = admin_client.post(f"/metrics/jobs/{job.pk}/cancel/", follow=True)
+    assert answer.redirect_chain[0] == (reverse("audit:job_cancel", args=[job.pk]), 308)
+    assert ComputeJob.objects.get().status == Job.CANCELLED
