@@ -10,11 +10,11 @@ import pytest
 from audit.models import DiscussionExtraction, Extraction, Statement
 from audit.services import discussions_import
 from audit.services.runs import ConfigurationSpec, discussion_extractions_import, run_register
+from metrics.engine.recompute import compute_job_run, metrics_recompute_all
+from metrics.engine.services import EXTRACTION
 from metrics.families.payload.rules import cumulative
 from metrics.models import MetricResult
-from metrics.engine.recompute import compute_job_run, metrics_recompute_all
 from metrics.results import run_key
-from metrics.engine.services import EXTRACTION
 from tests.metrics.extraction_helpers import approve, make_world
 
 pytest_plugins = ["tests.metrics.extraction_helpers", "tests.api_fixtures"]
