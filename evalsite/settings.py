@@ -45,6 +45,10 @@ INSTALLED_APPS = [
     "audit",
     "metrics",
 ]
+# The benchmark commands (docs/performance.md) are a dev-only app under tests/, which the
+# production image leaves out (.dockerignore): installed wherever it is present.
+if (BASE_DIR / "tests" / "bench" / "apps.py").is_file():
+    INSTALLED_APPS.append("tests.bench")
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

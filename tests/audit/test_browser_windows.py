@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 
 from audit.views.discussion import FULL_CARDS, LAZY_BATCH, WINDOW
-from metrics.management.commands.benchmark_dashboard import (
+from tests.bench.management.commands.benchmark_dashboard import (
     dashboard_data_create,
     pages_data_create,
 )

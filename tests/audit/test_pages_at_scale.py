@@ -28,7 +28,7 @@ from audit.selectors.queues import discussion_queue, discussion_queue_counted
 from audit.views import discussion as discussion_views
 from audit.views.discussion import WINDOW, statement_url
 from audit.views.queue import REVIEW_GROUPS
-from metrics.management.commands.benchmark_dashboard import (
+from tests.bench.management.commands.benchmark_dashboard import (
     dashboard_data_create,
     pages_data_create,
 )

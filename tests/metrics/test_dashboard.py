@@ -12,8 +12,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from audit.models import Feedback
-from metrics.management.commands.benchmark_dashboard import dashboard_data_create
 from metrics.models import Evaluation, MetricResult
+from tests.bench.management.commands.benchmark_dashboard import dashboard_data_create
 from tests.factories import ExtractionRunFactory, FeedbackFactory, StatementFactory
 from tests.metrics.dashboard_rows import (
     approve,

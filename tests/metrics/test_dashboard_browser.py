@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 
 from audit.models import Feedback
-from metrics.management.commands.benchmark_dashboard import dashboard_data_create
+from tests.bench.management.commands.benchmark_dashboard import dashboard_data_create
 from tests.conftest import screenshot
 from tests.factories import FeedbackFactory
 

@@ -11,12 +11,8 @@ and its own Celery worker subprocess (on the test database), then breaks one of 
 from __future__ import annotations
 
 import contextlib
-import io
 import os
-import re
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -27,17 +23,19 @@ from unittest import mock
 
 import pytest
 from django.conf import settings
-from django.core.management import call_command
 from django.db import connection, connections
 
-from audit.models import ExtractionRun, Feedback
-from evalsite.queue import broker_circuit
+from audit.models import Feedback
 from metrics.engine.recompute import metrics_recompute_all
 from metrics.models import ComputeJob, MetricResult
-from tests.conftest import require_service
+from tests.broker_fixtures import wait_for
 from tests.metrics.extraction_helpers import celery_broker, make_world
 
-pytest_plugins = ["tests.api_fixtures", "tests.metrics.extraction_helpers"]
+pytest_plugins = [
+    "tests.api_fixtures",
+    "tests.broker_fixtures",
+    "tests.metrics.extraction_helpers",
+]
 pytestmark = [pytest.mark.services, pytest.mark.usefixtures("only_extraction_results")]
 
 SWEEP_SECONDS = 2  # the beat interval the test worker runs with
@@ -45,56 +43,6 @@ LEASE_SECONDS = 3
 # A worker retries the broker after 2 s, 4 s, 6 s ... at most 30 s apart: after the broker
 # returns, it reconnects within the current backoff step (30 s at worst).
 RECONNECT_SLACK = 30
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for(condition, timeout: float, every: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(every)
-    return condition()
-
-
-class RedisServer:
-    """A throwaway redis-server (no persistence) that can be stopped and restarted on its port."""
-
-    def __init__(self, workdir: Path):
-        self.port = free_port()
-        self.workdir = workdir
-        self.process: subprocess.Popen | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        command = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1"]
-        command += ["--save", "", "--appendonly", "no", "--dir", str(self.workdir)]
-        self.process = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        assert wait_for(self.ping, 10), f"redis-server did not start on port {self.port}"
-
-    def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(10)
-
-    def ping(self) -> bool:
-        import redis
-
-        try:
-            return bool(redis.Redis.from_url(self.url, socket_connect_timeout=1).ping())
-        except redis.exceptions.ConnectionError:
-            return False
 
 
 # Runs the Celery command line; with SLOW_ITEMS set, each recompute item takes that long, so
@@ -182,24 +130,6 @@ class Worker:
     def _signal_group(self, signum: int) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signum)
-
-
-@pytest.fixture
-def services_ready(transactional_db):
-    require_service(
-        "PostgreSQL", connection.vendor == "postgresql", "the worker needs the test database"
-    )
-    require_service("redis-server", bool(shutil.which("redis-server")), "not on PATH")
-
-
-@pytest.fixture
-def broker(services_ready, tmp_path):
-    server = RedisServer(tmp_path)
-    server.start()
-    broker_circuit.reset()
-    yield server
-    server.stop()
-    broker_circuit.reset()
 
 
 @pytest.fixture
@@ -344,50 +274,6 @@ def test_two_simultaneous_starts_make_one_active_job(services_ready, admin_user)
         status__in=[ComputeJob.Status.QUEUED, ComputeJob.Status.RUNNING]
     )
     assert active.count() == 1
-
-
-@pytest.fixture
-def benchmark_env(broker, settings, monkeypatch):
-    """The benchmark's own workers reach this test database and broker (environment)."""
-    db = connection.settings_dict
-    monkeypatch.setenv(
-        "DATABASE_URL", f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-    )
-    monkeypatch.setenv("REDIS_URL", broker.url)
-    settings.REDIS_URL = broker.url
-    return broker
-
-
-def test_benchmark_recompute_times_one_and_two_real_workers(benchmark_env):
-    broker = benchmark_env
-    out = io.StringIO()
-    with celery_broker(broker.url):
-        call_command("benchmark_recompute", discussions=2, statements=4, workers=[1, 2], stdout=out)
-    report = out.getvalue()
-    timed = re.findall(r"(\d) workers?: (\d+) results \((\d+) statements\).*job done", report)
-    assert [n for n, *_ in timed] == ["1", "2"], report
-    for _, results, statements in timed:  # statements, 2 discussions, the run, the system
-        assert int(results) == int(statements) + 4 and int(statements) > 0
-    assert "2 workers: ×" in report and "(linear would be ×2" in report
-    # What the host's cores were doing meanwhile (Linux: /proc/stat), once per worker count.
-    assert len(re.findall(r"the host: \d+\.\d\d of its \d+ cores busy", report)) == 2, report
-    assert not MetricResult.objects.filter(run__model_name="benchmark").exists()  # cleaned up
-
-
-def test_benchmark_recompute_times_a_kept_run_again(benchmark_env):
-    """--keep leaves the seeded run; --run times it again without seeding anything."""
-    broker = benchmark_env
-    first, again = io.StringIO(), io.StringIO()
-    with celery_broker(broker.url):
-        call_command(
-            "benchmark_recompute", discussions=2, statements=4, workers=[1], keep=True, stdout=first
-        )
-        run = ExtractionRun.objects.get(model_name="benchmark")
-        assert f"(run {run.pk})" in first.getvalue()
-        call_command("benchmark_recompute", run=run.pk, workers=[1], stdout=again)
-    assert "seeded" not in again.getvalue()
-    assert re.search(r"1 worker: \d+ results .*job done", again.getvalue()), again.getvalue()
-    assert ExtractionRun.objects.filter(model_name="benchmark").count() == 1
 
 
 def test_a_worker_given_worker_nice_runs_at_that_lower_priority(start_worker):

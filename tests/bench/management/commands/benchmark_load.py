@@ -48,7 +48,8 @@ from django.db import connection, transaction
 from audit.derived.tallies import tallies_refresh
 from audit.models import Feedback
 from evalsite.access import ensure_role_groups
-from metrics.benchmark_data import SeededWorkload
+from evalsite.env import env_str
+from tests.bench.data import SeededWorkload
 
 PASSWORD = "load-test-password-1"
 READER_PAGES = (
@@ -297,7 +298,7 @@ def _environment() -> dict[str, str]:
         "CELERY_EAGER": "0",
         "DEBUG": "0",
         "SECURE_COOKIES": "0",
-        "SECRET_KEY": os.environ.get("SECRET_KEY") or "load-test-only-secret-key-" + "x" * 40,
+        "SECRET_KEY": env_str("SECRET_KEY") or "load-test-only-secret-key-" + "x" * 40,
     }
 
 

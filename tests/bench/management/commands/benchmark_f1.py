@@ -25,7 +25,6 @@ from audit.models import ExtractionRun
 from audit.services import feedback_approve
 from audit.synthetic import SyntheticDiscussion, generate_workload
 from evalsite.celery import app
-from metrics.benchmark_data import SeededWorkload
 from metrics.engine import services
 from metrics.engine.recompute import compute_job_run, metrics_recompute_all
 from metrics.engine.services import EXTRACTION, SYSTEM_KEY
@@ -40,6 +39,7 @@ from metrics.families.extraction import (
 from metrics.families.extraction.settings import STRATEGIES, Strategy
 from metrics.models import ComputeJob, MetricResult
 from metrics.results import run_key
+from tests.bench.data import SeededWorkload
 
 GOAL_SECONDS = 0.5  # median approve → fresh
 P95_GOAL_SECONDS = 1.0

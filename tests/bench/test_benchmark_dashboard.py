@@ -52,7 +52,7 @@ def test_every_page_gets_a_median_and_a_query_count():
 def test_the_weakest_first_pages_are_timed_on_a_triaged_queue(monkeypatch):
     """The weakest-first pages see review triage's scores with "weakest AI first" on; the
     other pages are timed before, with neither."""
-    from metrics.management.commands import benchmark_dashboard as command
+    from tests.bench.management.commands import benchmark_dashboard as command
 
     seen: list[tuple[str, int, bool]] = []
     timed = command.time_page
@@ -89,7 +89,7 @@ def test_seeded_times_the_data_a_keep_run_left_and_writes_nothing(monkeypatch):
     weakest-first ones with it on, and leaves the setting as it was."""
     from audit.models import Feedback, TriageSettings
     from audit.selectors.queues import triage_lowest_first
-    from metrics.management.commands import benchmark_dashboard as command
+    from tests.bench.management.commands import benchmark_dashboard as command
 
     call_command(
         "benchmark_dashboard", discussions=3, statements=4, long=12, renders=1, keep=True,

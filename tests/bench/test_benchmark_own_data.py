@@ -11,10 +11,10 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from audit.models import ExtractionRun
-from metrics.management.commands.benchmark_own_data import Command, _targets, _wait_fresh
 from metrics.models import MetricResult, StatementPiece
 from metrics.registry import CALIBRATION, INTERAUDITOR, REVIEW_SAVINGS, TRIAGE
 from metrics.results import run_key
+from tests.bench.management.commands.benchmark_own_data import Command, _targets, _wait_fresh
 from tests.metrics.test_own_data_pieces import World
 
 

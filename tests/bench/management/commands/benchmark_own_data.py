@@ -41,8 +41,6 @@ from audit.derived.tallies import pairs_of, tallies_refresh
 from audit.models import Extraction, Feedback
 from audit.services.feedback import feedback_approve
 from evalsite.queue import task_enqueue
-from metrics.benchmark_data import SeededWorkload
-from metrics.management.commands.benchmark_recompute import _workers
 from metrics.models import MetricResult, StatementPiece
 from metrics.own_data.common import (
     own_result_compute,
@@ -51,6 +49,8 @@ from metrics.own_data.common import (
 )
 from metrics.registry import CALIBRATION, FAMILIES, INTERAUDITOR, REVIEW_SAVINGS, TRIAGE
 from metrics.results import result_key
+from tests.bench.data import SeededWorkload
+from tests.bench.management.commands.benchmark_recompute import _workers
 
 OWN_FAMILIES = (REVIEW_SAVINGS, CALIBRATION, INTERAUDITOR, TRIAGE)
 MEMORY_GOAL_MB = 500

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from audit.models import Extraction, ExtractionRun, Feedback
-from metrics.benchmark_data import SeededWorkload
 from metrics.own_data.triage import _partner_run
+from tests.bench.data import SeededWorkload
 
 
 @pytest.mark.django_db
@@ -49,8 +49,8 @@ def test_an_approved_share_codes_only_the_first_discussions() -> None:
 @pytest.mark.django_db
 def test_the_seed_goes_a_few_discussions_at_a_time_and_takes_nothing_else(monkeypatch) -> None:
     from audit.models import Discussion, Statement
-    from metrics import benchmark_data
     from metrics.models import MetricResult
+    from tests.bench import data as benchmark_data
     from tests.factories import StatementFactory
 
     other = StatementFactory()  # not seeded: stays

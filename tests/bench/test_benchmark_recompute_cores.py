@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from metrics.management.commands import benchmark_recompute as command
+from tests.bench.management.commands import benchmark_recompute as command
 
 
 def test_cores_busy_is_the_busy_share_of_the_ticks_times_the_cores(monkeypatch) -> None:

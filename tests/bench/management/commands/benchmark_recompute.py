@@ -27,11 +27,11 @@ from django.db import transaction
 
 from audit.models import ExtractionRun
 from evalsite.celery import app
-from metrics.benchmark_data import SeededWorkload
 from metrics.engine.recompute import metrics_recompute_all
 from metrics.models import ComputeJob, MetricResult
 from metrics.registry import EXTRACTION
 from metrics.results import run_key
+from tests.bench.data import SeededWorkload
 
 GOAL_ONE_WORKER = 1000  # statements/s on PostgreSQL
 

@@ -5,7 +5,7 @@ from io import StringIO
 
 from django.core.management import call_command
 
-from metrics.management.commands.benchmark_bootstrap import (
+from tests.bench.management.commands.benchmark_bootstrap import (
     TARGET_MS,
     run_benchmark,
     synthetic_items,
