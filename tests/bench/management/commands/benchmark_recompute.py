@@ -153,10 +153,14 @@ class _workers:
                 command += ["--without-mingle"]
                 process = subprocess.Popen(command, env=env, stdout=output, stderr=output)
                 self.processes.append(process)
-        self._wait_until_ready()
+        try:
+            self._wait_until_ready()
+        except BaseException:
+            self.__exit__()  # no worker outlives a failed start
+            raise
         return self
 
-    def _wait_until_ready(self, timeout: float = 60.0) -> None:
+    def _wait_until_ready(self, timeout: float = 120.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             replies = app.control.ping(destination=self.names, timeout=1.0) or []
@@ -168,7 +172,11 @@ class _workers:
         for process in self.processes:
             process.terminate()
         for process in self.processes:
-            process.wait(timeout=30)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
 
 
 def _wait_for_end(job: ComputeJob, timeout: float, log: Path) -> tuple[ComputeJob, list[float]]:
