@@ -238,6 +238,7 @@ CELERY_TASK_ROUTES = {
         "compute_job_chunk",
         "compute_run_comparison",
         "compute_error_analysis",
+        "compute_snapshot_results",
     )
 }
 # The stale sweep has a queue of its own that every worker serves, whatever its -Q list

@@ -140,8 +140,8 @@ def metric_results_list(
 ) -> QuerySet[MetricResult]:
     qs = MetricResult.objects.all() if user is None else metric_results_visible(user=user)
     lookups = {"family": "family", "scope": "scope", "status": "status"}
-    lookups |= {key: f"{key}_id" for key in ("run", "discussion", "statement")}
-    return filtered_by(qs, filters, lookups)
+    lookups |= {key: f"{key}_id" for key in ("run", "discussion", "statement", "snapshot")}
+    return filtered_by(qs.select_related("snapshot"), filters, lookups)
 
 
 def metric_results_visible(*, user) -> QuerySet[MetricResult]:

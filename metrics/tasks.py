@@ -18,7 +18,7 @@ from celery.signals import worker_ready
 from django.conf import settings
 
 from evalsite.queue import RETRYING
-from metrics.engine import derived, recompute, services
+from metrics.engine import derived, recompute, services, snapshots
 from metrics.engine.recompute import (
     compute_job_run,
     results_mark_outdated,
@@ -65,6 +65,12 @@ def compute_error_analysis(run_id: int, full: bool = False) -> None:
     """A run's event-kind errors and error index, stored (metrics.engine.derived); ``full`` rebuilds
     the index whole rather than for the statements that changed."""
     derived.error_analysis_result_compute(run_id=run_id, full=full)
+
+
+@shared_task(name="metrics.tasks.compute_snapshot_results", **RETRYING)
+def compute_snapshot_results(run_id: int, snapshot_id: int) -> None:
+    """A run's figures on a frozen ground-truth snapshot, computed once and stored."""
+    snapshots.snapshot_results_record_failure(run_id=run_id, snapshot_id=snapshot_id)
 
 
 @shared_task(name="metrics.tasks.compute_system", **RETRYING)

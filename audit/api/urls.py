@@ -2,7 +2,16 @@
 
 from django.urls import path
 
-from audit.api import adjudication, assignments, discussions, feedback, jobs, runs, threads
+from audit.api import (
+    adjudication,
+    assignments,
+    discussions,
+    feedback,
+    jobs,
+    runs,
+    snapshots,
+    threads,
+)
 
 urlpatterns = [
     path("discussions/", discussions.DiscussionListApi.as_view(), name="api-discussions"),
@@ -22,6 +31,13 @@ urlpatterns = [
     path("configurations/", runs.ConfigurationListApi.as_view(), name="api-configurations"),
     path(
         "configurations/<int:pk>/", runs.ConfigurationDetailApi.as_view(), name="api-configuration"
+    ),
+    path("snapshots/", snapshots.SnapshotListApi.as_view(), name="api-snapshots"),
+    path("snapshots/<int:pk>/", snapshots.SnapshotDetailApi.as_view(), name="api-snapshot"),
+    path(
+        "snapshots/<int:pk>/export",
+        snapshots.SnapshotExportApi.as_view(),
+        name="api-snapshot-export",
     ),
     path("extractions/", discussions.ExtractionListApi.as_view(), name="api-extractions"),
     path("feedback/", feedback.FeedbackListApi.as_view(), name="api-feedback-list"),

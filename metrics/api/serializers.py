@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from audit.api.serializers import existing_run
-from audit.models import ExtractionRun
+from audit.models import LIVE_GROUND_TRUTH, ExtractionRun, RunConfiguration
 from evalsite.api import (
     FilterTextField,
     IdField,
@@ -37,10 +37,21 @@ class MetricResultFilterSerializer(serializers.Serializer):
     run = IdField()
     discussion = IdField()
     statement = IdField()
+    snapshot = IdField(
+        help_text="results on this ground-truth snapshot (family extraction_snapshot)"
+    )
 
 
 class MetricResultOutputSerializer(serializers.ModelSerializer):
     values = MetricValuesField(allow_null=True)
+    ground_truth = serializers.SerializerMethodField(
+        help_text='what the figures were computed on: "on live ground truth" or "on GT v12"'
+    )
+
+    def get_ground_truth(self, result: MetricResult) -> str:
+        snapshot = result.snapshot
+        return snapshot.basis_label if snapshot else LIVE_GROUND_TRUTH
+
     contribution = serializers.JSONField(allow_null=True)
     match_settings = serializers.JSONField()
 
@@ -54,6 +65,8 @@ class MetricResultOutputSerializer(serializers.ModelSerializer):
             "run",
             "discussion",
             "statement",
+            "snapshot",
+            "ground_truth",
             "status",
             "values",
             "contribution",
@@ -75,3 +88,131 @@ class RecomputeInputSerializer(StrictInputSerializer):
 
     def validate_run(self, value: int) -> ExtractionRun:
         return existing_run(value)
+
+
+# --- runs as experiments: figures on a ground truth, replicates ----------------------------------
+
+
+class GroundTruthBasisSerializer(serializers.Serializer):
+    """Which ground truth figures were computed on: live, or a frozen snapshot."""
+
+    kind = serializers.ChoiceField(choices=[("live", "live"), ("snapshot", "snapshot")])
+    snapshot = serializers.IntegerField(allow_null=True, help_text="the snapshot's id")
+    name = serializers.CharField(allow_null=True, help_text="the snapshot's name")
+    label = serializers.CharField(help_text='"on live ground truth" or "on GT v12"')  # type: ignore[assignment]  # the stubs take it for Field.label
+
+
+def _figure_field(help_text: str = "") -> serializers.FloatField:
+    return serializers.FloatField(allow_null=True, help_text=help_text)
+
+
+class ExtractionFiguresSerializer(serializers.Serializer):
+    """The primary extraction-F1 figures (null: nothing to compute them from)."""
+
+    aggregate_micro_f1 = _figure_field("F1 over people, events and pair bonds pooled")
+    people_f1 = _figure_field()
+    events_f1 = _figure_field()
+    pair_bonds_f1 = _figure_field()
+    symptom_macro_f1 = _figure_field("SARF: macro-F1 of the symptom codes of matched events")
+    anxiety_macro_f1 = _figure_field()
+    relationship_macro_f1 = _figure_field()
+    functioning_macro_f1 = _figure_field()
+    exact_match_rate = _figure_field("share of statements (discussions) matched exactly")
+
+
+class RunFiguresSerializer(serializers.Serializer):
+    """A run's figures on one ground truth, which they name."""
+
+    run = serializers.IntegerField()
+    label = serializers.CharField()  # type: ignore[assignment]  # the stubs take it for Field.label
+    configuration = serializers.IntegerField()
+    replicate = serializers.IntegerField()
+    notes = serializers.CharField()
+    unit = serializers.ChoiceField(choices=RunConfiguration.Unit.choices)
+    ground_truth = GroundTruthBasisSerializer()
+    status = serializers.ChoiceField(
+        choices=[*MetricResult.Status.choices, ("none", "No result")],
+        help_text="fresh; stale (being computed: on a snapshot, for the first time); failed; "
+        "none (nothing to score yet)",
+    )
+    computed_at = serializers.DateTimeField(allow_null=True)
+    statement_figures_applicable = serializers.BooleanField(
+        help_text="false for a discussion-unit run: it has no statement figures"
+    )
+    statement = ExtractionFiguresSerializer(
+        allow_null=True, help_text="pooled over statements; null: not applicable or none yet"
+    )
+    cumulative = ExtractionFiguresSerializer(
+        allow_null=True, help_text="pooled over discussions' accumulated extractions"
+    )
+    n_statements = serializers.IntegerField(allow_null=True)
+    n_discussions = serializers.IntegerField(allow_null=True)
+    n_left_out = serializers.IntegerField(
+        allow_null=True,
+        help_text="discussion-unit run: discussions it extracted not scored, being partly approved",
+    )
+
+
+class FigureSpreadSerializer(serializers.Serializer):
+    """One figure over a configuration's replicates that have it."""
+
+    n = serializers.IntegerField()
+    mean = serializers.FloatField(allow_null=True)
+    sd = serializers.FloatField(allow_null=True, help_text="sample SD; null below 2 replicates")
+    min = serializers.FloatField(allow_null=True)
+    max = serializers.FloatField(allow_null=True)
+
+
+class FigureSpreadsSerializer(serializers.Serializer):
+    aggregate_micro_f1 = FigureSpreadSerializer()
+    people_f1 = FigureSpreadSerializer()
+    events_f1 = FigureSpreadSerializer()
+    pair_bonds_f1 = FigureSpreadSerializer()
+    symptom_macro_f1 = FigureSpreadSerializer()
+    anxiety_macro_f1 = FigureSpreadSerializer()
+    relationship_macro_f1 = FigureSpreadSerializer()
+    functioning_macro_f1 = FigureSpreadSerializer()
+    exact_match_rate = FigureSpreadSerializer()
+
+
+class ConfigurationFiguresSerializer(serializers.Serializer):
+    """A configuration's figures: each replicate's, and their mean and spread."""
+
+    configuration = serializers.IntegerField()
+    label = serializers.CharField()  # type: ignore[assignment]  # the stubs take it for Field.label
+    unit = serializers.ChoiceField(choices=RunConfiguration.Unit.choices)
+    ground_truth = GroundTruthBasisSerializer()
+    complete = serializers.BooleanField(help_text="every replicate's figures are current")
+    replicates = RunFiguresSerializer(many=True)
+    statement = FigureSpreadsSerializer(allow_null=True, help_text="null: not applicable")
+    cumulative = FigureSpreadsSerializer()
+
+
+class BasisQuerySerializer(serializers.Serializer):
+    snapshot = IdField(help_text="a snapshot's id; left out: live ground truth")
+
+
+class DiscussionPairSerializer(serializers.Serializer):
+    discussion = serializers.IntegerField()
+    left = serializers.FloatField(allow_null=True, help_text="the left run's cumulative F1")
+    right = serializers.FloatField(allow_null=True)
+
+
+class CumulativeComparisonSerializer(serializers.Serializer):
+    """Two runs of any unit on what they share: cumulative F1 per discussion both were scored
+    on, and pooled over those discussions."""
+
+    left = serializers.IntegerField()
+    right = serializers.IntegerField()
+    ground_truth = GroundTruthBasisSerializer()
+    n_shared = serializers.IntegerField()
+    n_left_only = serializers.IntegerField()
+    n_right_only = serializers.IntegerField()
+    left_pooled = ExtractionFiguresSerializer(allow_null=True)
+    right_pooled = ExtractionFiguresSerializer(allow_null=True)
+    discussions = DiscussionPairSerializer(many=True)
+
+
+class CumulativeComparisonQuerySerializer(BasisQuerySerializer):
+    left = IdField(required=True, help_text="a run (either unit)")
+    right = IdField(required=True, help_text="another run (either unit)")

@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, URLResolver, include, path
 
-from metrics.api import results, triage
+from metrics.api import experiments, results, triage
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("metric-results/", results.MetricResultListApi.as_view(), name="api-metric-results"),
@@ -10,6 +10,21 @@ urlpatterns: list[URLPattern | URLResolver] = [
         "metric-results/<int:pk>/",
         results.MetricResultDetailApi.as_view(),
         name="api-metric-result",
+    ),
+    path(
+        "extraction-runs/<int:pk>/figures/",
+        experiments.RunFiguresApi.as_view(),
+        name="api-run-figures",
+    ),
+    path(
+        "configurations/<int:pk>/figures/",
+        experiments.ConfigurationFiguresApi.as_view(),
+        name="api-configuration-figures",
+    ),
+    path(
+        "cumulative-comparison/",
+        experiments.CumulativeComparisonApi.as_view(),
+        name="api-cumulative-comparison",
     ),
     path("recompute/", results.RecomputeApi.as_view(), name="api-recompute"),
     path("evaluations/", include("metrics.evaluations.api_urls")),

@@ -31,7 +31,7 @@ from audit.models import (
     Feedback,
     Statement,
 )
-from metrics.engine import errors, recompute, services
+from metrics.engine import errors, recompute, services, snapshots
 from metrics.models import MetricResult
 from metrics.own_data import common as own_data
 
@@ -59,6 +59,8 @@ def extractions_changed(
     *, statement_ids: list[int], run_ids: list[int] | None, reason: str, **_: Any
 ) -> None:
     _results_mark_stale(statement_ids=statement_ids, run_ids=run_ids, reason=reason)
+    # Figures on frozen ground truth follow the run's extractions (never ground truth).
+    snapshots.snapshot_results_mark_stale(run_ids=run_ids, statement_ids=statement_ids)
 
 
 def _results_mark_stale(
@@ -125,6 +127,7 @@ def extraction_deleted(sender: Any, instance: Extraction, **kwargs: Any) -> None
             statement_ids=[statement_id], run_ids=[run_id], reason="extraction deleted"
         )
     )
+    _snapshot_results_follow(run_id)
 
 
 def discussion_extraction_deleted(
@@ -139,6 +142,13 @@ def discussion_extraction_deleted(
         lambda: services.results_mark_stale(
             statement_ids=[], discussion_ids=[discussion_id], run_ids=[run_id], reason="deleted"
         )
+    )
+    _snapshot_results_follow(run_id)
+
+
+def _snapshot_results_follow(run_id: int) -> None:
+    transaction.on_commit(
+        lambda: snapshots.snapshot_results_mark_stale(run_ids=[run_id], statement_ids=[])
     )
 
 
