@@ -1,12 +1,12 @@
 """Figures about a statement that are computed outside audit, shown on audit pages.
 
-audit is the ground floor and never imports metrics. A statement card shows the stored
-statement F1, the review page marks a statement whose auditors disagree, the editor sets
-each AI item beside the coded item it corresponds to (the extraction matcher's pairs), and
-the team page shows each auditor's agreement (inter-auditor family); metrics provides all
-four. This module is the extension point between them: metrics registers its readers here
-in ``MetricsConfig.ready`` and views ask through it before rendering (pages never compute).
-With no reader registered, pages show no figures.
+audit never imports metrics beyond the library. A statement card shows the stored statement
+F1, the review page marks a statement whose auditors disagree, and the team page shows each
+auditor's agreement (inter-auditor family); metrics provides them. This module is the
+extension point between them: metrics registers its readers here in ``MetricsConfig.ready``
+and views ask through it before rendering. With no reader registered, pages show no figures.
+The editor's item pairs are audit's own: ``audit.selectors.alignment`` runs the library's
+matcher.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ DisagreementReader = Callable[..., "dict[str, Any] | None"]
 
 # Per entity kind, the (AI item id, coded item id) pairs the extraction matcher makes between
 # an AI payload and a coding: called as reader(ai=..., coded=...).
-AlignmentReader = Callable[..., "dict[str, list[tuple[Any, Any]]]"]
 
 
 @dataclass(frozen=True)
@@ -59,7 +58,6 @@ DiscussionAgreementReader = Callable[[], "dict[int, AuditorAgreement]"]
 class _Readers:
     statement_f1: StatementResultsReader | None = None
     disagreement: DisagreementReader | None = None
-    alignment: AlignmentReader | None = None
     agreement: AgreementReader | None = None
     discussion_agreement: DiscussionAgreementReader | None = None
 
@@ -71,14 +69,12 @@ def readers_register(
     *,
     statement_f1: StatementResultsReader,
     disagreement: DisagreementReader,
-    alignment: AlignmentReader | None = None,
     agreement: AgreementReader | None = None,
     discussion_agreement: DiscussionAgreementReader | None = None,
 ) -> None:
     """Called once by the app that computes the figures (a second call replaces the first)."""
     _readers.statement_f1 = statement_f1
     _readers.disagreement = disagreement
-    _readers.alignment = alignment
     _readers.agreement = agreement
     _readers.discussion_agreement = discussion_agreement
 
@@ -92,12 +88,6 @@ def statement_f1_results(*, run_id: int, statement_ids: list[int]) -> dict[int, 
 def statement_disagreement(*, statement_id: int) -> dict[str, Any] | None:
     reader = _readers.disagreement
     return reader(statement_id=statement_id) if reader else None
-
-
-def item_alignment(*, ai: dict, coded: dict) -> dict[str, list[tuple[Any, Any]]]:
-    """Which AI item corresponds to which coded item, per kind; {} when nothing pairs them."""
-    reader = _readers.alignment
-    return reader(ai=ai, coded=coded) if reader else {}
 
 
 def auditor_agreement() -> dict[str, AuditorAgreement]:

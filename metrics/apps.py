@@ -18,7 +18,6 @@ class MetricsConfig(AppConfig):
         figures.readers_register(
             statement_f1=selectors.statement_f1_results,
             disagreement=selectors.statement_disagreement_read,
-            alignment=selectors.item_alignment_read,
             agreement=selectors.auditor_agreement_read,
             discussion_agreement=selectors.discussion_agreement_read,
         )

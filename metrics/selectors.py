@@ -21,9 +21,7 @@ from audit.selectors.lists import filtered_by
 from audit.selectors.threads import approved_codings_count
 from audit.services.blind import coding_sealed_statement_ids
 from evalsite.access import is_admin
-from evalsite.match_settings import match_settings
 from metrics.engine.services import EXTRACTION, SYSTEM_KEY
-from metrics.families.extraction import compare_payloads
 from metrics.families.interauditor.measures import symmetric_mean
 from metrics.families.payload.rules import ENTITY_KINDS
 from metrics.models import (
@@ -62,18 +60,6 @@ def statement_disagreement_read(*, statement_id: int) -> dict[str, Any] | None:
     two or three codings are compared, never stored)."""
     statement = Statement.objects.filter(pk=statement_id).first()
     return statement_disagreement(statement) if statement else None
-
-
-def item_alignment_read(*, ai: dict, coded: dict) -> dict[str, list[tuple[Any, Any]]]:
-    """The (AI id, coded id) pairs the extraction matcher makes, with the settings in force, per
-    kind. Computed on request for the one statement open in the editor, never stored: a draft
-    changes with every save, and matching one statement takes milliseconds (the 15-person,
-    30-event statement of the editor test about 10 ms)."""
-    fields = compare_payloads(ai, coded, settings=match_settings())
-    return {
-        kind: [(pair["ai_id"], pair["gt_id"]) for pair in fields[f"{kind}_matches"]]
-        for kind in ENTITY_KINDS
-    }
 
 
 def auditor_agreement_read() -> dict[str, AuditorAgreement]:

@@ -14,7 +14,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from audit.display import Card, Labels, SubmitSummary, submit_summary
-from audit.figures import item_alignment
 from audit.forms import (
     CHOICE_TITLES,
     CHOICES,
@@ -28,6 +27,7 @@ from audit.forms import (
     reviewer_note,
 )
 from audit.models import Feedback, Statement
+from audit.selectors.alignment import item_alignment
 from audit.selectors.history import feedback_revisions
 from audit.selectors.queues import discussion_runs
 from audit.services import (

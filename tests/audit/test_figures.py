@@ -14,7 +14,6 @@ def no_readers(monkeypatch):
 def test_without_a_registered_reader_pages_show_no_figures(no_readers):
     assert figures.statement_f1_results(run_id=1, statement_ids=[2]) == {}
     assert figures.statement_disagreement(statement_id=3) is None
-    assert figures.item_alignment(ai={"people": [{"id": 1}]}, coded={"people": [{"id": 1}]}) == {}
 
 
 def test_registered_readers_answer_with_plain_ids(no_readers):

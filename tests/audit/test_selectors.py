@@ -4,6 +4,7 @@ import pytest
 
 from audit.models import ComputeJob, Feedback
 from audit.selectors import history, lists
+from audit.selectors.alignment import item_alignment
 from tests.factories import (
     DiscussionFactory,
     ExtractionFactory,
@@ -107,3 +108,23 @@ def test_earlier_item_ids_are_the_ids_of_every_earlier_payload(seed, auditor, se
     for index, statement in enumerate(statements):
         above = [payload for here in payloads[:index] for payload in here]
         assert history.earlier_item_ids(statement=statement) == payload_ids(above), index
+
+
+def test_item_alignment_pairs_items_by_the_matcher_not_by_position_or_id():
+    ai = {
+        "people": [{"id": -1, "name": "Ann", "last_name": "Lee"}, {"id": -2, "name": "Bob"}],
+        "events": [],
+        "pair_bonds": [],
+    }
+    coded = {  # Bob first, Ann re-created under a new id, and someone the AI missed
+        "people": [
+            {"id": -2, "name": "Bob"},
+            {"id": -7, "name": "Ann", "last_name": "Lee"},
+            {"id": -8, "name": "Zed", "last_name": "Quill"},
+        ],
+        "events": [],
+        "pair_bonds": [],
+    }
+    pairs = item_alignment(ai=ai, coded=coded)
+    assert sorted(pairs["people"]) == [(-2, -2), (-1, -7)]
+    assert pairs["events"] == [] and pairs["pair_bonds"] == []

@@ -14,27 +14,6 @@ pytestmark = pytest.mark.django_db
 def test_metrics_fills_audits_extension_point_when_it_loads():
     assert figures._readers.statement_f1 is selectors.statement_f1_results
     assert figures._readers.disagreement is selectors.statement_disagreement_read
-    assert figures._readers.alignment is selectors.item_alignment_read
-
-
-def test_item_alignment_pairs_items_by_the_matcher_not_by_position_or_id():
-    ai = {
-        "people": [{"id": -1, "name": "Ann", "last_name": "Lee"}, {"id": -2, "name": "Bob"}],
-        "events": [],
-        "pair_bonds": [],
-    }
-    coded = {  # Bob first, Ann re-created under a new id, and someone the AI missed
-        "people": [
-            {"id": -2, "name": "Bob"},
-            {"id": -7, "name": "Ann", "last_name": "Lee"},
-            {"id": -8, "name": "Zed", "last_name": "Quill"},
-        ],
-        "events": [],
-        "pair_bonds": [],
-    }
-    pairs = figures.item_alignment(ai=ai, coded=coded)
-    assert sorted(pairs["people"]) == [(-2, -2), (-1, -7)]
-    assert pairs["events"] == [] and pairs["pair_bonds"] == []
 
 
 def test_statement_f1_results_read_one_run_for_the_statements_asked():
