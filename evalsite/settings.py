@@ -239,6 +239,7 @@ CELERY_TASK_ROUTES = {
         "compute_run_comparison",
         "compute_error_analysis",
         "compute_snapshot_results",
+        "compute_configuration_summary",
     )
 }
 # The stale sweep has a queue of its own that every worker serves, whatever its -Q list

@@ -18,7 +18,7 @@ from celery.signals import worker_ready
 from django.conf import settings
 
 from evalsite.queue import RETRYING
-from metrics.engine import derived, recompute, services, snapshots
+from metrics.engine import derived, recompute, services, snapshots, trend
 from metrics.engine.recompute import (
     compute_job_run,
     results_mark_outdated,
@@ -55,9 +55,18 @@ def compute_run(run_id: int) -> None:
 
 
 @shared_task(name="metrics.tasks.compute_run_comparison", **RETRYING)
-def compute_run_comparison(left_id: int, right_id: int) -> None:
-    """Two runs' comparison with bootstrap CIs, stored (metrics.engine.derived)."""
-    derived.run_comparison_result_compute(left_id=left_id, right_id=right_id)
+def compute_run_comparison(
+    baseline: str = "",
+    candidate: str = "",
+    snapshot: int | None = None,
+    left_id: int | None = None,
+    right_id: int | None = None,
+) -> None:
+    """A comparison of two runs or configurations, stored (metrics.engine.derived). Messages
+    queued before sides could be configurations name two runs (left_id, right_id)."""
+    derived.comparison_result_compute(
+        baseline=baseline or f"r{left_id}", candidate=candidate or f"r{right_id}", snapshot=snapshot
+    )
 
 
 @shared_task(name="metrics.tasks.compute_error_analysis", **RETRYING)
@@ -135,3 +144,9 @@ def compute_own_data(family: str, run_id: int | None = None) -> None:
     service its registry entry names (metrics.registry: compute)."""
     own_data.own_sweep_mark_clear(family=family, run_id=run_id)
     own_data.own_result_compute(family=family, run_id=run_id)
+
+
+@shared_task(name="metrics.tasks.compute_configuration_summary", **RETRYING)
+def compute_configuration_summary(configuration_id: int, snapshot: int | None = None) -> None:
+    """A configuration's figures over its replicates with intervals (the trend), stored."""
+    trend.configuration_summary_compute(configuration_id=configuration_id, snapshot=snapshot)

@@ -3,7 +3,7 @@ from django.urls import URLPattern, include, path
 from evalsite.http import moved_to
 from metrics.models import MetricResult
 from metrics.registry import FAMILIES, WHOLE
-from metrics.views import dashboards, jobs, own_data, triage
+from metrics.views import dashboards, experiments, jobs, own_data, triage
 
 app_name = "metrics"
 
@@ -11,7 +11,8 @@ urlpatterns = [
     path("", dashboards.dashboard, name="dashboard"),
     path("status/", dashboards.dashboard_status, name="dashboard_status"),
     path("runs/", dashboards.runs, name="runs"),
-    path("runs/compare/", dashboards.run_compare, name="run_compare"),
+    path("runs/compare/", experiments.comparison, name="run_compare"),
+    path("runs/trend/", experiments.trend, name="trend"),
     path("runs/<int:run_id>/cumulative-card/", dashboards.cumulative_card, name="cumulative_card"),
     path("discussions/", dashboards.discussions, name="discussions"),
     path("errors/", dashboards.errors, name="errors"),

@@ -28,7 +28,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from audit.models import ExtractionRun
+from audit.models import ExtractionRun, GroundTruthSnapshot
 from evalsite.queue import named_task, task_enqueue
 from metrics.engine import comparison, errors
 from metrics.engine.services import EXTRACTION
@@ -37,7 +37,6 @@ from metrics.results import (
     failure_recorded,
     input_hash,
     json_ready,
-    pair_key,
     placeholder_create,
     row_locked_or_created,
     run_key,
@@ -46,25 +45,27 @@ from metrics.results import (
 log = logging.getLogger(__name__)
 
 
-def results_fingerprint(*runs: ExtractionRun) -> str:
+def results_fingerprint(*runs: ExtractionRun, snapshot_id: int | None = None) -> str:
     """A digest that changes whenever any of these runs' stored results change (one query):
-    the run rows' input hash (of their totals), status and computed_at. Caches of figures
-    derived from a run's rows are keyed by it, so they can never serve stale figures."""
-    keys = [run_key(EXTRACTION, run.pk) for run in runs]
+    the run rows' input hash (of their totals), status and computed_at, on live ground truth
+    or the snapshot. Caches of figures derived from a run's rows are keyed by it, so they can
+    never serve stale figures."""
     rows = {
-        key: (input_hash, status, str(computed_at))
-        for key, input_hash, status, computed_at in MetricResult.objects.filter(
-            key__in=keys
-        ).values_list("key", "input_hash", "status", "computed_at")
+        run_id: (input_hash, status, str(computed_at))
+        for run_id, input_hash, status, computed_at in comparison.basis_rows(snapshot_id)
+        .filter(scope=Scope.RUN, run_id__in=[run.pk for run in runs])
+        .values_list("run_id", "input_hash", "status", "computed_at")
     }
-    text = "|".join(f"{key}={rows.get(key)}" for key in keys)
+    text = "|".join(f"{run_key(EXTRACTION, run.pk)}={rows.get(run.pk)}" for run in runs)
+    if snapshot_id is not None:
+        text += f"|g{snapshot_id}"
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 RUN_COMPARISON = "run_comparison"
 ERROR_ANALYSIS = "error_analysis"
 # Bump when a family's output for the same inputs changes.
-CODE_VERSIONS = {RUN_COMPARISON: "run-comparison/1", ERROR_ANALYSIS: errors.CODE_VERSION}
+CODE_VERSIONS = {RUN_COMPARISON: "run-comparison/2", ERROR_ANALYSIS: errors.CODE_VERSION}
 REQUEUE_AFTER = timedelta(minutes=2)
 # Their inputs are stored extraction results, whose fingerprint already moves with the match
 # settings: the rows record no settings of their own.
@@ -88,8 +89,14 @@ class Derived:
     computed_at: Any = None
 
 
-def comparison_key(left_id: int, right_id: int) -> str:
-    return pair_key(RUN_COMPARISON, left_id, right_id)
+def comparison_key(
+    baseline: str | int, candidate: str | int, snapshot_id: int | None = None
+) -> str:
+    """The stored comparison of two sides ("r12" a run, "c3" a configuration; a bare id is a
+    run), on live ground truth or a snapshot."""
+    sides = [side if isinstance(side, str) else f"r{side}" for side in (baseline, candidate)]
+    key = f"{RUN_COMPARISON}:pair:{sides[0]}:{sides[1]}"
+    return key if snapshot_id is None else f"{key}:g{snapshot_id}"
 
 
 def error_analysis_key(run_id: int) -> str:
@@ -188,30 +195,65 @@ def derived_compute(
 # --- the two families ---------------------------------------------------------------------------
 
 
-def run_comparison_read(left: ExtractionRun, right: ExtractionRun) -> Derived:
+def comparison_read(
+    baseline: comparison.Side,
+    candidate: comparison.Side,
+    snapshot: GroundTruthSnapshot | None = None,
+) -> Derived:
+    """The stored comparison of two sides; queued when outdated (``derived_read``)."""
+    snapshot_id = snapshot.pk if snapshot else None
+    runs = comparison.runs_of((baseline, candidate))
     return derived_read(
         family=RUN_COMPARISON,
-        key=comparison_key(left.pk, right.pk),
-        run_id=left.pk,
-        fingerprint=results_fingerprint(left, right),
+        key=comparison_key(baseline.spec, candidate.spec, snapshot_id),
+        run_id=baseline.runs[0].pk,
+        fingerprint=_sides_fingerprint(baseline, candidate, runs, snapshot_id),
         queue=lambda: task_enqueue(
-            named_task(RUN_COMPARISON_TASK), left_id=left.pk, right_id=right.pk
+            named_task(RUN_COMPARISON_TASK),
+            baseline=baseline.spec,
+            candidate=candidate.spec,
+            snapshot=snapshot_id,
         ),
     )
 
 
-def run_comparison_result_compute(*, left_id: int, right_id: int) -> MetricResult | None:
-    left = ExtractionRun.objects.filter(pk=left_id).first()
-    right = ExtractionRun.objects.filter(pk=right_id).first()
-    if left is None or right is None:
+def _sides_fingerprint(
+    baseline: comparison.Side,
+    candidate: comparison.Side,
+    runs: list[ExtractionRun],
+    snapshot_id: int | None,
+) -> str:
+    # Which runs make each side belongs to the inputs: a new replicate outdates the row.
+    sides = f"{baseline.run_ids}|{candidate.run_ids}|"
+    return sides + results_fingerprint(*runs, snapshot_id=snapshot_id)
+
+
+def run_comparison_read(left: ExtractionRun, right: ExtractionRun) -> Derived:
+    return comparison_read(comparison.side_of_run(left), comparison.side_of_run(right))
+
+
+def comparison_result_compute(
+    *, baseline: str, candidate: str, snapshot: int | None = None
+) -> MetricResult | None:
+    """Compute and store a comparison; None when a side or the snapshot is gone."""
+    try:
+        sides = comparison.side_get(baseline), comparison.side_get(candidate)
+        frozen = comparison.snapshot_get(snapshot)
+    except comparison.ComparisonInputError:
         return None
+    runs = comparison.runs_of(sides)
+    snapshot_id = frozen.pk if frozen else None
     return derived_compute(
         family=RUN_COMPARISON,
-        key=comparison_key(left_id, right_id),
-        run_id=left_id,
-        fingerprint=lambda: results_fingerprint(left, right),
-        compute=lambda: comparison.comparison_to_json(comparison.run_comparison(left, right)),
+        key=comparison_key(sides[0].spec, sides[1].spec, snapshot_id),
+        run_id=sides[0].runs[0].pk,
+        fingerprint=lambda: _sides_fingerprint(*sides, runs, snapshot_id),
+        compute=lambda: comparison.comparison_compute(*sides, frozen),
     )
+
+
+def run_comparison_result_compute(*, left_id: int, right_id: int) -> MetricResult | None:
+    return comparison_result_compute(baseline=f"r{left_id}", candidate=f"r{right_id}")
 
 
 def error_analysis_read(run: ExtractionRun) -> Derived:
@@ -262,19 +304,25 @@ def derived_results_refresh(*, run_id: int) -> int:
         key=key, family=ERROR_ANALYSIS, run_id=run_id
     ):
         queued += task_enqueue(named_task(ERROR_ANALYSIS_TASK), run_id=run_id)
+    sides = rf"(r{run_id}|c{run.configuration_id})"
     pairs = MetricResult.objects.filter(family=RUN_COMPARISON).filter(
-        key__regex=rf"^{RUN_COMPARISON}:pair:(r{run_id}:r[0-9]+|r[0-9]+:r{run_id})$"
+        key__regex=rf"^{RUN_COMPARISON}:pair:({sides}:[rc][0-9]+|[rc][0-9]+:{sides})(:g[0-9]+)?$"
     )
-    runs = ExtractionRun.objects.in_bulk()
     for key in pairs.values_list("key", flat=True):
-        left_id, right_id = (int(part[1:]) for part in key.split(":")[2:4])
-        if left_id not in runs or right_id not in runs:
+        parts = key.split(":")
+        snapshot = int(parts[4][1:]) if len(parts) > 4 else None
+        try:
+            sides_ = comparison.side_get(parts[2]), comparison.side_get(parts[3])
+        except comparison.ComparisonInputError:
             continue
-        fingerprint = results_fingerprint(runs[left_id], runs[right_id])
+        fingerprint = _sides_fingerprint(*sides_, comparison.runs_of(sides_), snapshot)
         if _outdated(RUN_COMPARISON, key, fingerprint) and _claim(
-            key=key, family=RUN_COMPARISON, run_id=left_id
+            key=key, family=RUN_COMPARISON, run_id=sides_[0].runs[0].pk
         ):
             queued += task_enqueue(
-                named_task(RUN_COMPARISON_TASK), left_id=left_id, right_id=right_id
+                named_task(RUN_COMPARISON_TASK),
+                baseline=parts[2],
+                candidate=parts[3],
+                snapshot=snapshot,
             )
     return queued

@@ -1,8 +1,4 @@
-"""Dashboards: they read stored results only and never compute on the request path.
-
-The one exception is the run comparison, whose bootstrap runs on the request from stored
-per-statement counts (see `metrics.engine.comparison`).
-"""
+"""Dashboards: they read stored results only and never compute on the request path."""
 
 from __future__ import annotations
 
@@ -14,7 +10,6 @@ from django.core.paginator import Paginator
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.functional import cached_property
-from django.utils.safestring import SafeString, mark_safe
 
 from audit.models import ExtractionRun, Feedback
 from evalsite.access import admin_required, auditor_required, is_admin
@@ -22,10 +17,8 @@ from evalsite.http import HtmxHttpRequest
 from evalsite.params import parse_id
 from metrics import dashboard as dash
 from metrics import selectors
-from metrics.engine.comparison import RunComparison, comparison_from_json
-from metrics.engine.derived import error_analysis_read, run_comparison_read
+from metrics.engine.derived import error_analysis_read
 from metrics.engine.errors import error_figure
-from metrics.families.plots import bar_plot
 
 DISCUSSIONS_PER_PAGE = 50
 
@@ -144,58 +137,6 @@ def runs(request: HtmxHttpRequest) -> HttpResponse:
 def _run_param(request: HtmxHttpRequest, name: str) -> ExtractionRun | None:
     pk = parse_id(request.GET.get(name), name=name)
     return ExtractionRun.objects.filter(pk=pk).first() if pk else None
-
-
-@admin_required
-def run_compare(request: HtmxHttpRequest) -> HttpResponse:
-    """Two runs side by side on the statements both cover, with 95% bootstrap CIs."""
-    left, right = _run_param(request, "left"), _run_param(request, "right")
-    runs_list = list(ExtractionRun.objects.latest_first())
-    context: dict[str, Any] = {"runs": runs_list, "left": left, "right": right}
-    if left is None and right is None and not request.GET:
-        # Arriving from the menu or a link: the picker, preselecting the two latest runs.
-        context.update(left=runs_list[1] if len(runs_list) > 1 else None, picking=True)
-        context["right"] = runs_list[0] if runs_list else None
-        return render(request, "metrics/run_compare.html", context)
-    if left is None or right is None:
-        context["error"] = "Choose two extraction runs to compare."
-        return render(request, "metrics/run_compare.html", context, status=400)
-    stored = run_comparison_read(left, right)
-    comparison = comparison_from_json(left, right, stored.values) if stored.values else None
-    if comparison is not None:
-        download = table_download(request, f"compare-{left.pk}-{right.pk}", comparison.rows())
-        if download:
-            return download
-    context.update(
-        stored=stored,
-        comparison=comparison,
-        bars_svg=_comparison_bars(comparison) if comparison else "",
-    )
-    if request.htmx and request.htmx.target == "comparison-result":
-        return render(request, "metrics/run_compare.html#result", context)
-    return render(request, "metrics/run_compare.html", context)
-
-
-def _comparison_bars(comparison: RunComparison) -> SafeString:
-    series = [
-        {
-            "label": str(run),
-            "values": [getattr(f, side).point_estimate for f in comparison.figures],
-            "lows": [(getattr(f, side).ci95 or (None, None))[0] for f in comparison.figures],
-            "highs": [(getattr(f, side).ci95 or (None, None))[1] for f in comparison.figures],
-        }
-        for side, run in (("left", comparison.left), ("right", comparison.right))
-    ]
-    categories = [f.label.replace(" (pooled micro-F1)", "") for f in comparison.figures]
-    svg = bar_plot(
-        categories,
-        series,
-        "F1 (95% CI)",
-        x_label="entity type",
-        title="Per-type F1 with 95% bootstrap confidence intervals",
-        width=620,
-    )
-    return mark_safe(svg)  # plots.py escapes every label
 
 
 # --- per discussion, errors --------------------------------------------------------------------

@@ -3,15 +3,11 @@ against a plain loop, and end to end from stored statement rows to the page and 
 
 from __future__ import annotations
 
-import csv
-import io
-
 import numpy as np
 import pytest
 from django.urls import reverse
 
-from metrics.engine.comparison import comparison_from_json, comparison_to_json, run_comparison
-from metrics.engine.derived import run_comparison_read
+from metrics.engine.comparison import comparison_compute, side_get, side_of_run
 from metrics.families.extraction.bootstrap import (
     COLUMNS,
     bootstrap_f1,
@@ -20,7 +16,7 @@ from metrics.families.extraction.bootstrap import (
 )
 from metrics.models import MetricResult
 from tests.factories import ExtractionRunFactory
-from tests.metrics.dashboard_rows import discussion_with_statements, settle, statement_row
+from tests.metrics.dashboard_rows import discussion_with_statements, statement_row
 
 # Two discussions, A and B (sorted ids), as per-discussion summed counts.
 #   left:  A people 2/0/0, pair bonds 1/0/1;  B people 0/1/1 (tp/fp/fn)
@@ -170,97 +166,53 @@ def two_runs(db):
     return left, right
 
 
+def _figures(values):
+    return {f["key"]: f for f in values["figures"]}
+
+
+def _interval(figure, level=0.95):
+    return next(i for i in figure["intervals"] if i["level"] == level)
+
+
 def test_comparison_from_stored_rows_matches_the_hand_example(two_runs) -> None:
     left, right = two_runs
-    comparison = run_comparison(left, right, n_resamples=R, seed=SEED)
-    assert (comparison.n_statements, comparison.n_discussions) == (3, 2)
-    assert comparison.n_updating == 1  # left's a2 is stale: its last figures are used
-    by_key = {f.key: f for f in comparison.figures}
-    people = by_key["people"]
-    assert people.left.point_estimate == pytest.approx(2 / 3)
-    assert people.left.ci95 == pytest.approx((0.0, 1.0))
-    assert people.delta.delta_point_estimate == pytest.approx(1 / 3)
-    assert people.delta.ci95 == pytest.approx((0.0, 1.0))
-    assert by_key["aggregate"].left.ci95 == pytest.approx((0.0, 6 / 7))
-    assert by_key["events"].left.point_estimate is None
+    values = comparison_compute(
+        side_of_run(left), side_of_run(right), None, n_resamples=R, seed=SEED
+    )
+    assert (values["n_statements"], values["n_discussions"]) == (3, 2)
+    assert values["n_updating"] == 1  # left's a2 is stale: its last figures are used
+    assert values["method"] == "discussions only"  # one run a side: no run-to-run variation
+    figures = _figures(values)
+    people = figures["people"]
+    assert people["baseline"]["point"] == pytest.approx(2 / 3)
+    assert people["delta"] == pytest.approx(1 / 3)
+    # the same draws as the single-run bootstrap above: sorted deltas 0 0 1/3 1/3 1 1
+    assert (_interval(people)["low"], _interval(people)["high"]) == pytest.approx((0.0, 1.0))
+    assert _interval(people)["verdict"] == "within noise"
+    assert figures["events"]["baseline"]["point"] is None
+    assert figures["exact_match"]["baseline"]["point"] == pytest.approx(1 / 3)
+
+
+def test_a_configuration_side_takes_every_replicate(two_runs) -> None:
+    left, _ = two_runs
+    side = side_get(f"c{left.configuration_id}")
+    assert side.run_ids == [left.pk]
+    with pytest.raises(Exception, match="no configuration"):
+        side_get("c999999")
+    with pytest.raises(Exception, match="expected a run id"):
+        side_get("x1")
 
 
 def test_compare_page_shows_figures_with_intervals(admin_client, two_runs) -> None:
     left, right = two_runs
     url = reverse("metrics:run_compare")
-    response = admin_client.get(url, {"left": left.pk, "right": right.pk})
+    response = admin_client.get(url, {"baseline": f"r{left.pk}", "candidate": f"r{right.pk}"})
     assert response.status_code == 200
     html = response.content.decode()
-    assert "On the <strong>3</strong> statements" in html
+    assert "On <strong>3</strong> statements" in html
     assert "+0.333" in html  # people delta
     assert "[0.000, 1.000]" in html
-    assert "<svg" in html and "95% CI" in html
+    assert "<svg" in html and 'data-testid="no-replicates"' in html
     assert "1 statement result being recomputed" in html
-
-
-def test_compare_download_has_the_numbers(admin_client, two_runs) -> None:
-    left, right = two_runs
-    url = reverse("metrics:run_compare")
-    response = admin_client.get(url, {"left": left.pk, "right": right.pk, "format": "csv"})
-    assert response["Content-Type"].startswith("text/csv")
-    rows = {row["figure"]: row for row in csv.DictReader(io.StringIO(response.content.decode()))}
-    assert set(rows) == {"aggregate", "people", "events", "pair_bonds"}
-    assert float(rows["aggregate"]["left"]) == pytest.approx(2 / 3)
-    assert float(rows["people"]["delta"]) == pytest.approx(1 / 3)
-    assert rows["events"]["left"] == ""
-    data = admin_client.get(url, {"left": left.pk, "right": right.pk, "format": "json"}).json()
-    assert len(data["rows"]) == 4
-
-
-def test_compare_needs_two_runs(admin_client, two_runs) -> None:
-    response = admin_client.get(reverse("metrics:run_compare"), {"left": two_runs[0].pk})
-    assert response.status_code == 400
-    assert "Choose two extraction runs" in response.content.decode()
-
-
-def test_compare_is_for_admins(client, auditor, two_runs) -> None:
-    client.force_login(auditor)
-    left, right = two_runs
-    url = reverse("metrics:run_compare")
-    assert client.get(url, {"left": left.pk, "right": right.pk}).status_code == 403
-
-
-def test_stored_comparison_follows_the_stored_results(two_runs) -> None:
-    left, right = two_runs
-    settle(left)
-    settle(right)
-    first = run_comparison_read(left, right)  # eager: the worker ran on the first view
-    assert not first.updating and first.values["n_statements"] == 3
-    assert run_comparison_read(left, right) == first
-    _, (c1,) = discussion_with_statements(1)
-    statement_row(left, c1, events_tp=1)
-    statement_row(right, c1, events_tp=1)
-    settle(left)
-    settle(right)
-    again = run_comparison_read(left, right)
-    assert (first.values["n_statements"], again.values["n_statements"]) == (3, 4)
-
-
-def test_the_stored_comparison_reads_back_as_computed(two_runs) -> None:
-    left, right = two_runs
-    computed = run_comparison(left, right, n_resamples=R, seed=SEED)
-    assert comparison_from_json(left, right, comparison_to_json(computed)) == computed
-
-
-def test_compare_without_runs_shows_the_picker(admin_client, two_runs) -> None:
-    """From the menu or a bookmark: the picker with the two latest runs chosen, not a 400."""
-    response = admin_client.get(reverse("metrics:run_compare"))
-    assert response.status_code == 200
-    html = response.content.decode()
-    assert 'name="left"' in html and 'name="right"' in html
-    assert "Choose two extraction runs" not in html
-
-
-def test_comparison_heading_names_runs_in_column_order(admin_client, two_runs) -> None:
-    left, right = two_runs
-    html = admin_client.get(
-        reverse("metrics:run_compare"), {"left": left.pk, "right": right.pk}
-    ).content.decode()
-    head = html[html.index('data-testid="comparison"') :]
-    head = head[: head.index("</h2>")]
-    assert head.index(left.label) < head.index(right.label)
+    bad = admin_client.get(url, {"baseline": "c0x", "candidate": f"r{right.pk}"})
+    assert bad.status_code == 400 and "baseline: expected" in bad.content.decode()

@@ -62,12 +62,13 @@ def test_first_view_queues_one_computation_and_says_so(admin_client, runs, queue
     html = _compare(admin_client, left, right)
     _compare(admin_client, left, right)
 
-    assert queued == [("compute_run_comparison", {"left_id": left.pk, "right_id": right.pk})]
+    sides = {"baseline": f"r{left.pk}", "candidate": f"r{right.pk}", "snapshot": None}
+    assert queued == [("compute_run_comparison", sides)]
     assert 'data-testid="comparison-updating"' in html
     assert 'hx-trigger="every 1s"' in html
     tasks.compute_run_comparison(left_id=left.pk, right_id=right.pk)
     html = _compare(admin_client, left, right)
-    assert "On the <strong>2</strong> statements" in html
+    assert "On <strong>2</strong> statements" in html
     assert "comparison-updating" not in html and 'hx-trigger="every 1s"' not in html
 
 
@@ -78,7 +79,7 @@ def test_changed_inputs_show_the_last_figures_as_updating(admin_client, runs, qu
 
     html = _compare(admin_client, left, right)
 
-    assert "On the <strong>2</strong> statements" in html  # the last figures
+    assert "On <strong>2</strong> statements" in html  # the last figures
     assert 'data-testid="comparison-updating"' in html
     assert len(queued) == 1
     tasks.compute_run_comparison(left_id=left.pk, right_id=right.pk)
@@ -106,7 +107,7 @@ def test_a_failure_is_shown_and_not_retried_until_the_inputs_change(
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("metrics.engine.comparison.run_comparison", broken)
+    monkeypatch.setattr("metrics.engine.comparison.comparison_compute", broken)
     row = derived.run_comparison_result_compute(left_id=left.pk, right_id=right.pk)
     assert row.status == Status.FAILED and "boom" in row.error
 
