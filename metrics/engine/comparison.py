@@ -34,6 +34,7 @@ from audit.models import (
 )
 from evalsite.api import DomainError
 from metrics.engine.services import EXTRACTION
+from metrics.engine.snapshots import SNAPSHOT_FAMILY, snapshot_results_compute
 from metrics.families.extraction.changes import statement_changes
 from metrics.families.extraction.experiments import (
     CUMULATIVE_FIGURES,
@@ -58,8 +59,6 @@ N_LISTED = 50  # statements listed per filter and direction
 TEXT_PREVIEW = 160
 # The figures a statement list can be sorted by (the filter of the page's list).
 LIST_FIGURES: tuple[str, ...] = ("aggregate", "people", "events", "pair_bonds", *SARF_VARIABLES)
-# Results on a snapshot are stored under their own family (``MetricResult.snapshot`` set).
-SNAPSHOT_FAMILY = "extraction_snapshot"
 Scope = MetricResult.Scope
 Status = MetricResult.Status
 
@@ -432,6 +431,21 @@ def _figures_json(
         )
         out.append(data)
     return out
+
+
+def snapshot_results_ensure(runs: Iterable[ExtractionRun], snapshot_id: int | None) -> None:
+    """Compute the runs' figures on the snapshot where they are missing or outdated (a worker
+    comparing on a snapshot needs them all)."""
+    if snapshot_id is None:
+        return
+    fresh = set(
+        basis_rows(snapshot_id)
+        .filter(scope=Scope.RUN, status=Status.FRESH, run_id__in=[r.pk for r in runs])
+        .values_list("run_id", flat=True)
+    )
+    for run in runs:
+        if run.pk not in fresh:
+            snapshot_results_compute(run_id=run.pk, snapshot_id=snapshot_id)
 
 
 def runs_of(sides: Sequence[Side]) -> list[ExtractionRun]:

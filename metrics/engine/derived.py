@@ -243,6 +243,7 @@ def comparison_result_compute(
         return None
     runs = comparison.runs_of(sides)
     snapshot_id = frozen.pk if frozen else None
+    comparison.snapshot_results_ensure(runs, snapshot_id)
     return derived_compute(
         family=RUN_COMPARISON,
         key=comparison_key(sides[0].spec, sides[1].spec, snapshot_id),

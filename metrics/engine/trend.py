@@ -65,6 +65,7 @@ def configuration_summary_compute(
     if configuration is None or not runs:
         return None
     snapshot_id = frozen.pk if frozen else None
+    comparison.snapshot_results_ensure(runs, snapshot_id)
     return derived_compute(
         family=CONFIGURATION_SUMMARY,
         key=summary_key(configuration_id, snapshot_id),
