@@ -890,7 +890,7 @@ class TriageSettings(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     # What triage has done to the queue, counted whenever it applies its outcome or gives the
     # accepted statements back (``triage_counts_store``): counting on a page read every triage
-    # row of the run (0.7 s at 5,000 x 50).
+    # row of the run.
     n_provisional = models.PositiveIntegerField(default=0)
     n_qa = models.PositiveIntegerField(default=0)
     n_qa_approved = models.PositiveIntegerField(default=0)
@@ -972,7 +972,7 @@ class TriageStatement(models.Model):
             ),
             # Every "still to code" (``Statement.objects.to_code``) asks whether some run AI
             # accepted the statement: probed in this small index, not by hashing every accepted
-            # row (a queue page at 5,000 x 50: 75,000 rows, 23 ms a query).
+            # row.
             models.Index(
                 fields=["statement"], condition=Q(provisional=True), name="triage_accepted"
             ),

@@ -1,8 +1,7 @@
 """Writing new values into many existing rows at once.
 
-Django's ``bulk_update`` builds a ``CASE WHEN pk = ...`` expression per field and row: about
-0.5 ms of Python per row (a run's 50,300 triage rows: 27 s), and PostgreSQL's time for one
-such statement grows with the square of its rows. On PostgreSQL one UPDATE instead joins the
+Django's ``bulk_update`` builds a ``CASE WHEN pk = ...`` expression per field and row in
+Python, and PostgreSQL's time for one such statement grows with the square of its rows. On PostgreSQL one UPDATE instead joins the
 rows to a JSON document of their new values (``jsonb_to_recordset``), encoded once and sent
 as one parameter. Elsewhere (SQLite) ``bulk_update`` in batches.
 """

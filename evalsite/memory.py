@@ -2,14 +2,13 @@
 
 A slow worker computes one whole-run row after another in one process (``--pool=solo``, or one
 prefork child), and what a row's computation frees is not all given back to the system, so
-the next row's peak starts from the last one's leftovers: seven whole-run rows in one worker
-(a partner run's three, then the run's four) peaked at 516 MB at 1,000 × 50 where each alone
-stays under 400 MB (docs/operations.md, "The slow worker with a partner run"). What stays:
+the next row's peak starts from the last one's leftovers (docs/operations.md, "Memory"). What
+stays:
 
 - the extraction matcher's caches (date parses, normalised strings and names; up to 65,536
-  entries each, filling up further with each run): ~25 MB of small objects after one run;
-- with DEBUG on, Django's query log (up to 9,000 queries' SQL; each bulk insert of pieces a few
-  hundred kB: 15-30 MB a row), which a web request's start empties but a worker never does;
+  entries each, filling up further with each run);
+- with DEBUG on, Django's query log (up to 9,000 queries' SQL, bulk inserts of pieces among
+  them), which a web request's start empties but a worker never does;
 - freed heap that glibc keeps in its arenas instead of returning it.
 
 ``memory_release`` drops all three: the next whole-run task fills the caches again within its
@@ -18,9 +17,8 @@ slow queue; the stale sweep, which computes own-data rows in process, after each
 tasks (one statement each, many a second) keep their warm caches: a full collection would cost
 more than they do.
 
-The other half is the collector's time. A process holds about 235,000 objects once Django, the
-views and the templates are loaded, and every full collection walks all of them: rendering the
-editor far down a 300-statement discussion spent ~40 ms of its ~100 in the collector.
+The other half is the collector's time: once Django, the views and the templates are loaded,
+every full collection walks all of their objects, a large share of a long page's render.
 ``heap_freeze`` moves what the process holds out of the collector's sight (``gc.freeze``)
 after its 1st, 10th and 100th request or task (``served_one``): by then it has loaded what
 it serves. Frozen objects are still freed when nothing refers to them; only cycles among them

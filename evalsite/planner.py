@@ -2,15 +2,12 @@
 
 PostgreSQL picks a query's plan from each table's statistics (rows, value frequencies), which
 autovacuum refreshes some time after enough rows changed, or never where it is turned off.
-Until then the planner plans for the table it last saw: right after an import of 250,000
-statements it took the statement table for empty and scanned every extraction and every
-coding to read one discussion's (0.4 s instead of 1 ms), and the metric rows' family index
-with a filter instead of the statement index (0.25 s instead of 0.1 ms). An approval during
-a recompute-all at 5,000 x 50 then took 1.3 s instead of 0.09 s.
+Until then the planner plans for the table it last saw: right after a large import it takes
+the new tables for empty and scans where it should probe an index, and an approval waits on it.
 
 So whatever writes in bulk (an import, a recompute's planning and its end, the benchmark
 seeds) refreshes the statistics of the tables it changed at once: ``ANALYZE`` reads a sample
-of 30,000 rows per table, about a second on a 500,000-row table, once per bulk write.
+of 30,000 rows per table, once per bulk write.
 """
 
 from __future__ import annotations
@@ -26,7 +23,7 @@ log = logging.getLogger(__name__)
 # Fewer rows than this, or than this share of the largest table's rows, do not change the
 # tables enough to mislead the planner (autovacuum's own default share); the next autovacuum
 # catches up with many small writes. The share keeps a small import over HTTP on a large
-# site from paying a second of ANALYZE in its request.
+# site from paying for an ANALYZE in its request.
 BULK_ROWS = 1_000
 BULK_SHARE = 0.1
 

@@ -101,18 +101,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 else:
-    # Pages read small slices through indexes; at 5,000 discussions PostgreSQL's estimates start
-    # to plan a parallel worker for them, whose start cost more than it saved (the auditor's
-    # queue: 56-62 -> 40-42 ms). DB_PARALLEL_WORKERS lets the slow worker's whole-run reads
-    # use the server's own setting ("default") or a number.
+    # Pages read small slices through indexes, where starting a parallel worker costs more than
+    # it saves; DB_PARALLEL_WORKERS gives the slow worker's whole-run reads "default" or a number.
     server_options = []
     if env_str("DB_PARALLEL_WORKERS").lower() != "default":
         parallel = env_int("DB_PARALLEL_WORKERS", 0, minimum=0)
         server_options.append(f"-c max_parallel_workers_per_gather={parallel}")
-    # PostgreSQL's random_page_cost (4 by default) prices an index probe for a spinning disk.
-    # 1.1 made the weakest-first queue's counts probe an index instead of hashing 250,000
-    # triage rows (95 -> 10 ms at 5,000 x 50), but made other pages slower (the statement page
-    # 50 -> 88 ms at 1,000 x 50), so the server's own stays unless DB_RANDOM_PAGE_COST says.
+    # A lower random_page_cost helped one page and slowed others: the server's own stays unless
+    # DB_RANDOM_PAGE_COST says (docs/operations.md, "Database").
     if env_str("DB_RANDOM_PAGE_COST").lower() not in ("", "default"):
         cost = env_float("DB_RANDOM_PAGE_COST", None, minimum=0.01)
         server_options.append(f"-c random_page_cost={cost}")

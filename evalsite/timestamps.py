@@ -1,9 +1,8 @@
 """Timestamps read from PostgreSQL with psycopg's compiled parser.
 
 Django registers its own loader for ``timestamptz`` (to pin the result's time zone), derived
-from psycopg's pure-Python one, so every timestamp a query returns is parsed in Python: reading
-250,300 extractions' ``updated_at`` took 1.0 s, half of it parsing (the slow worker reads every
-stamp of a run on each approval). This loader keeps Django's contract (the value in the
+from psycopg's pure-Python one, so every timestamp a query returns is parsed in Python (the
+slow worker reads every stamp of a run on each approval). This loader keeps Django's contract (the value in the
 connection's time zone, the same ``tzinfo``) and parses with the compiled loader psycopg ships
 in ``psycopg[binary]``. It is registered only where that holds: PostgreSQL through psycopg 3,
 the compiled loader present, and the session in UTC (``USE_TZ``, as Django sets it).

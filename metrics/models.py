@@ -146,7 +146,7 @@ class MetricResult(models.Model):
             # "Has this run a stale row?" after every approval's results: a run with none
             # answers from an empty index, whatever the planner believes of the other runs'
             # (during another run's recompute-all its figures say half the table is stale,
-            # and it scanned the run's 255,000 rows for one: 160 ms).
+            # and it scanned every row of the run for one).
             models.Index(
                 fields=["run", "scope"], condition=Q(status="stale"), name="metrics_stale_by_run"
             ),

@@ -73,7 +73,7 @@ def _discussions_to_adjudicate(limit: int) -> list[int]:
     its auditor shares with another auditor, each of them one the list shows, so a
     discussion holds at least its largest tally's count: the discussions are taken until
     those counts reach ``limit``, and only their statements are counted (about 10 of 50
-    discussions when each has 5 to adjudicate: 21 -> 3 ms at 1,000 x 50)."""
+    discussions when each has 5 to adjudicate)."""
     largest = (
         CodingTally.objects.filter(to_adjudicate__gt=0)
         .order_by("discussion_id")

@@ -46,8 +46,8 @@ def feedback_revisions(*, feedback: Feedback) -> list[FeedbackRevision]:
 
 # The ids of the dict items of each entity list of every payload (every run's extraction and
 # every coder's coding) of the statements above one, as JSON text: PostgreSQL takes them out of
-# the payloads, so the 2-3 KB payloads are neither sent nor decoded (an approval far down a
-# long discussion read about 775 of them for a few hundred ids).
+# the payloads, so the payloads are neither sent nor decoded (far down a long discussion,
+# hundreds of payloads for a few hundred ids).
 _EARLIER_IDS_SQL = """
 SELECT DISTINCT lists.kind, (item -> 'id')::text
 FROM (

@@ -290,8 +290,7 @@ def discussion_queue_counted(*, user: User, ids: list[int]) -> list[QueueDiscuss
         .values_list("discussion_id", "n", "first")
     }
     # What I sent of it is counted in my tally (``sent_to_code``), so no statement is checked
-    # against my codings one by one (16 ms a page at 5,000 x 50 for an auditor who coded in
-    # every discussion). The lowest score still to code is stored too: my tally's where I
+    # against my codings one by one. The lowest score still to code is stored too: my tally's where I
     # coded something, else the discussion's (what ``WeakestFirst`` orders by).
     tallies = CodingTally.objects.filter(auditor=user, discussion_id__in=ids)
     sent: dict[int, int] = {}

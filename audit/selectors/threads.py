@@ -99,7 +99,7 @@ def comments_unread_count(*, user: User) -> int:
 def approved_codings_count() -> int:
     """Approved codings of subject statements (each statement has one ground truth at most),
     summed from the stored team figures: a row per auditor, where counting the codings read
-    every one after every approval (140 ms at 5,000 x 50 with two runs' ground truth). A
+    every one after every approval. A
     coding of a statement that is not a subject's (its speaker's role changed) is not ground
     truth any metric scores, and is not counted."""
     return int(AuditorFigures.objects.aggregate(n=Sum("approved"))["n"] or 0)
@@ -135,7 +135,7 @@ class UnreadComments:
 
 def comments_unread_summary(*, user: User) -> UnreadComments:
     """The user's unread comments by statement (``comments_unread``), built and read once:
-    building that query costs more than running it (about 8 of 11 ms at 1,000 x 50)."""
+    building that query costs more than running it."""
     rows = (
         comments_unread(user=user)
         .order_by()

@@ -95,7 +95,7 @@ class ImportSummary:
     approved_created: int = 0
     approved_kept: int = 0
     # Whose extraction or ground truth the import created, once per statement and 8 bytes
-    # each: what stays in memory through a large import grows by 0.8 MB per 100,000 statements.
+    # each: what stays in memory through a large import.
     touched_statement_ids: array[int] = field(default_factory=lambda: array("q"))
     # The first LOGGED_FEEDBACK_IDS only: what the audit log names.
     imported_feedback_ids: list[int] = field(default_factory=list)
@@ -781,7 +781,7 @@ def _planner_statistics_after(summary: ImportSummary) -> None:
 
 def _query_log_forget() -> None:
     """With DEBUG, the connection keeps the SQL of its last 9,000 queries; a discussion's bulk
-    inserts carry every payload (~0.5 MB at 50 statements), so an import's would hold ~150 MB.
+    inserts carry every payload, so an import's log would hold hundreds of discussions'.
     An import is not a request, whose start would clear it: clear it a discussion at a time,
     unless queries are being counted (CaptureQueriesContext forces the debug cursor)."""
     if not connection.force_debug_cursor:

@@ -214,8 +214,7 @@ def _rows_scored(
     settings: TriageSettings,
 ) -> _Scored:
     """The run's rows as these scores leave them; ``rows`` keeps those no score names. A row
-    that stays as it was is not written: an approval moves a few scores (every row of a run
-    rewritten in one ``bulk_update`` kept PostgreSQL busy for over 24 minutes at 1,000 x 50)."""
+    that stays as it was is not written: an approval moves a few scores, not the whole run's."""
     scored, now = _Scored(), timezone.now()
     for sid, score in scores.items():
         row = rows.pop(sid, None)

@@ -10,7 +10,7 @@ each person picker of each event, and a template loop costs tens of microseconds
     {% checkboxes name editor.people value %}    <label class="opt"><input type="checkbox" ...
 
 and the editor's fields built on them, one tag call each instead of a partial (an event has a
-dozen; a statement's coding about 90 in all, ~0.2 ms each as partials):
+dozen; a statement's coding about 90 in all):
 
     {% enum_select name value choices titled invalid=... required=... %}
     {% person_select name editor.people value invalid=... required=... %}
@@ -30,9 +30,8 @@ register = template.Library()
 
 
 def escape(value: Any) -> str:
-    """Django's `escape` without the SafeString it wraps each piece in (the same text, five
-    times faster: over a thousand options far down a long discussion); the joined result is
-    marked safe once."""
+    """Django's `escape` without the SafeString it wraps each piece in (the same text, for over
+    a thousand options far down a long discussion); the joined result is marked safe once."""
     return stdlib_html.escape(str(value))
 
 

@@ -1,6 +1,5 @@
-"""A payload's item cards, written in one pass each: the audit page shows ten statements with
-two payloads each (about 270 cards), and as a template partial a card cost about 0.2 ms, most
-of the page's time. The markup is the one the `item_card` partial had.
+"""A payload's item cards, written in one pass each: a page shows hundreds of cards, and as a
+template partial they were most of its time. The markup is the one the `item_card` partial had.
 
     {% load item_cards %}
     {% item_card c %}          one audit.display.Card

@@ -38,11 +38,10 @@ from evalsite.params import parse_id
 S = Feedback.Status
 ITEM = re.compile(r"(\d{1,12}):(\d{1,9})", re.ASCII)
 # Discussions per queue page: a row is 51 px tall at 1,440 px wide, so 25 fill about two
-# screens; a page's cost is counting and rendering its discussions (50: 15 ms more at 5,000 x 50).
+# screens; a page's cost is counting and rendering its discussions.
 PAGE_SIZE = 25
 # Discussion x auditor groups per page of the review queue: a group is about 264 px tall at
-# 1,440 px wide, so 10 are three screens below the statements to adjudicate (20: 33 ms more to
-# render at 5,000 x 50).
+# 1,440 px wide, so 10 are three screens below the statements to adjudicate.
 REVIEW_GROUPS = 10
 
 

@@ -736,8 +736,8 @@ def results_recompute_stale(*, older_than: timedelta | None = None) -> Counter:
 
 def _totals_unknown(items: list[Item]) -> bool:
     """Whether a run among the items has unknown totals (after migration 0011, or a batch that
-    stopped before settling): rebuilding them reads every contribution of the run (14 s at
-    5,000 x 50), work for the slow queue, not for the sweep on whichever worker runs it."""
+    stopped before settling): rebuilding them reads every contribution of the run, work for
+    the slow queue, not for the sweep on whichever worker runs it."""
     runs = [run_id for scope, _, run_id in items if scope == Scope.RUN]
     return bool(runs) and (
         extraction_results()

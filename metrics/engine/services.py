@@ -170,7 +170,7 @@ def _children_status(run_id: int | None) -> tuple[str, str]:
     after every row. Ordered by an index's columns, so that PostgreSQL walks an index for it:
     unordered (as ``exists()`` asks), it believed the statistics taken during another run's
     recompute-all (half the table stale, so surely one of this run's rows is) and scanned
-    the whole table for a row that was not there (183 ms at 5,000 x 50, after every approval).
+    the whole table for a row that was not there, after every approval.
     """
     children = extraction_results().filter(run_id=run_id, scope__in=CHILD_SCOPES)
     stale = children.filter(status=Status.STALE).order_by("run_id", "scope")
@@ -659,9 +659,9 @@ def placeholders_create(approved: Any, run_ids: Iterable[int] | None) -> int:
 
     ``approved`` is a queryset of approved feedback (the statements concerned). The database
     finds the rows still missing (an anti-join per scope): after the first compute nearly all
-    exist, and a full recompute at 5,000 x 50 spent 35 s listing 255,000 present keys. On
-    PostgreSQL it also writes them, one ``INSERT ... SELECT`` per scope: the first recompute
-    of a new 5,000 x 50 run built and sent 255,000 placeholder rows from Python (55 s).
+    exist, and listing the present keys in Python was most of a full recompute's planning. On
+    PostgreSQL it also writes them, one ``INSERT ... SELECT`` per scope, rather than building
+    every placeholder of a new run in Python.
     """
     missing = missing_rows(approved, run_ids)
     if connection.vendor == "postgresql":
@@ -780,8 +780,8 @@ def rows_mark_stale(query: Q, run_ids: Iterable[int] | None = None) -> tuple[lis
         .order_by("pk")
         .values_list("pk", "status", "run_id", "discussion_id", "statement_id")
     )
-    # Marked by the same condition (the rows are locked now), not by a list of their ids: a
-    # recompute-all marks 250,000 rows at 5,000 x 50, and a list that long cost 3-4 s to parse.
+    # Marked by the same condition (the rows are locked now), not by a list of their ids,
+    # which PostgreSQL would have to parse for every row of a recompute-all.
     marked = rows.exclude(status=Status.STALE).update(
         status=Status.STALE, stale_since=timezone.now()
     )

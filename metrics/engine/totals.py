@@ -25,7 +25,7 @@ PART: dict[str, str] = {Scope.STATEMENT: "statements", Scope.DISCUSSION: "discus
 
 # The run's statement and discussion rows that have a contribution, by scope; each query reads
 # every row once. Fixed keys are read as a record (jsonb_to_record): one pass over a row's
-# JSON, where an `->>` per key cost 2.5 times as much (6.1 s against 2.4 s at 5,000 x 50).
+# JSON instead of an `->>` per key.
 _TABLE = MetricResult._meta.db_table
 _WHERE = """r.family = %(family)s AND r.run_id IS NOT DISTINCT FROM %(run_id)s
     AND r.scope = ANY(%(scopes)s) AND r.contribution IS NOT NULL"""

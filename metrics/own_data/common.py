@@ -317,7 +317,7 @@ def _mark(targets: Iterable[Target]) -> list[Target]:
     wanted = {_key(target): target for target in targets}
     rows = MetricResult.objects.filter(key__in=list(wanted))
     # The status is compared here, not in the query: with a recompute-all's rows stale,
-    # PostgreSQL read them all through the status index (198,758 rows, 143 ms at 5,000 x 50).
+    # PostgreSQL read them all through the status index.
     already_stale = {
         key for key, status in rows.values_list("key", "status") if status == Status.STALE
     }
@@ -354,8 +354,7 @@ def own_results_mark_stale(*, reason: str = "") -> int:
                 "run_id", flat=True
             )
         )
-        # Only runs without rows are searched for ground truth: the search reads extractions
-        # (during a recompute-all at 5,000 x 50, about 230 ms of each approval).
+        # Only runs without rows are searched for ground truth: the search reads extractions.
         run_ids = with_rows | set(runs_with_ground_truth(besides=with_rows))
         targets = [(f, run_id) for run_id in sorted(run_ids) for f in RUN_FAMILIES]
         system: list[Target] = [(f, None) for f in WHOLE if f not in RUN_FAMILIES]

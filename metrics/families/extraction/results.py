@@ -21,7 +21,7 @@ class _Serializable:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready copy (nested settings become dicts), as ``dataclasses.asdict`` gives,
         without its deep copies: every value is plain JSON data, so copying the lists and dicts
-        suffices (about five times faster on a statement's figures; a recompute stores thousands)."""
+        suffices (a recompute stores thousands)."""
         return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
 
     @classmethod

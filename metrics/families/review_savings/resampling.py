@@ -1,8 +1,8 @@
 """Vectorised discussion-cluster bootstrap of the review-savings figures (pure numpy).
 
 ``metrics.families.selective.bootstrap.bootstrap_by_participant`` with a review-savings metric rebuilds
-every resample's item list and its curve in Python (~50 µs per curve), so 1000 resamples of
-four metrics on every approval cost seconds. Here a resample is a column of cluster draw
+every resample's item list and its curve in Python, too slow for 1000 resamples of four
+metrics on every approval. Here a resample is a column of cluster draw
 counts (``metrics.families.resampling.draw_counts``: the same draws, from the same random
 stream, as the loop path), applied as weights to the items sorted once by confidence: every resample's curve is a
 column of a few cumulative sums. The replicates equal the loop path's up to floating-point
@@ -26,9 +26,8 @@ from metrics.families.resampling import draw_counts, percentile_ci
 
 from .savings import ReviewItem
 
-# Resamples per block: a block holds a few (items × resamples) float arrays. At 50,000 items
-# 256 columns peaked at ~350 MB and 8 at ~70 MB, and 8 ran faster (3.7 -> 0.8 CPU s for 1,000
-# resamples: the arrays stay in cache). Each column is computed alone, so the replicates do
+# Resamples per block: a block holds a few (items × resamples) float arrays, small enough to
+# stay in cache and bound the memory. Each column is computed alone, so the replicates do
 # not depend on the block size.
 COLUMNS_PER_BLOCK = 8
 
