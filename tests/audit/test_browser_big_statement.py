@@ -1,11 +1,8 @@
 """A big statement in the editor (15 people, 30 events, 10 pair bonds), in headless Chromium:
 sections fold, a filter box narrows people and events, multi-person fields are checkbox lists
-with chips. The editor's height, its visible controls and the time to open it are printed
-(`pytest -s`) for the figures in the docs."""
+with chips; folded, the editor is about one screen tall."""
 
 from __future__ import annotations
-
-import time
 
 import pytest
 from django.urls import reverse
@@ -90,28 +87,14 @@ def test_big_statement_editor_folds_filters_and_uses_checkbox_lists(
 
     page = open_as(auditor)
     page.goto(live_server.url + reverse("audit:statement", args=[big_statement.pk]))
-    started = time.monotonic()
     page.keyboard.press("e")
     editor = page.locator(".editor")
     expect(editor.locator("input[name=people-14-name]")).to_have_value("Oda")
-    opened_ms = (time.monotonic() - started) * 1000
+    # Folded, the editor of 55 items is about one screen with a few dozen controls in sight
+    # (unfolded, every row's fields made it over 7,000 px with hundreds of controls).
     figures = measure(page, editor)
-    unfolded = page.evaluate(
-        """(el) => { const folds = [...el.querySelectorAll('details.ed-fold')];
-          const was = folds.map((d) => d.open);
-          folds.forEach((d) => { d.open = true; });
-          const height = Math.round(el.getBoundingClientRect().height);
-          folds.forEach((d, i) => { d.open = was[i]; });
-          return height; }""",
-        editor.element_handle(),
-    )
-    card = page.evaluate(
-        "Math.round(document.querySelector('.editor').closest('article').getBoundingClientRect().height)"
-    )
-    print(
-        f"big statement editor: opened in {opened_ms:.0f} ms, {figures}, unfolded {unfolded} px,"
-        f" statement card {card} px"
-    )
+    assert figures["height"] < 1500, figures
+    assert figures["visible_controls"] < 80, figures
 
     # Sections fold; the big ones start folded with their counts in the heading.
     events_summary = editor.locator("details.ed-fold[data-kind=events] > summary")

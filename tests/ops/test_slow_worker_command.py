@@ -1,5 +1,5 @@
 """The slow worker's production command replaces a child whose peak passed the 500 MB budget
-(``--max-memory-per-child``, docs/operations.md "The slow worker with a partner run"): the
+(``--max-memory-per-child``, docs/operations.md "Memory"): the
 same limit in docker-compose.yml, the README and docs/operations.md, on the prefork pool (the
 only one that honours it)."""
 
