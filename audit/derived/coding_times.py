@@ -67,12 +67,11 @@ def times_changed(*, changes: Iterable[Change]) -> None:
 def _queue_on_commit() -> None:
     """Queue the refresh once the transaction commits, unless one is queued and not started
     (the worker takes the key away when it starts, so a later change queues another)."""
-    from audit.tasks import team_times
-    from evalsite.queue import task_enqueue
+    from evalsite.queue import task_enqueue_named
 
     def queue() -> None:
         if cache.add(TIMES_QUEUED, 1, timeout=600):
-            task_enqueue(team_times)
+            task_enqueue_named("audit.tasks.team_times")  # its task module imports this one
 
     transaction.on_commit(queue)
 
