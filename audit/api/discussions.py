@@ -4,6 +4,8 @@ export and import. Auditors (and admins) read; admins write.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -29,6 +31,7 @@ from audit.api.serializers import (
     GroundTruthExportQuerySerializer,
     GroundTruthFileSerializer,
     GroundTruthImportUploadSerializer,
+    ImportRunFieldsSerializer,
     ImportSummarySerializer,
 )
 from audit.models import ExtractionRun
@@ -38,7 +41,7 @@ from audit.services import (
 )
 from audit.services.api_support import discussion_create
 from audit.services.export_jobs import ground_truth_export_start
-from audit.services.import_jobs import ground_truth_import_start
+from audit.services.import_jobs import ground_truth_import_start, summary_body
 from audit.services.runs import run_notes_update, run_register_from
 from evalsite.access import ADMIN_ONLY, READ_ALL_WRITE_ADMIN, IsAuditor
 from evalsite.api import (
@@ -281,13 +284,22 @@ class GroundTruthImportApi(ApiView):
     )
     def post(self, request: ApiRequest) -> Response:
         if request.content_type.startswith("multipart/"):
-            serializer = GroundTruthImportUploadSerializer(data=request.data)
+            serializer: ImportRunFieldsSerializer = GroundTruthImportUploadSerializer(
+                data=request.data
+            )
             serializer.is_valid(raise_exception=True)
-            body, data = serializer.validated_data["file"].read(), None
+            upload = serializer.validated_data["file"]
+            body, data, source = upload.read(), None, upload.name or "upload"
         else:
             body = request.body  # read before request.data parses the stream
-            data = request.data
-        outcome = ground_truth_import_start(user=request.user, body=body, data=data)
+            params = request.query_params
+            query = {k: params[k] for k in ("run", "model_name", "prompt_version") if k in params}
+            serializer = ImportRunFieldsSerializer(data=query)
+            serializer.is_valid(raise_exception=True)
+            data, source = request.data, "request body"
+        run = serializer.import_run(source=source)
+        outcome = ground_truth_import_start(user=request.user, body=body, data=data, run=run)
         if outcome.job is not None:
             return Response(job_started_body(request, outcome.job), status=202)
-        return Response(ImportSummarySerializer(outcome.summary).data)
+        summary: Any = outcome.summary  # no job: the import's summary
+        return Response(ImportSummarySerializer(summary_body(summary)).data)

@@ -34,7 +34,7 @@ from audit.services.api_support import (
     MAX_SPEAKER,
 )
 from audit.services.assignments import MAX_OVERLAP_K, AssignmentPlan, Strategy
-from audit.services.imports import MAX_IMPORT_ID, MAX_USERNAME
+from audit.services.imports import MAX_IMPORT_ID, MAX_USERNAME, ImportRun
 from audit.services.runs import MAX_PROMPT_TEXT, PROMPT_HASH
 from evalsite.api import (
     CaseInsensitiveChoiceField,
@@ -751,8 +751,47 @@ class GroundTruthExportQuerySerializer(serializers.Serializer):
         return attrs
 
 
-class GroundTruthImportUploadSerializer(serializers.Serializer):
-    file = serializers.FileField(help_text="the ground-truth file (JSON, UTF-8)")
+class ImportRunFieldsSerializer(serializers.Serializer):
+    """Where a file's extractions go (the command's --run, --run-model, --run-prompt)."""
+
+    run = serializers.IntegerField(
+        required=False, min_value=1, max_value=2**63 - 1,
+        help_text="an existing extraction run: every extraction of the file goes there",
+    )  # fmt: skip
+    model_name = serializers.CharField(
+        required=False, max_length=MAX_MODEL_NAME,
+        help_text="the run (model and prompt version, created if new) of the extractions the "
+        "file gives no run of their own; without either, the import makes a run of its own "
+        "named after the file and the time (none when the file has no extraction)",
+    )  # fmt: skip
+    prompt_version = serializers.CharField(required=False, max_length=MAX_PROMPT_VERSION)
+
+    def validate_run(self, value: int) -> ExtractionRun:
+        return existing_run(value)
+
+    def validate(self, attrs: dict) -> dict:
+        if "run" in attrs and ("model_name" in attrs or "prompt_version" in attrs):
+            raise serializers.ValidationError("give run, or model_name and prompt_version")
+        if "prompt_version" in attrs and "model_name" not in attrs:
+            raise serializers.ValidationError({"model_name": ["required with prompt_version"]})
+        return attrs
+
+    def import_run(self, source: str) -> ImportRun:
+        data = self.validated_data
+        return ImportRun(
+            run=data.get("run"),
+            model_name=data.get("model_name", ""),
+            prompt_version=data.get("prompt_version", ""),
+            source=source,
+        )
+
+
+class GroundTruthImportUploadSerializer(ImportRunFieldsSerializer):
+    file = serializers.FileField(
+        help_text="the file (JSON, UTF-8): evalsite's export, one discussion as "
+        '{"discussion", "statements"}, an admin export with speakers, or a list of cases '
+        "(docs/api.md, Imports)"
+    )
 
 
 class ImportSummarySerializer(serializers.Serializer):
@@ -764,7 +803,15 @@ class ImportSummarySerializer(serializers.Serializer):
     approved_kept = serializers.IntegerField(
         help_text="statements whose approved ground truth was kept (never overwritten)"
     )
-    message = serializers.CharField(source="line")
+    run = serializers.CharField(
+        allow_null=True, help_text="the run the file's extractions went to (null: none)"
+    )
+    details = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="the file's shape, warnings (one line per distinct one, with a count), what "
+        "it holds that was not imported and the keys ignored",
+    )
+    message = serializers.CharField()
 
 
 # --- audit log ---------------------------------------------------------------------------------

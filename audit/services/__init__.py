@@ -17,6 +17,7 @@ from audit.services.feedback import (
     feedback_start,
     feedback_submit,
     feedback_unapprove,
+    feedback_warnings,
     latest_extraction,
 )
 from audit.services.imports import (
@@ -46,6 +47,7 @@ __all__ = [
     "feedback_start",
     "feedback_submit",
     "feedback_unapprove",
+    "feedback_warnings",
     "ground_truth_export",
     "latest_extraction",
 ]

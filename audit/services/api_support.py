@@ -20,6 +20,7 @@ from audit.services.imports import (  # noqa: F401 (the limits are published by 
     MAX_ORDER,
     MAX_PROMPT_VERSION,
     MAX_SPEAKER,
+    ImportRun,
     ImportSummary,
     Progress,
     discussions_import,
@@ -50,6 +51,8 @@ def discussion_create(
         for statement in statements:
             if isinstance(statement, dict) and statement.get("pdp_deltas") is not None:
                 statement["extraction_run"] = {"external_id": run.external_id}
+    # Without a run the extractions go to the latest "imported · unknown" replicate, as they
+    # always did for this endpoint (a pipeline's discussions of one run arrive in many requests).
     summary = discussions_import(data=payload, by=by)
     discussion = Discussion.objects.get(external_id=fields["external_id"])
     return discussion, summary.discussions_created == 1
@@ -59,12 +62,12 @@ def discussion_create(
 
 
 def ground_truth_import(
-    *, data: Any, by: User | None, progress: Progress | None = None
+    *, data: Any, by: User | None, run: ImportRun | None = None, progress: Progress | None = None
 ) -> ImportSummary:
-    """Import a ground-truth export file (schema v1), validated against the published schema.
-    ``progress(done, total)`` is called after each discussion (large imports run as a job that
-    reads the stored file as it goes: audit/services/import_jobs.py)."""
-    return discussions_import(data=data, by=by, progress=progress, export_schema=True)
+    """Import a ground-truth file (any shape the import takes: audit/services/import_shapes.py),
+    checked as the command checks it. ``progress(done, total)`` is called after each discussion
+    (large imports run as a job that reads the stored file as it goes: import_jobs.py)."""
+    return discussions_import(data=data, by=by, run=run, progress=progress)
 
 
 # --- tokens ------------------------------------------------------------------------------------

@@ -47,7 +47,7 @@ from audit.services.errors import (
 from audit.services.guidelines import guideline_current
 from audit.signals import ground_truth_changed_send
 from evalsite.access import admins, is_admin
-from metrics.families.payload.rules import payload_ids, pdp_problems
+from metrics.families.payload.rules import payload_ids, pdp_problems, pdp_warnings
 from metrics.families.payload.schema import PayloadIssue, validate_pdp
 
 
@@ -66,6 +66,16 @@ def feedback_problems(
         if not problems:
             return problems
     return pdp_problems(payload, known=earlier_item_ids(statement=feedback.statement))
+
+
+def feedback_warnings(*, feedback: Feedback, payload: dict | None = None) -> list[PayloadIssue]:
+    """What this coding does that the spec's rules do not ask (metrics.families.payload.rules): shown
+    at the field, never a reason to refuse it."""
+    payload = feedback.edited_extraction if payload is None else payload
+    warnings = pdp_warnings(payload, known=payload_ids([payload]))
+    if not warnings:
+        return warnings  # knowing more ids only ever removes warnings
+    return pdp_warnings(payload, known=earlier_item_ids(statement=feedback.statement))
 
 
 def _check_ready(feedback: Feedback, *, action: str) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from django.conf import settings
@@ -24,9 +24,9 @@ from django.core.files.storage import default_storage
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.utils import timezone
 
-from audit.models import ComputeJob
+from audit.models import ComputeJob, ExtractionRun
 from audit.services.api_support import ground_truth_import
-from audit.services.imports import ImportSummary, discussions_import_file
+from audit.services.imports import ImportRun, ImportSummary, discussions_import_file
 from audit.services.jobs import compute_job_start
 from evalsite.queue import task_enqueue_named
 from metrics.families.json_input import JsonInputError, load_json
@@ -46,18 +46,21 @@ class ImportOutcome:
     job: ComputeJob | None = None
 
 
-def ground_truth_import_start(*, user: User, body: bytes, data: Any = None) -> ImportOutcome:
+def ground_truth_import_start(
+    *, user: User, body: bytes, data: Any = None, run: ImportRun | None = None
+) -> ImportOutcome:
     """Import now (``data``: the parsed body; None: parse ``body``), or store a large body and
-    queue a job."""
+    queue a job; ``run``: where the file's extractions go (transfer.ImportRun)."""
+    run = run or ImportRun()
     if len(body) <= settings.IMPORT_SYNC_MAX_BYTES:
         if data is None:
             data = load_json(body, file="the file")
-        return ImportOutcome(summary=ground_truth_import(data=data, by=user))
+        return ImportOutcome(summary=ground_truth_import(data=data, by=user, run=run))
     digest = hashlib.sha256(body).hexdigest()
     job = compute_job_start(
         kind=ComputeJob.Kind.IMPORT,
         scope=f"import:{digest}",
-        params={"bytes": len(body), "sha256": digest},
+        params={"bytes": len(body), "sha256": digest, "run": _run_params(run)},
         user=user,
     )
     if job.created:
@@ -66,6 +69,22 @@ def ground_truth_import_start(*, user: User, body: bytes, data: Any = None) -> I
         job.save(update_fields=["params"])
         transaction.on_commit(lambda: _queue_import(job.pk))
     return ImportOutcome(job=job)
+
+
+def _run_params(run: ImportRun) -> dict[str, Any]:
+    return {
+        "run_id": run.run.pk if run.run is not None else None,
+        "model_name": run.model_name,
+        "prompt_version": run.prompt_version,
+        "source": run.source,
+    }
+
+
+def _run_from_params(params: dict[str, Any]) -> ImportRun:
+    """The run choice a job was started with (an existing run gone since: its own run)."""
+    run_id = params.pop("run_id", None)
+    existing = ExtractionRun.objects.filter(pk=run_id).first() if run_id else None
+    return ImportRun(run=existing, **params)
 
 
 def _queue_import(job_id: int) -> None:
@@ -91,8 +110,8 @@ def ground_truth_import_job_run(*, job_id: int) -> ComputeJob:
             summary = discussions_import_file(
                 open_file=lambda: default_storage.open(job.params["file"], "rb"),
                 by=job.created_by,
+                run=_run_from_params(dict(job.params.get("run") or {})),
                 progress=progress,
-                export_schema=True,  # what ground_truth_import checks in the request
                 chunk_size=IMPORT_CHUNK_BYTES,
             )
     except PayloadError as exc:
@@ -104,8 +123,7 @@ def ground_truth_import_job_run(*, job_id: int) -> ComputeJob:
         log.exception("ground-truth import job %s failed", job_id)
         _finish(job_id, ComputeJob.Status.FAILED, f"Nothing imported: {type(exc).__name__}: {exc}")
     else:
-        result = {**asdict(summary), "message": summary.line()}
-        result.pop("touched_statement_ids", None)
+        result = summary_body(summary)
         count = summary.discussions_created + summary.discussions_existing
         ComputeJob.objects.filter(pk=job_id).update(
             params={**job.params, "result": result}, done=count, total=count
@@ -114,6 +132,16 @@ def ground_truth_import_job_run(*, job_id: int) -> ComputeJob:
     default_storage.delete(job.params["file"])
     job.refresh_from_db()
     return job
+
+
+def summary_body(summary: ImportSummary) -> dict[str, Any]:
+    """An import's summary as the API answers it and a job keeps it."""
+    counts = {
+        f.name: getattr(summary, f.name)
+        for f in fields(summary)
+        if f.name.endswith(("_created", "_existing", "_kept"))
+    }
+    return {**counts, "run": summary.run, "details": summary.details(), "message": summary.line()}
 
 
 def _finish(job_id: int, status: str, error: str) -> None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import itertools
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -31,8 +30,6 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError as SchemaError
 
 from audit.derived.tallies import tallies_batched, tallies_refresh
 from audit.derived.team_figures import queue_figures_refresh
@@ -48,8 +45,16 @@ from audit.models import (
 )
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.feedback import NotAllowed, revisions_record
+from audit.services.import_shapes import (
+    EVALSITE,
+    TOP_KEYS,
+    ImportNotes,
+    IssueGroups,
+    case_discussions,
+    discussion_item,
+    single_discussion,
+)
 from audit.services.runs import (
-    MAX_MODEL_NAME,
     MAX_PROMPT_VERSION,
     WrongUnit,
     discussion_extraction_issues,
@@ -64,12 +69,19 @@ from audit.signals import coding_changed_send, extractions_changed_send, ground_
 from evalsite.access import ensure_role_groups, is_admin
 from evalsite.planner import planner_statistics_after_commit
 from metrics.families.json_input import STREAM_CHUNK, JsonListReader
-from metrics.families.payload.rules import CONFLICT, RULE, UNKNOWN, payload_ids, pdp_problems
+from metrics.families.payload.rules import (
+    CONFLICT,
+    RULE,
+    UNKNOWN,
+    WARNING,
+    payload_ids,
+    pdp_problems,
+    pdp_warnings,
+)
 from metrics.families.payload.schema import (
-    GROUND_TRUTH_EXPORT_SCHEMA,
     PayloadError,
     PayloadIssue,
-    format_path,
+    excerpt,
     normalize_pdp,
     pdp_issues,
 )
@@ -99,6 +111,18 @@ class ImportSummary:
     touched_statement_ids: array[int] = field(default_factory=lambda: array("q"))
     # The first LOGGED_FEEDBACK_IDS only: what the audit log names.
     imported_feedback_ids: list[int] = field(default_factory=list)
+    # The file's shape, the keys it ignored, what it holds that was not imported.
+    notes: ImportNotes = field(default_factory=ImportNotes)
+    warnings: list[str] = field(default_factory=list)  # one line per distinct warning
+    run: str | None = None  # the run the file's extractions went to (none: no extraction)
+
+    def details(self) -> list[str]:
+        """Everything the summary says besides the counts: shape, run, warnings, what was
+        not imported and the keys ignored."""
+        lines = self.notes.lines()
+        if self.run:
+            lines.insert(1 if lines else 0, f"extractions in run: {self.run}")
+        return lines + [f"warning: {line}" for line in self.warnings]
 
     def line(self) -> str:
         kept = (
@@ -186,7 +210,11 @@ class _FileSource:
 def _top_level_problem(reading: _Reading) -> PayloadError | None:
     """What is wrong with the file's top level for an import, as the whole-file check said."""
     if not reading.is_object:
-        return PayloadError([PayloadIssue("", "expected a JSON object at the top level")])
+        if isinstance(reading.top, list):
+            return None  # a case list
+        return PayloadError(
+            [PayloadIssue("", "expected a JSON object (or a list of cases) at the top level")]
+        )
     if reading.has_list:
         return None
     if "discussions" in reading.members:
@@ -198,13 +226,24 @@ def _top_level_problem(reading: _Reading) -> PayloadError | None:
     )
 
 
-def _discussion_items(reading: _Reading) -> Iterator[tuple[str, dict, list]]:
-    """(path, discussion fields, statements) for each discussion, as the file is read; the
-    single-discussion form ({"discussion": ..., "statements": ...}) is read whole."""
+def _canonical(reading: _Reading, notes: ImportNotes) -> Iterator[tuple[str, Any]]:
+    """(path, discussion) for each discussion of the file, as it is read, in the one shape the
+    import checks and writes (audit/services/import_shapes.py); the single-discussion form
+    ({"discussion": ..., "statements": ...}) and a case list are read whole."""
+    notes.shape = EVALSITE
     for index, item in enumerate(reading):
-        yield _split_discussion(item, f"discussions[{index}]")
-    if not reading.has_list and reading.is_object and "discussion" in reading.members:
-        yield _split_discussion(reading.members, "")
+        path = f"discussions[{index}]"
+        yield path, discussion_item(item, path, notes)
+    if not reading.is_object:
+        if isinstance(reading.top, list):
+            yield from case_discussions(reading.top, notes)
+        return
+    notes.ignore("", set(reading.members) - TOP_KEYS - {"statements"})
+    if not reading.has_list and "discussion" in reading.members:
+        if isinstance(reading.members["discussion"], dict):
+            yield "discussion", single_discussion(reading.members, notes)
+        else:
+            yield "", reading.members  # the check names what is wrong
 
 
 def _split_discussion(item: Any, path: str) -> tuple[str, dict, list]:
@@ -245,7 +284,8 @@ def _statement_issues(statement: Any, path: str, checked: _Checked) -> list[Payl
         issues.append(
             PayloadIssue(
                 _join(path, "speaker_type"),
-                f"{statement.get('speaker_type')!r} is not one of: Subject, Expert",
+                f"{excerpt(statement.get('speaker_type'))} is not one of: Subject, Expert "
+                "(or a speaker_id naming one of the discussion's speakers)",
             )
         )
     if "order" in statement and not _is_order(statement["order"]):
@@ -328,7 +368,9 @@ def _prefixed(issues: list[PayloadIssue], prefix: str) -> list[PayloadIssue]:
     return [replace(i, path=_join(prefix, i.path) if i.path else prefix) for i in issues]
 
 
-def _discussion_issues(fields_path: str, fields: dict, statements: Any) -> list[PayloadIssue]:
+def _discussion_issues(
+    fields_path: str, fields: dict, statements: Any, warnings: IssueGroups
+) -> list[PayloadIssue]:
     issues = []
     if not isinstance(fields.get("summary", ""), str):
         issues.append(PayloadIssue(_join(fields_path, "summary"), "expected a string"))
@@ -357,7 +399,8 @@ def _discussion_issues(fields_path: str, fields: dict, statements: Any) -> list[
         statement_path = _join(_join(path, "statements"), index)
         checked = _Checked()
         issues += _statement_issues(statement, statement_path, checked)
-        issues += _ground_truth_problems(statement, statement_path, earlier, checked)
+        for warning in _ground_truth_problems(statement, statement_path, earlier, checked):
+            warnings.add(warning)
     return issues
 
 
@@ -379,16 +422,18 @@ class _Checked:
 def _ground_truth_problems(
     statement: Any, path: str, earlier: list[dict], checked: _Checked
 ) -> list[PayloadIssue]:
-    """Imported ground truth follows the same rules as approved coding (metrics.families.payload.rules); the
-    statement's payloads then join ``earlier``, whose items later deltas may refer to."""
+    """Imported ground truth was approved where it comes from: what breaks a rule of approved
+    coding here (metrics.families.payload.rules, rules and warnings alike) is a warning naming it, never a refusal.
+    The statement's payloads then join ``earlier``, whose items later deltas may refer to."""
     if not isinstance(statement, dict):
         return []
     key, payload = _gt_entry(statement)
     problems = []
     if isinstance(payload, dict) and not checked(payload):  # else the schema said why
+        known = payload_ids(earlier)
         problems = [
-            replace(problem, kind=RULE)
-            for problem in pdp_problems(payload, known=payload_ids(earlier))
+            replace(problem, kind=WARNING)
+            for problem in pdp_problems(payload, known=known) + pdp_warnings(payload, known=known)
         ]
     for candidate in (statement.get("pdp_deltas"), payload):
         if isinstance(candidate, dict) and not checked(candidate):
@@ -574,6 +619,12 @@ def _import_extractions(
         for row, data in zip(rows, statements, strict=True)
         if data.get("pdp_deltas") is not None and row.is_subject
     ]
+    experts = sum(
+        data.get("pdp_deltas") is not None and not row.is_subject
+        for row, data in zip(rows, statements, strict=True)
+    )
+    if experts:
+        summary.notes.not_imported["extraction (pdp_deltas) of an expert statement"] += experts
     if not given:
         return set()
     for run in {run for _, run, _ in given}:
@@ -593,6 +644,11 @@ def _import_extractions(
     ]
     Extraction.objects.bulk_create(new, batch_size=WRITE_BATCH)
     summary.extractions_created += len(new)
+    if len(given) > len(new):
+        kept = "extraction already in place for its run (kept)"
+        summary.notes.not_imported[kept] += len(given) - len(new)
+    labels = sorted({run.label for _, run, _ in given})
+    summary.run = summary.run or ", ".join(labels)
     return {extraction.statement_id for extraction in new}
 
 
@@ -692,49 +748,79 @@ def _feedback_create(feedback: list[Feedback], coders: dict, summary, by) -> Non
 
 
 def _provenance(meta: dict) -> str:
-    """What the file said about the original approval; kept beside the import's own."""
+    """What the file said about the original approval (and its comment); kept beside the
+    import's own."""
     parts = [f"{key} {meta[key]}" for key in ("approved_by", "approved_at") if meta.get(key)]
-    return f"Imported ({', '.join(parts)} in the file)." if parts else "Imported."
+    line = f"Imported ({', '.join(parts)} in the file)." if parts else "Imported."
+    comment = meta.get("comment")
+    return f"{line}\n{comment}" if isinstance(comment, str) and comment else line
 
 
 def _normalized(payload: dict) -> dict:
     return normalize_pdp(copy.deepcopy(payload))
 
 
+@dataclass
+class ImportRun:
+    """Where a file's extractions go, as the importer says it (the command's --run/--run-model,
+    the API's and the import page's run fields): an existing ``run`` (found by its external
+    id), else a new replicate of a model and prompt version, else a run of the import's own
+    named after the file and the time. As ``run_info`` (audit.services.runs) it is registered
+    when the first extraction needs it: a file without extractions makes no run."""
+
+    run: ExtractionRun | None = None
+    model_name: str = ""
+    prompt_version: str = ""
+    source: str = "import"  # the file's name
+
+    def info(self) -> dict[str, Any]:
+        if self.run is not None:
+            return {"external_id": self.run.external_id}
+        if self.model_name:
+            return {"model_name": self.model_name, "prompt_version": self.prompt_version}
+        stamp = timezone.localtime().strftime("%Y-%m-%d %H:%M:%S")
+        name = f"{self.source[: MAX_PROMPT_VERSION - len(stamp) - 1]} {stamp}"
+        return {"model_name": IMPORT_RUN_MODEL, "prompt_version": name}
+
+
+IMPORT_RUN_MODEL = "import"  # the model name of an import's own run
+
+
 def discussions_import(
     *,
     data: Any,
     by: User | None,
+    run: ImportRun | None = None,
     default_run: tuple[str, str] = DEFAULT_IMPORT_RUN,
     progress: Progress | None = None,
-    export_schema: bool = False,
     run_info: dict[str, Any] | None = None,
 ) -> ImportSummary:
-    """Import every discussion of parsed data, all or nothing; raises PayloadError naming each
-    problem. ``export_schema`` checks the data against the published export schema first.
+    """Import every discussion of parsed data (any shape of audit/services/import_shapes.py),
+    all or nothing; raises PayloadError naming each distinct problem once.
 
     ``by`` is the importing admin: imported ground truth is approved by them, marked "imported".
-    ``run_info`` (an ``extraction_run`` object) is the run of the extractions the file gives
-    without one: a new replicate of its configuration, or the run of its external id.
+    ``run`` (or ``run_info``, an ``extraction_run`` object) is the run of the extractions the
+    file gives without one; with neither, the latest replicate of ``default_run``.
     """
-    return _import(_ParsedSource(data), by, default_run, progress, export_schema, run_info)
+    info = run_info if run_info is not None else (run.info() if run else None)
+    return _import(_ParsedSource(data), by, default_run, progress, info)
 
 
 def discussions_import_file(
     *,
     open_file: Callable[[], IO[bytes]],
     by: User | None,
+    run: ImportRun | None = None,
     default_run: tuple[str, str] = DEFAULT_IMPORT_RUN,
     progress: Progress | None = None,
-    export_schema: bool = False,
     chunk_size: int = STREAM_CHUNK,
     run_info: dict[str, Any] | None = None,
 ) -> ImportSummary:
     """discussions_import for a file too large to hold: ``open_file()`` opens it in binary
     mode, once to check it and once to import it, each time read one discussion at a time.
     Raises JsonInputError (with where) for a file that is not valid JSON."""
-    source = _FileSource(open_file, chunk_size)
-    return _import(source, by, default_run, progress, export_schema, run_info)
+    info = run_info if run_info is not None else (run.info() if run else None)
+    return _import(_FileSource(open_file, chunk_size), by, default_run, progress, info)
 
 
 def _import(
@@ -742,7 +828,6 @@ def _import(
     by: User | None,
     default_run: tuple[str, str],
     progress: Progress | None,
-    export_schema: bool,
     run_info: dict[str, Any] | None = None,
 ) -> ImportSummary:
     if by is None or not is_admin(by):
@@ -751,13 +836,15 @@ def _import(
     if issues:
         raise PayloadError(issues)
     with source.reading() as checked:
-        count = _check(checked, default_run, export_schema)
-    summary = ImportSummary()
+        count, notes, warnings = _check(checked)
+    summary = ImportSummary(notes=notes, warnings=warnings)
     external_ids: list[str | None] = []
     with transaction.atomic(), source.reading() as reading:
         _one_import_at_a_time()
         known = _Known(default_run=default_run, run_info=run_info, by=by)
-        for done, (_path, fields, statements) in enumerate(_discussion_items(reading), start=1):
+        items = _canonical(reading, ImportNotes())  # the notes were taken by the check
+        for done, (path, item) in enumerate(items, start=1):
+            _path, fields, statements = _split_discussion(item, path)
             with tallies_batched():  # one recount per discussion, not one per coding
                 _import_discussion(fields, statements, known, summary, by)
             _query_log_forget()
@@ -788,89 +875,28 @@ def _query_log_forget() -> None:
         connection.queries_log.clear()
 
 
-def _check(reading: _Reading, default_run: tuple[str, str], export_schema: bool) -> int:
-    """The first pass: every discussion checked as it is read; raises PayloadError with the
-    problems the whole-file check names, else returns the number of discussions."""
-    schema = _SchemaErrors() if export_schema else None
-    run_fields = dict(zip(("model_name", "prompt_version"), default_run, strict=True))
-    limits = {"model_name": MAX_MODEL_NAME, "prompt_version": MAX_PROMPT_VERSION}
-    issues = _text_issues(run_fields, "run", limits)
-    first_bad_item: PayloadError | None = None
+def _check(reading: _Reading) -> tuple[int, ImportNotes, list[str]]:
+    """The first pass: every discussion checked as it is read; raises PayloadError with one
+    line per distinct problem, else returns the number of discussions, the notes on the file
+    and its warnings (one line per distinct warning)."""
+    notes, errors, warnings = ImportNotes(), IssueGroups(), IssueGroups()
     count = 0
-    for index, item in enumerate(reading):
+    for path, item in _canonical(reading, notes):
         count += 1
-        if schema is not None:
-            schema.add_item(index, item)
-        if first_bad_item or (schema is not None and schema.found):
-            continue  # what would be reported is known: spare the work
         try:
-            issues += _discussion_issues(*_split_discussion(item, f"discussions[{index}]"))
-        except PayloadError as exc:  # not a discussion object: the check stops there
-            first_bad_item = exc
-    if schema is not None:
-        schema.add_top(reading)
-        schema.raise_found()
-    problem = _top_level_problem(reading) or first_bad_item
+            fields_path, fields, statements = _split_discussion(item, path)
+        except PayloadError as exc:  # not a discussion object
+            for issue in exc.issues:
+                errors.add(issue)
+            continue
+        for issue in _discussion_issues(fields_path, fields, statements, warnings):
+            errors.add(issue)
+    problem = _top_level_problem(reading)
     if problem:
         raise problem
-    if not reading.has_list:
-        count = 1
-        issues += _discussion_issues(*_split_discussion(reading.members, ""))
-    if issues:
-        raise PayloadError(issues)
-    return count
-
-
-_EXPORT_VALIDATOR = Draft202012Validator(GROUND_TRUTH_EXPORT_SCHEMA)
-_EXPORT_ITEM_VALIDATOR = Draft202012Validator(
-    GROUND_TRUTH_EXPORT_SCHEMA["properties"]["discussions"]["items"]
-)
-SCHEMA_ERRORS_SHOWN = 50
-
-
-class _SchemaErrors:
-    """The export schema's errors, gathered a discussion at a time: the first 50 in path
-    order, as validating the whole document reports them, kept without holding them all."""
-
-    def __init__(self) -> None:
-        self.kept: list[tuple[list[str], int, PayloadIssue]] = []
-        self.found = False
-        self._order = itertools.count()  # ties keep the validator's order
-
-    def add_item(self, index: int, item: Any) -> None:
-        for error in _EXPORT_ITEM_VALIDATOR.iter_errors(item):
-            for leaf in _leaves(error):
-                self._add(["discussions", index, *leaf.absolute_path], leaf.message)
-
-    def add_top(self, reading: _Reading) -> None:
-        """The top level, with the discussions (checked one by one) left out."""
-        top = reading.top if not reading.is_object else dict(reading.members)
-        if reading.has_list:
-            top["discussions"] = []
-        for error in _EXPORT_VALIDATOR.iter_errors(top):
-            for leaf in _leaves(error):
-                self._add(list(leaf.absolute_path), leaf.message)
-
-    def _add(self, path: list, message: str) -> None:
-        self.found = True
-        issue = PayloadIssue(format_path(path), message)
-        self.kept.append((list(map(str, path)), next(self._order), issue))
-        if len(self.kept) > 20 * SCHEMA_ERRORS_SHOWN:
-            self.kept = sorted(self.kept)[:SCHEMA_ERRORS_SHOWN]
-
-    def raise_found(self) -> None:
-        if self.kept:
-            raise PayloadError([issue for *_, issue in sorted(self.kept)[:SCHEMA_ERRORS_SHOWN]])
-
-
-def _leaves(error: SchemaError) -> list[SchemaError]:
-    """The specific errors under a "oneOf [X, null]": what is wrong inside X, not "matches none"."""
-    if not error.context:
-        return [error]
-    inner = [
-        e for e in error.context if not (e.validator == "type" and e.validator_value == "null")
-    ]
-    return [leaf for e in inner for leaf in _leaves(e)] or [error]
+    if errors:
+        raise PayloadError(errors.issues())
+    return count, notes, warnings.lines()
 
 
 LOGGED_EXTERNAL_IDS = 1000  # the audit log names the first discussions of an import

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.contrib import messages
@@ -40,6 +40,7 @@ from audit.services import (
     feedback_save,
     feedback_start,
     feedback_submit,
+    feedback_warnings,
 )
 from audit.services.feedback import (
     feedback_can_submit,
@@ -79,6 +80,7 @@ class Editor:
     titled: dict = field(default_factory=lambda: CHOICE_TITLES)
     issues: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # drafts may keep them; submit refuses
+    warnings: list[str] = field(default_factory=list)  # shown at their fields; never refused
     comment_max: int = COMMENT_MAX_LENGTH
     # A section with more items than this starts folded (its count shows in the heading).
     fold_above: int = 12
@@ -114,7 +116,8 @@ def build_editor(
     people = _options(before["people"], payload.get("people"), labels.person)
     bonds = _options(before["pair_bonds"], payload.get("pair_bonds"), labels.bond)
     _keep_dangling(people, bonds, payload, labels)
-    items = _editor_items(payload, problems + (error.issues if error else []))
+    warnings = feedback_warnings(feedback=feedback, payload=payload)
+    items = _editor_items(payload, marked(warnings) + problems + (error.issues if error else []))
     ai_only = _align_with_ai(items, rows[-1] if rows else None, payload)
     return Editor(
         feedback=feedback,
@@ -131,8 +134,15 @@ def build_editor(
         can_submit=feedback_can_submit(feedback=feedback, user=request.user),
         issues=error.messages() if error else [],
         problems=[str(problem) for problem in problems],
+        warnings=[str(warning) for warning in warnings],
         summary=_summary(feedback, payload, len(problems)),
     )
+
+
+def marked(warnings: list[PayloadIssue]) -> list[PayloadIssue]:
+    """Warnings as a row shows them beside its fields (after them, a problem of the same field
+    wins: it is what blocks the submit)."""
+    return [replace(w, message=f"warning: {w.message} (submit allowed)") for w in warnings]
 
 
 def _summary(feedback: Feedback, payload: dict, problems: int) -> SubmitSummary:
@@ -424,13 +434,15 @@ def _saved_reply(request: HtmxHttpRequest, saved: Feedback, before: dict, op: st
     if op != "save":
         return editor_card(request, saved)
     problems = feedback_problems(feedback=saved)
+    warnings = feedback_warnings(feedback=saved)
     context = {
         "feedback": saved,
         "confidences": _new_confidences(before, saved.edited_extraction),
         "json_text": json.dumps(saved.edited_extraction, indent=2),
         "problems": problems,
+        "warnings": warnings,
         "fields": " ".join(field_name(problem.path) for problem in problems),
-        "row_errors": row_errors(saved, problems),
+        "row_errors": row_errors(saved, marked(warnings) + problems),
         "summary": _summary(saved, saved.edited_extraction, len(problems)),
     }
     return render(request, "audit/components/editor.html#saved", context)

@@ -8,7 +8,9 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from audit.management.progress import ProgressBar
+from audit.models import ExtractionRun
 from audit.services import discussions_import_file
+from audit.services.imports import ImportRun
 from evalsite.access import is_admin
 from metrics.families.json_input import JsonInputError
 from metrics.families.payload.schema import PayloadError
@@ -68,16 +70,21 @@ def _run_info(options: dict[str, Any]) -> dict[str, Any] | None:
 
 class Command(BaseCommand):
     help = (
-        "Import discussions (ground-truth export format); idempotent, all or nothing per file. "
+        "Import discussions and ground truth (evalsite's export, one discussion, an admin export "
+        "with speakers, or a list of cases); idempotent, all or nothing per file. "
         "Files are read one discussion at a time, so memory stays flat in their size."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="+", type=Path)
         parser.add_argument(
+            "--run", type=int, metavar="ID", help="an existing run: every extraction goes there"
+        )
+        parser.add_argument(
             "--run-model",
             help="model of the run the file's extractions without a run of their own belong to: "
-            "a new replicate of this configuration (default: the latest 'imported · unknown')",
+            "a new replicate of this configuration (without --run or --run-model: a run of the "
+            "import's own, named after the file and the time; none without extractions)",
         )
         parser.add_argument("--run-prompt", help="its prompt version (default: unknown)")
         parser.add_argument(
@@ -109,12 +116,20 @@ class Command(BaseCommand):
         if admin is None or not is_admin(admin):
             raise CommandError(f"--by {by}: no admin with that username; nothing imported.")
         run_info = _run_info(options)
+        existing = None
+        if options["run"] is not None:
+            existing = ExtractionRun.objects.filter(pk=options["run"]).first()
+            if existing is None:
+                raise CommandError(f"--run {options['run']}: no such run; nothing imported.")
+            if run_info is not None:
+                raise CommandError("--run or --run-model, not both; nothing imported.")
         for path in files:
             _readable(path)
             try:
                 summary = discussions_import_file(
                     open_file=lambda path=path: path.open("rb"),
                     by=admin,
+                    run=ImportRun(run=existing, source=path.name),
                     run_info=run_info,
                     progress=ProgressBar(f"import {path.name}"),
                 )
@@ -124,5 +139,7 @@ class Command(BaseCommand):
                 details = "\n  ".join(exc.messages())
                 raise CommandError(f"{path}: nothing imported.\n  {details}") from None
             self.stdout.write(f"{path.name}: {summary.line()}")
+            for line in summary.details():
+                self.stdout.write(f"  {line}")
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         self.stderr.write(f"peak memory {peak_mb:.0f} MB")

@@ -27,7 +27,7 @@ import difflib
 import re
 import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from functools import lru_cache
 from typing import Any
@@ -61,6 +61,9 @@ class PayloadIssue:
 # between values that no schema states (a reference to a missing person, repeated ids).
 MALFORMED, UNKNOWN, CONFLICT, RULE = "malformed", "unknown", "conflict", "rule"
 ISSUE_KINDS = (MALFORMED, UNKNOWN, CONFLICT, RULE)
+# A rule the spec does not state (docs/review.md, "Errors and warnings"): shown beside the
+# field and in an import's summary, never a reason to refuse a coding or a file.
+WARNING = "warning"
 
 
 # --- reading a payload -----------------------------------------------------------------------
@@ -291,6 +294,17 @@ def pdp_problems(payload: dict, *, known: KnownIds | None = None) -> list[Payloa
     ``known`` holds the ids of items coded in earlier statements of the same discussion,
     which a delta may refer to; positive ids are committed items and always resolve.
     """
+    return [issue for issue in _findings(payload, known) if issue.kind != WARNING]
+
+
+def pdp_warnings(payload: dict, *, known: KnownIds | None = None) -> list[PayloadIssue]:
+    """What breaks a rule the spec does not state (an event kind without the link it usually
+    has, a nameless person, a pair bond of one person, deleting an id nothing named): shown,
+    never refused."""
+    return [issue for issue in _findings(payload, known) if issue.kind == WARNING]
+
+
+def _findings(payload: dict, known: KnownIds | None) -> list[PayloadIssue]:
     refs = _References(payload, known or {})
     problems: list[PayloadIssue] = []
     for index, person in _entries(payload, "people"):
@@ -301,7 +315,8 @@ def pdp_problems(payload: dict, *, known: KnownIds | None = None) -> list[Payloa
         problems += _bond_problems(f"pair_bonds[{index}]", bond, refs)
     for index, ident in enumerate(payload.get("delete") or []):
         if not refs.exists(ident, ENTITY_KINDS):
-            problems.append(PayloadIssue(f"delete[{index}]", refs.missing(ident, "item")))
+            message = refs.missing(ident, "item") + " (deleting it changes nothing)"
+            problems.append(PayloadIssue(f"delete[{index}]", message, kind=WARNING))
     return problems
 
 
@@ -345,7 +360,8 @@ def _blank(value: Any) -> bool:
 def _person_problems(path: str, person: dict, refs: _References) -> list[PayloadIssue]:
     problems = []
     if _blank(person.get("name")) and _blank(person.get("last_name")):
-        problems.append(PayloadIssue(f"{path}.name", "a person needs a name or a last name"))
+        message = "a person without a name or a last name"
+        problems.append(PayloadIssue(f"{path}.name", message, kind=WARNING))
     problems += refs.check(f"{path}.parents", person.get("parents"), "pair_bonds", "pair bond")
     for key in ("parent_a", "parent_b"):
         problems += refs.check(f"{path}.{key}", person.get(key), "people", "person")
@@ -353,7 +369,8 @@ def _person_problems(path: str, person: dict, refs: _References) -> list[Payload
 
 
 def _event_problems(path: str, event: dict, refs: _References) -> list[PayloadIssue]:
-    problems = _date_problems(path, event) + _kind_problems(path, event)
+    kind_warnings = [replace(i, kind=WARNING) for i in _kind_problems(path, event)]
+    problems = _date_problems(path, event) + kind_warnings
     for key in ("person", "spouse", "child"):
         problems += refs.check(f"{path}.{key}", event.get(key), "people", "person")
     for key in ("relationshipTargets", "relationshipTriangles"):
@@ -397,7 +414,8 @@ def _bond_problems(path: str, bond: dict, refs: _References) -> list[PayloadIssu
     for key in ("person_a", "person_b"):
         problems += refs.check(f"{path}.{key}", bond.get(key), "people", "person")
     if bond.get("person_a") is not None and bond.get("person_a") == bond.get("person_b"):
-        problems.append(PayloadIssue(f"{path}.person_b", "a pair bond needs two different people"))
+        message = "a pair bond of one person with themself"
+        problems.append(PayloadIssue(f"{path}.person_b", message, kind=WARNING))
     return problems
 
 

@@ -192,10 +192,15 @@ def _describe(error: SchemaError) -> str:
     return error.message
 
 
+def excerpt(value: Any) -> str:
+    """A value of the input as an error message may show it: a short excerpt, never more."""
+    return _short(value)
+
+
 def _short(value: Any) -> str:
     """A value as shown in a message: long texts, lists and huge numbers cut short."""
     shown = repr(value) if not isinstance(value, int) or abs(value) < 10**30 else "a huge integer"
-    return shown if len(shown) <= 80 else shown[:77] + "..."
+    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 def _json_type(value: Any) -> str:

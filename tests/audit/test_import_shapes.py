@@ -1,0 +1,199 @@
+"""The shapes of file users already have, each imported through the command, the API and the
+import page with the same result; problems as one line each; runs an import makes."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from django.urls import reverse
+
+from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Statement
+from audit.services import discussions_import
+from audit.services.imports import IMPORT_RUN_MODEL, ImportRun
+from metrics.families.payload.schema import PayloadError
+
+pytest_plugins = ["tests.api_fixtures"]
+pytestmark = pytest.mark.django_db
+FILES = Path(__file__).with_name("import_files")
+URL = "/api/v1/ground-truth/import"
+
+
+def _by_command(path: Path, admin) -> list[str]:
+    out = io.StringIO()
+    call_command("import_discussions", str(path), "--by", admin.username, stdout=out)
+    return [line.strip() for line in out.getvalue().splitlines()[1:]]
+
+
+def _by_api(path: Path, admin, api) -> list[str]:
+    upload = SimpleUploadedFile(path.name, path.read_bytes())
+    response = api(admin).post(URL, {"file": upload}, format="multipart")
+    assert response.status_code == 200, response.json()
+    return response.json()["details"]
+
+
+def _by_page(path: Path, admin, client) -> list[str]:
+    client.force_login(admin)
+    upload = SimpleUploadedFile(path.name, path.read_bytes())
+    response = client.post(reverse("audit:import"), {"file": upload})
+    assert response.status_code == 200, response.content.decode()[:3000]
+    html = response.content.decode()
+    assert 'data-testid="import-summary"' in html
+    return [line for line in response.context["summary"]["details"]]
+
+
+def _state() -> dict:
+    """What an import wrote, as a person would compare it (run names carry the time)."""
+    statements = Statement.objects.select_related("speaker", "discussion").order_by(
+        "discussion__external_id", "order"
+    )
+    return {
+        "discussions": sorted(Discussion.objects.values_list("external_id", "summary")),
+        "statements": [
+            (s.discussion.external_id, s.order, s.text, s.speaker.name, s.speaker.type)
+            for s in statements
+        ],
+        "extractions": sorted(
+            (e.statement.order, e.run.model_name, json.dumps(e.pdp_deltas, sort_keys=True))
+            for e in Extraction.objects.select_related("statement", "run")
+        ),
+        "ground_truth": sorted(
+            (f.statement.order, json.dumps(f.edited_extraction, sort_keys=True), f.comment)
+            for f in Feedback.objects.approved().select_related("statement")
+        ),
+        "runs": sorted(ExtractionRun.objects.values_list("model_name", flat=True)),
+    }
+
+
+def _clear() -> None:
+    Discussion.objects.all().delete()
+    ExtractionRun.objects.all().delete()
+
+
+EXPECTED = {
+    "spec_example.json": {
+        "statements": 3,
+        "extractions": 2,  # the expert statement has none
+        "ground_truth": 2,
+        "lines": [
+            "read as: single discussion",
+            "extractions in run: import · spec_example.json",
+            "warning: statements[2].approved_feedback.edited_extraction.events[0].person: "
+            "a shift event needs a person",
+        ],
+    },
+    "origin_admin_export.json": {
+        "statements": 3,
+        "extractions": 2,
+        "ground_truth": 1,
+        "lines": [
+            "read as: admin export with speakers",
+            "extractions in run: import · origin_admin_export.json",
+            "not imported: ground truth marked not approved (1)",
+            "not imported: extraction (pdp_deltas) of an expert statement (1)",
+            "ignored keys: discussions[].chat_ai_speaker_id (1)",
+        ],
+    },
+    "case_list.json": {
+        "statements": 2,
+        "extractions": 2,
+        "ground_truth": 2,
+        "lines": ["read as: case list", "extractions in run: import · case_list.json"],
+    },
+}
+
+
+def _matches(lines: list[str], expected: list[str]) -> bool:
+    """Each expected line begins one of the summary's lines (run names and key lists go on)."""
+    return all(any(line.startswith(want) for line in lines) for want in expected)
+
+
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_each_shape_imports_alike_through_the_command_the_api_and_the_page(
+    name, admin_user, api, client
+):
+    path = FILES / name
+    doors = {
+        "command": lambda: _by_command(path, admin_user),
+        "api": lambda: _by_api(path, admin_user, api),
+        "page": lambda: _by_page(path, admin_user, client),
+    }
+    states, details = {}, {}
+    for door, run in doors.items():
+        details[door] = run()
+        states[door] = _state()
+        _clear()
+    assert states["command"] == states["api"] == states["page"]
+    state, expected = states["command"], EXPECTED[name]
+    assert len(state["statements"]) == expected["statements"]
+    assert len(state["extractions"]) == expected["extractions"]
+    assert len(state["ground_truth"]) == expected["ground_truth"]
+    assert state["runs"] == [IMPORT_RUN_MODEL]  # a run of the import's own
+    for door, lines in details.items():
+        assert _matches(lines, expected["lines"]), (door, lines)
+
+
+def test_the_admin_export_maps_speakers_to_their_types(admin_user):
+    data = json.loads((FILES / "origin_admin_export.json").read_text())
+    discussions_import(data=data, by=admin_user)
+    speakers = Statement.objects.order_by("order").values_list("speaker__name", "speaker__type")
+    assert list(speakers) == [("Coach", "expert"), ("Dana", "subject"), ("Dana", "subject")]
+
+
+def test_the_case_list_keeps_each_comment_and_imports_once(admin_user):
+    data = json.loads((FILES / "case_list.json").read_text())
+    discussions_import(data=copy.deepcopy(data), by=admin_user)
+    again = discussions_import(data=copy.deepcopy(data), by=admin_user)
+    assert (again.discussions_created, again.discussions_existing) == (0, 1)
+    comments = sorted(Feedback.objects.approved().values_list("comment", flat=True))
+    assert comments == ["Imported.\nAI got it right", "Imported.\nAI missed the anxiety shift"]
+
+
+def test_a_problem_in_500_statements_is_fewer_than_20_lines(admin_user):
+    statements = [
+        {"text": f"s{i}", "speaker_type": "Subject", "pdp_deltas": {"events": [{"id": -1}]}}
+        for i in range(500)
+    ]
+    statements[7]["speaker_type"] = "narrator " * 200  # a long value: only an excerpt shown
+    data = {"discussions": [{"external_id": "many", "summary": "x", "statements": statements}]}
+    with pytest.raises(PayloadError) as refused:
+        discussions_import(data=data, by=admin_user)
+    lines = refused.value.messages()
+    assert len(lines) < 20
+    assert any("500 times, first at discussions[0].statements[0]" in line for line in lines)
+    assert all(len(line) < 400 for line in lines)
+    assert not Discussion.objects.exists()
+
+
+def test_the_api_takes_the_run_as_the_command_does(admin_user, api):
+    path = FILES / "case_list.json"
+    upload = SimpleUploadedFile(path.name, path.read_bytes())
+    body = {"file": upload, "model_name": "gpt-5", "prompt_version": "p9"}
+    assert api(admin_user).post(URL, body, format="multipart").status_code == 200
+    run = ExtractionRun.objects.get()
+    assert (run.model_name, run.prompt_version, run.extractions.count()) == ("gpt-5", "p9", 2)
+    _clear()
+    existing = ExtractionRun.objects.create(model_name="m", prompt_version="v")
+    upload = SimpleUploadedFile(path.name, path.read_bytes())
+    assert api(admin_user).post(URL, {"file": upload, "run": existing.pk}).status_code == 200
+    assert list(ExtractionRun.objects.all()) == [existing]
+    assert existing.extractions.count() == 2
+
+
+def test_an_import_without_extractions_makes_no_run(admin_user):
+    data = json.loads((FILES / "case_list.json").read_text())
+    for case in data:
+        case.pop("ai_extraction")
+    summary = discussions_import(data=data, by=admin_user, run=ImportRun(source="gt.json"))
+    assert summary.approved_created == 2 and summary.run is None
+    assert not ExtractionRun.objects.exists()
+
+
+def test_the_import_page_is_for_admins(client, auditor):
+    client.force_login(auditor)
+    assert client.get(reverse("audit:import")).status_code == 403
