@@ -210,11 +210,15 @@ class _FileSource:
 def _top_level_problem(reading: _Reading) -> PayloadError | None:
     """What is wrong with the file's top level for an import, as the whole-file check said."""
     if not reading.is_object:
-        if isinstance(reading.top, list):
-            return None  # a case list
-        return PayloadError(
-            [PayloadIssue("", "expected a JSON object (or a list of cases) at the top level")]
+        cases = reading.top if isinstance(reading.top, list) else None
+        bad = next(
+            (i for i, case in enumerate(cases or [None]) if not isinstance(case, dict)), None
         )
+        if cases is not None and bad is None:
+            return None  # a case list
+        where = f" ([{bad}] is not an object)" if cases else ""
+        message = f"expected a JSON object at the top level, or a list of case objects{where}"
+        return PayloadError([PayloadIssue("", message)])
     if reading.has_list:
         return None
     if "discussions" in reading.members:

@@ -1,0 +1,127 @@
+"""Benchmark: export N discussions x M statements of approved ground truth to a file, then import
+that file into a site without them; prints the time and peak memory of each.
+
+Each phase runs in a process of its own (forked), so its peak memory is its own: the figure is
+the phase's peak resident size above what the process held when the phase began. The seeded
+data, and what the import made of it, are deleted afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import connections, transaction
+
+from audit.models import Discussion, ExtractionRun
+from audit.services import discussions_import_file
+from audit.services.transfer import IMPORT_RUN_MODEL, ImportRun, ground_truth_export_text
+from audit.tallies import tallies_batched
+from metrics import invalidation
+from metrics.benchmark_data import DELETE_CHUNK, SeededWorkload
+
+PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def _resident_kb() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * PAGE_KB
+
+
+def _in_child(phase: Callable[[], str]) -> tuple[float, float, str]:
+    """Run ``phase`` in a forked process: (seconds, peak MB above its start, what it said)."""
+    connections.close_all()  # the child opens its own
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        os.close(read)
+        start_kb, started = _resident_kb(), time.perf_counter()
+        try:
+            said = phase()
+            seconds = time.perf_counter() - started
+            peak_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - start_kb) / 1024
+            line = f"{seconds}\t{peak_mb}\t{said}"
+        except Exception as exc:  # reported by the parent
+            line = f"-1\t-1\t{type(exc).__name__}: {str(exc)[:500]}"
+        with os.fdopen(write, "w") as out:
+            out.write(line)
+        connections.close_all()
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as answer:
+        took, peak, said = answer.read().split("\t", 2)
+    os.waitpid(pid, 0)
+    if float(took) < 0:
+        raise RuntimeError(said)
+    return float(took), float(peak), said
+
+
+class Command(BaseCommand):
+    help = "Time and peak memory of exporting N x M approved ground truth and importing it back."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--discussions", type=int, default=1000)
+        parser.add_argument("--statements", type=int, default=50)
+
+    def handle(self, *args, discussions: int, statements: int, **options):
+        self.stdout.write(f"seeding {discussions} x {statements} ...")
+        with invalidation.suspended():
+            workload = SeededWorkload.create(discussions=discussions, statements=statements)
+        ids = list(
+            Discussion.objects.filter(external_id__startswith=f"{workload.tag}-").values_list(
+                "pk", flat=True
+            )
+        )
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "ground-truth.json"
+            seconds, peak, _ = _in_child(lambda: _export(ids, path))
+            size_mb = path.stat().st_size / 1e6
+            self.stdout.write(
+                f"export: {seconds:.1f} s, peak memory +{peak:.0f} MB, file {size_mb:.0f} MB"
+            )
+            workload.delete()  # the import finds none of them: it creates everything again
+            admin = get_user_model().objects.create(
+                username=f"{workload.tag}-importer", is_superuser=True
+            )
+            try:
+                seconds, peak, said = _in_child(lambda: _import(path, admin))
+                self.stdout.write(f"import: {seconds:.1f} s, peak memory +{peak:.0f} MB ({said})")
+            finally:
+                _delete_imported(workload.tag)
+
+
+def _export(ids: list[int], path: Path) -> str:
+    with path.open("w", encoding="utf-8") as out:
+        for piece in ground_truth_export_text(discussion_ids=ids):
+            out.write(piece)
+    return ""
+
+
+def _import(path: Path, admin) -> str:
+    with invalidation.suspended():
+        summary = discussions_import_file(
+            open_file=lambda: path.open("rb"), by=admin, run=ImportRun(source=path.name)
+        )
+    return summary.line()
+
+
+def _delete_imported(tag: str) -> None:
+    """What the import made: the discussions (a few per transaction, as the seed goes), its
+    run, the users it named."""
+    ids = list(
+        Discussion.objects.filter(external_id__startswith=f"{tag}-").values_list("pk", flat=True)
+    )
+    with invalidation.suspended():
+        for start in range(0, len(ids), DELETE_CHUNK):
+            with transaction.atomic(), tallies_batched():
+                Discussion.objects.filter(pk__in=ids[start : start + DELETE_CHUNK]).delete()
+        ExtractionRun.objects.filter(
+            model_name=IMPORT_RUN_MODEL, prompt_version__startswith="ground-truth.json"
+        ).delete()
+        get_user_model().objects.filter(username__startswith=tag).delete()
