@@ -756,7 +756,7 @@ class ImportRunFieldsSerializer(serializers.Serializer):
 
     run = serializers.IntegerField(
         required=False, min_value=1, max_value=2**63 - 1,
-        help_text="an existing extraction run: every extraction of the file goes there",
+        help_text="an existing extraction run: the extractions the file gives no run of their own go there",
     )  # fmt: skip
     model_name = serializers.CharField(
         required=False, max_length=MAX_MODEL_NAME,

@@ -50,7 +50,7 @@ def ground_truth_import_start(
     *, user: User, body: bytes, data: Any = None, run: ImportRun | None = None
 ) -> ImportOutcome:
     """Import now (``data``: the parsed body; None: parse ``body``), or store a large body and
-    queue a job; ``run``: where the file's extractions go (transfer.ImportRun)."""
+    queue a job; ``run``: where the file's extractions go (imports.ImportRun)."""
     run = run or ImportRun()
     if len(body) <= settings.IMPORT_SYNC_MAX_BYTES:
         if data is None:

@@ -55,6 +55,9 @@ from audit.services.import_shapes import (
     single_discussion,
 )
 from audit.services.runs import (
+    MAX_MODEL_NAME as MAX_MODEL_NAME,  # the runs' limits, published with the import's own
+)
+from audit.services.runs import (
     MAX_PROMPT_VERSION,
     WrongUnit,
     discussion_extraction_issues,

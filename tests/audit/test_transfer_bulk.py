@@ -313,9 +313,7 @@ def _import_committed(data: dict, by, monkeypatch) -> dict:
     monkeypatch.setattr(
         coding_times, "times_changed", _times_seen(seen, coding_times.times_changed)
     )
-    # The run the snapshot's existing discussion has its extractions in.
-    run = transfer.ImportRun(model_name="imported", prompt_version="unknown")
-    summary = discussions_import(data=copy.deepcopy(data), by=by, run=run)
+    summary = discussions_import(data=copy.deepcopy(data), by=by)
     keys = _keys()
     for call in calls:
         call[2] = call[2] and [keys["statement"][pk] for pk in call[2]]

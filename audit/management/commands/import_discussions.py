@@ -78,7 +78,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("files", nargs="+", type=Path)
         parser.add_argument(
-            "--run", type=int, metavar="ID", help="an existing run: every extraction goes there"
+            "--run",
+            type=int,
+            metavar="ID",
+            help="an existing run: the extractions the file gives no run of their own go there",
         )
         parser.add_argument(
             "--run-model",

@@ -19,12 +19,13 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import connections, transaction
 
+from audit.derived.tallies import tallies_batched
 from audit.models import Discussion, ExtractionRun
 from audit.services import discussions_import_file
-from audit.services.transfer import IMPORT_RUN_MODEL, ImportRun, ground_truth_export_text
-from audit.tallies import tallies_batched
-from metrics import invalidation
+from audit.services.exports import ground_truth_export_text
+from audit.services.imports import IMPORT_RUN_MODEL, ImportRun
 from metrics.benchmark_data import DELETE_CHUNK, SeededWorkload
+from metrics.engine import invalidation
 
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 
