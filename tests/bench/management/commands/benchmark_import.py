@@ -24,8 +24,8 @@ from audit.models import Discussion, ExtractionRun
 from audit.services import discussions_import_file
 from audit.services.exports import ground_truth_export_text
 from audit.services.imports import IMPORT_RUN_MODEL, ImportRun
-from metrics.benchmark_data import DELETE_CHUNK, SeededWorkload
 from metrics.engine import invalidation
+from tests.bench.data import DELETE_CHUNK, SeededWorkload
 
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 
