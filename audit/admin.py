@@ -1,9 +1,11 @@
+"""The Django admin site: the imported inputs are editable; ground truth (codings and their
+adjudications), blind marks, revisions and the audit log are shown read-only, since their
+every change is a named, logged act of the site's services."""
+
 from django.contrib import admin
-from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from audit import models
-from audit.derived.coding_times import revisions_deleting
 
 
 @admin.register(models.Discussion)
@@ -31,28 +33,45 @@ class ExtractionAdmin(admin.ModelAdmin):
     list_filter = ("run",)
 
 
-@admin.register(models.Feedback)
-class FeedbackAdmin(admin.ModelAdmin):
-    list_display = ("id", "statement", "auditor", "status", "version", "updated_at")
-    list_filter = ("status",)
-    raw_id_fields = ("statement", "source_extraction")
-
-
 admin.site.register(models.Speaker)
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Viewed here, changed only through the site (its services write the revision and the
+    log entry): no add, change or delete, whoever is signed in."""
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+@admin.register(models.Feedback)
+class FeedbackAdmin(ReadOnlyAdmin):
+    list_display = ("id", "statement", "auditor", "status", "version", "updated_at")
+    list_filter = ("status",)
+
+
 @admin.register(models.FeedbackRevision)
-class FeedbackRevisionAdmin(admin.ModelAdmin):
-    """A revision deleted here takes its moments out of its coder's active time (no delete
-    signal on revisions: a coding's deletion then removes its revisions without loading them)."""
-
-    def delete_model(self, request: HttpRequest, obj: models.FeedbackRevision) -> None:
-        revisions_deleting(revisions=[obj])
-        super().delete_model(request, obj)
-
-    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
-        revisions_deleting(revisions=queryset)
-        super().delete_queryset(request, queryset)
+class FeedbackRevisionAdmin(ReadOnlyAdmin):
+    list_display = ("id", "feedback", "author", "version", "action", "created_at")
 
 
-admin.site.register(models.BlindReview)
+@admin.register(models.Adjudication)
+class AdjudicationAdmin(ReadOnlyAdmin):
+    list_display = ("id", "statement", "adjudicator", "feedback", "updated_at")
+
+
+@admin.register(models.BlindReview)
+class BlindReviewAdmin(ReadOnlyAdmin):
+    list_display = ("statement", "marked_by", "created_at")
+
+
+@admin.register(models.AuditLogEntry)
+class AuditLogEntryAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "actor_name", "action", "object_type", "object_id")
+    list_filter = ("action",)

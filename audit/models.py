@@ -5,11 +5,14 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import CASCADE, Exists, OuterRef, ProtectedError, Q
 from django.utils import timezone
 
 from evalsite.access import is_admin
@@ -21,6 +24,57 @@ if TYPE_CHECKING:
 
 def empty_pdp() -> dict:
     return {"people": [], "events": [], "pair_bonds": [], "delete": []}
+
+
+# --- history is permanent ------------------------------------------------------------------------
+# A coding's revisions and the audit log are never deleted: not by the admin site, not by a
+# cascade from a deleted coding, statement or discussion, not by a queryset. Only data a
+# benchmark or test seeded itself is purged, inside ``history_purge``.
+_purging: ContextVar[bool] = ContextVar("history_purging", default=False)
+HISTORY_IS_PERMANENT = (
+    "Revisions and audit-log entries are permanent: a coding with history, its statement "
+    "and its discussion cannot be deleted."
+)
+
+
+@contextmanager
+def history_purge() -> Iterator[None]:
+    """Let the code inside delete revisions and log entries (its own seeded data only)."""
+    token = _purging.set(True)
+    try:
+        yield
+    finally:
+        _purging.reset(token)
+
+
+def history_kept(collector: Any, field: Any, sub_objs: Any, using: str) -> None:
+    """``on_delete`` of a revision's coding: refuse the deletion, unless purging."""
+    if not _purging.get():
+        raise ProtectedError(HISTORY_IS_PERMANENT, sub_objs)
+    CASCADE(collector, field, sub_objs, using)
+
+
+class HistoryQuerySet(models.QuerySet):
+    def delete(self) -> tuple[int, dict[str, int]]:
+        if not _purging.get():
+            raise ProtectedError(HISTORY_IS_PERMANENT, set(self[:20]))
+        return super().delete()
+
+    delete.alters_data = True  # type: ignore[attr-defined]
+
+
+class HistoryModel(models.Model):
+    """A row of history: deleted only inside ``history_purge``."""
+
+    objects = HistoryQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        if not _purging.get():
+            raise ProtectedError(HISTORY_IS_PERMANENT, {self})
+        return super().delete(*args, **kwargs)
 
 
 class DiscussionQuerySet(models.QuerySet):
@@ -430,14 +484,14 @@ class Feedback(models.Model):
         return self.status != self.Status.APPROVED
 
 
-class FeedbackRevision(models.Model):
+class FeedbackRevision(HistoryModel):
     """A step of a feedback's history, with the full payload before and after.
 
     Consecutive autosaves by one person fold into one "edit" revision (``saves`` counts them,
     from ``first_version`` to ``version``); every other action starts its own.
     """
 
-    feedback = models.ForeignKey(Feedback, on_delete=models.CASCADE, related_name="revisions")
+    feedback = models.ForeignKey(Feedback, on_delete=history_kept, related_name="revisions")
     author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     version = models.PositiveIntegerField()
     first_version = models.PositiveIntegerField(
@@ -551,7 +605,7 @@ class Adjudication(models.Model):
         return self.unanimous_items + self.adjudicated_items
 
 
-class AuditLogEntry(models.Model):
+class AuditLogEntry(HistoryModel):
     """One named act on ground truth or its inputs, for admins to look back on."""
 
     class Action(models.TextChoices):

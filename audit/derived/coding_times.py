@@ -12,7 +12,7 @@ How they stay true:
   figures again of the discussions and auditors whose rows or status changed;
 - ``team_times_rebuild`` replays every coder's whole history (``manage.py tallies_rebuild``).
 Writes past the model signals (``QuerySet.update``, ``bulk_create``) call ``times_changed``;
-a revision deleted on its own (the admin site) goes through ``revisions_deleting``.
+revisions are never deleted on their own (``audit.models.history_purge``).
 """
 
 from __future__ import annotations
@@ -117,14 +117,6 @@ def feedback_deleting(sender: type, instance: Feedback, **kwargs: object) -> Non
     )["first"]
     since = None if first is None else first.astimezone(UTC).date()
     times_changed(changes=[(instance.auditor_id, _discussion_of(instance), since)])
-
-
-def revisions_deleting(*, revisions: Iterable[FeedbackRevision]) -> None:
-    """Revisions about to be deleted on their own (their coding stays): each coder's time
-    changes from the revision's day on. Deletions of revisions go through here, not a delete
-    signal, which would make every coding's deletion load its revisions' payloads."""
-    own = [r for r in revisions if r.author_id == r.feedback.auditor_id]
-    times_changed(changes=[(r.author_id, None, _day(r)) for r in own])
 
 
 def _discussion_of(feedback: Feedback) -> int | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.core.paginator import Paginator
+from django.db.models import QuerySet
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -20,7 +21,7 @@ PAGE_SIZE = 100
 @admin_required
 def audit_log(request: HtmxHttpRequest) -> HttpResponse:
     form = AuditLogFilterForm(request.GET or None, object_types=audit_log_object_types())
-    entries = AuditLogEntry.objects.none()
+    entries: QuerySet[AuditLogEntry] = AuditLogEntry.objects.none()
     if not form.is_bound:
         entries = audit_log_list()
     elif form.is_valid():

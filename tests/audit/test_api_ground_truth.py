@@ -5,7 +5,7 @@ import json
 import jsonschema
 import pytest
 
-from audit.models import ComputeJob, Discussion, Feedback, Statement
+from audit.models import ComputeJob, Discussion, Feedback, Statement, history_purge
 from metrics.families.payload.schema import GROUND_TRUTH_EXPORT_SCHEMA
 from tests.api_fixtures import approve
 
@@ -193,8 +193,9 @@ def test_api_round_trip_export_then_import(api, admin_user, approved):
     assert response.json()["discussions_created"] == 0
 
     # Into an empty site: the same ground truth comes back out.
-    Feedback.objects.all().delete()
-    Discussion.objects.all().delete()
+    with history_purge():
+        Feedback.objects.all().delete()
+        Discussion.objects.all().delete()
     response = client.post(IMPORT, exported, format="json")
     assert response.status_code == 200
     summary = response.json()

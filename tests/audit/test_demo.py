@@ -12,6 +12,7 @@ from audit.models import (
     Feedback,
     Statement,
     TriageSettings,
+    history_purge,
 )
 from audit.services.demo import DEMO_UNTOUCHED, TRIAGE_DISCUSSIONS, demo_seed
 from evalsite.access import is_admin, is_auditor
@@ -67,8 +68,9 @@ def test_demo_seed_is_idempotent_and_deterministic(django_user_model):
         Statement.objects.count(),
         Feedback.objects.count(),
     ) == counts
-    Discussion.objects.all().delete()
-    Feedback.objects.all().delete()
+    with history_purge():
+        Discussion.objects.all().delete()
+        Feedback.objects.all().delete()
     demo_seed()
     assert demo_texts() == texts
 

@@ -35,6 +35,7 @@ from audit.models import (
     Statement,
     TriageSettings,
     TriageStatement,
+    history_purge,
 )
 from audit.selectors.adjudication import adjudication_codings, statements_to_adjudicate
 from audit.services import (
@@ -169,7 +170,8 @@ def _step(rng: random.Random, statements, auditors, admins) -> str:
     elif action == "unassign" and (a := Assignment.objects.open().order_by("?").first()):
         assignments_unassign(assignments=Assignment.objects.filter(pk=a.pk), admin=admin)
     elif action == "delete_feedback" and (f := _mine(rng, status=S.DRAFT)):
-        f.delete()
+        with history_purge():
+            f.delete()
     elif action == "adjudicate" and (shared := statements_to_adjudicate(limit=5)):
         statement = rng.choice(list(shared))
         coders = [c.auditor_id for c in adjudication_codings(statement_id=statement.pk)]
@@ -178,7 +180,8 @@ def _step(rng: random.Random, statements, auditors, admins) -> str:
             choices={}, unanimous_items=0, adjudicated_items=0,
         )  # fmt: skip
     elif action == "delete_statement" and rng.random() < 0.3 and len(statements) > 4:
-        statements.pop(rng.randrange(len(statements))).delete()
+        with history_purge():
+            statements.pop(rng.randrange(len(statements))).delete()
     else:
         return ""
     return action
@@ -259,7 +262,8 @@ def test_a_deleted_discussion_takes_its_tallies_with_it(auditor):
         feedback_submit(feedback=feedback_start(statement=statement, auditor=auditor), user=auditor)
     assert CodingTally.objects.get().submitted == 2
 
-    statements[0].discussion.delete()
+    with history_purge():
+        statements[0].discussion.delete()
 
     assert not CodingTally.objects.exists()
 
@@ -365,7 +369,8 @@ def test_a_coder_s_own_lowest_score_leaves_out_what_they_coded(auditor, capsys):
     assert weakest_mine_stored() == {pair: 0.6} and weakest_stored() == {pair[0]: 0.1}
     feedback_start(statement=high, auditor=auditor)
     assert weakest_mine_stored() == {}
-    Feedback.objects.get(statement=high, auditor=auditor).delete()
+    with history_purge():
+        Feedback.objects.get(statement=high, auditor=auditor).delete()
     assert weakest_mine_stored() == {pair: 0.6}
     CodingTally.objects.update(weakest=0.3)
 
@@ -374,7 +379,8 @@ def test_a_coder_s_own_lowest_score_leaves_out_what_they_coded(auditor, capsys):
     assert "1 of 1 own lowest scores differ" in capsys.readouterr().out
     call_command("tallies_rebuild")
     assert weakest_mine_stored() == {pair: 0.6}
-    started.delete()
+    with history_purge():
+        started.delete()
     assert weakest_mine_stored() == {}
 
 
