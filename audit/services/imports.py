@@ -78,8 +78,7 @@ from metrics.families.payload.rules import (
     UNKNOWN,
     WARNING,
     payload_ids,
-    pdp_problems,
-    pdp_warnings,
+    pdp_findings,
 )
 from metrics.families.payload.schema import (
     PayloadError,
@@ -401,7 +400,7 @@ def _discussion_issues(
     orders = [order for order in orders if _is_order(order)]
     if len(set(orders)) != len(orders):
         issues.append(PayloadIssue(_join(path, "statements"), "statement orders repeat", kind=RULE))
-    earlier: list[dict] = []
+    earlier: dict[str, set] = payload_ids([])  # ids of the discussion's payloads so far
     for index, statement in enumerate(statements):
         statement_path = _join(_join(path, "statements"), index)
         checked = _Checked()
@@ -427,24 +426,22 @@ class _Checked:
 
 
 def _ground_truth_problems(
-    statement: Any, path: str, earlier: list[dict], checked: _Checked
+    statement: Any, path: str, earlier: dict[str, set], checked: _Checked
 ) -> list[PayloadIssue]:
     """Imported ground truth was approved where it comes from: what breaks a rule of approved
-    coding here (metrics.families.payload.rules, rules and warnings alike) is a warning naming it, never a refusal.
-    The statement's payloads then join ``earlier``, whose items later deltas may refer to."""
+    coding here (metrics.families.payload.rules, rules and warnings alike) is a warning naming
+    it, never a refusal. The statement's payloads' ids then join ``earlier`` (kept as the
+    discussion is read, not gathered again for each statement), which later deltas may name."""
     if not isinstance(statement, dict):
         return []
     key, payload = _gt_entry(statement)
     problems = []
     if isinstance(payload, dict) and not checked(payload):  # else the schema said why
-        known = payload_ids(earlier)
-        problems = [
-            replace(problem, kind=WARNING)
-            for problem in pdp_problems(payload, known=known) + pdp_warnings(payload, known=known)
-        ]
+        problems = [replace(p, kind=WARNING) for p in pdp_findings(payload, known=earlier)]
     for candidate in (statement.get("pdp_deltas"), payload):
         if isinstance(candidate, dict) and not checked(candidate):
-            earlier.append(candidate)
+            for kind, ids in payload_ids([candidate]).items():
+                earlier[kind] |= ids
     return _prefixed(problems, _join(path, key))
 
 

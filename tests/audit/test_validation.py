@@ -286,10 +286,10 @@ def test_imported_ground_truth_breaking_a_rule_imports_with_a_warning_naming_it(
     }
     summary = discussions_import(data=data, by=admin_user)
     assert summary.approved_created == 1
-    assert [line.split(":")[0] for line in summary.warnings] == [
+    assert sorted(line.split(":")[0] for line in summary.warnings) == [
+        "statements[0].ground_truth.delete[0]",
         "statements[0].ground_truth.events[0].dateTime",
         "statements[0].ground_truth.people[0].name",
-        "statements[0].ground_truth.delete[0]",
     ]
     malformed = copy.deepcopy(data)
     malformed["discussion"]["external_id"] = "malformed-gt"

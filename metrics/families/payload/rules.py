@@ -304,6 +304,11 @@ def pdp_warnings(payload: dict, *, known: KnownIds | None = None) -> list[Payloa
     return [issue for issue in _findings(payload, known) if issue.kind == WARNING]
 
 
+def pdp_findings(payload: dict, *, known: KnownIds | None = None) -> list[PayloadIssue]:
+    """The problems and the warnings at once (a warning's kind is WARNING): one pass."""
+    return _findings(payload, known)
+
+
 def _findings(payload: dict, known: KnownIds | None) -> list[PayloadIssue]:
     refs = _References(payload, known or {})
     problems: list[PayloadIssue] = []
