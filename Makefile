@@ -10,6 +10,11 @@ TEST_PROCESSES ?= 2
 # schemathesis gives each API operation's test the same id, which pytest-xdist would take for
 # one test: they run after the others, in one process.
 SCHEMA_TEST := tests/test_schemathesis.py
+# Property tests run their full example counts here (tests/conftest.py: a developer's plain
+# pytest run uses the quick "dev" profile).
+export HYPOTHESIS_PROFILE ?= ci
+# Coverage of audit, metrics and evalsite by the main run, with the floor in pyproject.toml.
+COVERAGE := --cov --cov-report=
 
 .PHONY: run test venv dev-deps migrate demo worker lint format bench clean
 
@@ -63,7 +68,7 @@ test: dev-deps tests/node_modules/.installed
 	$(BIN)/lint-imports --no-logo
 	SECRET_KEY=$${SECRET_KEY:-insecure-test-only-key} $(BIN)/mypy
 	SECRET_KEY=$${SECRET_KEY:-insecure-test-only-key} $(BIN)/python -m pytest \
-		-n $(TEST_PROCESSES) --dist loadfile --ignore=$(SCHEMA_TEST) $(PYTEST_ARGS)
+		-n $(TEST_PROCESSES) --dist loadfile --ignore=$(SCHEMA_TEST) $(COVERAGE) $(PYTEST_ARGS)
 	SECRET_KEY=$${SECRET_KEY:-insecure-test-only-key} $(BIN)/python -m pytest $(SCHEMA_TEST)
 
 lint: dev-deps

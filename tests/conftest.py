@@ -10,8 +10,16 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
+
+# Property tests take their number of examples from a profile: "dev" (the default) is quick
+# for a developer's run; "ci" (make test and CI set HYPOTHESIS_PROFILE=ci) runs the full count.
+# A test states its own count only where the count matters (a database workflow per example).
+hypothesis_settings.register_profile("ci", max_examples=300, deadline=None, print_blob=True)
+hypothesis_settings.register_profile("dev", max_examples=20, deadline=None)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or "dev")
 
 
 def pytest_configure(config):

@@ -121,7 +121,9 @@ def assert_incremental_equals_whole() -> None:
 
 
 @settings(
-    max_examples=100,
+    # Each example is two coders' history on the database: at most 100 (the quick profile's
+    # fewer).
+    max_examples=min(100, settings.default.max_examples),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

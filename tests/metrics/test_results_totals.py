@@ -74,7 +74,8 @@ def assert_incremental_equals_full(run) -> None:
 
 
 @settings(
-    max_examples=25,
+    # Each example is a workflow on the database: at most 25 (the quick profile's fewer).
+    max_examples=min(25, settings.default.max_examples),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -12,7 +12,7 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from audit.synthetic import generate_workload
@@ -64,7 +64,6 @@ def tied_problems(draw):
     )
 
 
-@settings(max_examples=400, deadline=None)
 @given(tied_problems())
 def test_enumerating_small_conflicts_gives_what_the_solver_gives(case):
     scores, allowed, ai_ids, gt_ids = case
@@ -144,7 +143,6 @@ day_or_none = st.none() | st.integers(720_000, 722_000)
 certainty = st.sampled_from(["certain", "approximate", "unknown"])
 
 
-@settings(max_examples=300, deadline=None)
 @given(
     st.lists(st.tuples(day_or_none, certainty), min_size=DateIndex.MIN_SIZE, max_size=30),
     st.tuples(day_or_none, certainty),

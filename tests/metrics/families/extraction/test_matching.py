@@ -8,7 +8,7 @@ from datetime import date
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from rapidfuzz import fuzz
 
@@ -286,7 +286,6 @@ def gated_scores(draw):
     )
 
 
-@settings(max_examples=300, deadline=None)
 @given(gated_scores())
 def test_optimal_never_finds_fewer_matches_than_greedy(case):
     scores, allowed = case
@@ -301,7 +300,6 @@ def test_optimal_never_finds_fewer_matches_than_greedy(case):
     assert sum(scores[i, j] for i, j in optimal) == pytest.approx(total, abs=1e-5)  # 1e-6 units
 
 
-@settings(max_examples=100, deadline=None)
 @given(
     st.lists(st.sampled_from(["Ann", "Anne", "Anna", "Annie", "Jon", "John", "Joan"]), max_size=6),
     st.lists(st.sampled_from(["Ann", "Anne", "Anna", "Annie", "Jon", "John", "Joan"]), max_size=6),
@@ -404,7 +402,6 @@ def test_partial_dates_do_not_borrow_todays_month_or_day():
     assert event_date({"dateTime": "1990-02-03"}).certainty == "certain"
 
 
-@settings(max_examples=200, deadline=None)
 @given(
     st.lists(
         st.tuples(

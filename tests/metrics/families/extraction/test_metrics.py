@@ -8,7 +8,7 @@ from fractions import Fraction
 from types import MappingProxyType
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.metrics import f1_score
 
@@ -67,7 +67,6 @@ def test_sarf_macro_f1_by_hand():
     assert macro_f1_from_pairs([]) is None
 
 
-@settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.tuples(st.sampled_from("abcd"), st.sampled_from("abce")), min_size=1, max_size=30)
 )
@@ -230,7 +229,6 @@ junk_payloads = st.dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
 @given(junk_payloads, junk_payloads)
 def test_malformed_payloads_never_raise(ai, gt):
     metrics = calculate_statement_f1(ai, gt)
@@ -496,7 +494,6 @@ def _contribution_of(f1: float, index: int) -> dict:
     return contribution
 
 
-@settings(max_examples=200, deadline=None)
 @given(values=st.lists(F1_VALUES, min_size=1, max_size=40), seed=st.integers(0, 2**32))
 def test_totals_are_exact_whatever_the_order_of_adding_and_removing(values, seed):
     """The F1 sums are integers: any order of adding, and any statement added and removed

@@ -56,7 +56,6 @@ def _same(ai: list[dict | None], gt: list[dict | None]) -> None:
     assert whole == by_statement
 
 
-@settings(max_examples=150, deadline=None)
 @given(
     ai=st.lists(st.one_of(st.none(), _delta()), min_size=1, max_size=6),
     gt=st.lists(_delta(), min_size=6, max_size=6),
@@ -65,7 +64,8 @@ def test_the_accumulated_pdp_scores_like_its_deltas_on_random_deltas(ai, gt):
     _same(ai + [None] * (len(gt) - len(ai)), gt)
 
 
-@settings(max_examples=40, deadline=None)
+# Each example generates a whole discussion: at most 40 (the quick profile's fewer).
+@settings(max_examples=min(40, settings.default.max_examples))
 @given(
     seed=st.integers(min_value=0, max_value=10**6),
     statements=st.integers(min_value=1, max_value=25),
