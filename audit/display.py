@@ -6,6 +6,7 @@ Pure functions over plain dicts: templates get ready-made strings and never reso
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +20,7 @@ SARF_LETTERS = (("symptom", "S"), ("anxiety", "A"), ("relationship", "R"), ("fun
 
 def person_name(person: dict) -> str:
     name = " ".join(str(part) for part in (person.get("name"), person.get("last_name")) if part)
-    return name or f"person {person.get('id')}"
+    return name or "a person without a name"
 
 
 class Labels:
@@ -55,13 +56,13 @@ class Labels:
     def person(self, ident: Any) -> str:
         if ident is None or ident == "":
             return "—"
-        return self.people.get(ident, f"person {ident}")
+        return self.people.get(ident, "someone not in this coding")
 
     def bond(self, ident: Any) -> str:
         if ident is None or ident == "":
             return "—"
         if ident not in self.bonds:
-            return f"pair bond {ident}"
+            return "a pair bond not in this coding"
         a, b = self.bonds[ident]
         return f"{self.person(a)} & {self.person(b)}"
 
@@ -73,12 +74,102 @@ class Labels:
             return f"event {self.events[ident]}"
         if ident in self.bonds:
             return f"pair bond {self.bond(ident)}"
-        return f"item {ident}"
+        if isinstance(ident, int) and ident > 0:
+            return "an item of the family diagram"  # committed: stored outside the deltas
+        return "an item not in this coding"
 
     def _event_title(self, event: dict) -> str:
         who = event.get("person")
         kind = str(event.get("kind") or "event")
         return f"{kind} · {self.person(who)}" if who is not None else kind
+
+
+def distinct_names(pairs: Iterable[tuple[Any, str]]) -> list[tuple[Any, str]]:
+    """(id, name) pairs with a plain disambiguator where two share a name: "Emily Walker",
+    "Emily Walker (2nd)". Ids stay out of sight (the JSON editor and tooltips show them)."""
+    seen: dict[str, int] = {}
+    named = []
+    for ident, name in pairs:
+        seen[name] = seen.get(name, 0) + 1
+        named.append((ident, name if seen[name] == 1 else f"{name} ({_ordinal(seen[name])})"))
+    return named
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+# --- problems said about things on screen ---------------------------------------------------
+
+FIELD_WORDS = {
+    "name": "name",
+    "last_name": "last name",
+    "gender": "gender",
+    "parents": "parents",
+    "parent_a": "parents",
+    "parent_b": "parents",
+    "kind": "kind",
+    "person": "who",
+    "spouse": "spouse",
+    "child": "child",
+    "dateTime": "date",
+    "endDateTime": "end date",
+    "dateCertainty": "certainty",
+    "description": "description",
+    "location": "location",
+    "symptom": "S (symptom)",
+    "anxiety": "A (anxiety)",
+    "relationship": "R (relationship)",
+    "functioning": "F (functioning)",
+    "relationshipTargets": "R targets",
+    "relationshipTriangles": "triangle",
+    "person_a": "first person",
+    "person_b": "second person",
+    "married": "married",
+    "confidence": "confidence",
+}
+_PATH = re.compile(r"^(people|events|pair_bonds)\[(\d+)\](?:\.(\w+))?")
+_MISSING = re.compile(
+    r"^'?(-?\d+)'? is not a (person|pair bond) in this statement or an earlier one"
+)
+
+
+def problem_sentence(path: str, message: str, payload: dict, labels: Labels) -> str:
+    """A problem as a sentence about what the coder sees: "Emily Walker's parents point at a
+    pair bond that is no longer in this coding", never a JSON path or an id alone."""
+    found = _PATH.match(path)
+    if found is None:
+        return message if not path else f"{path.split('[')[0]}: {message}"
+    kind, index, name = found[1], int(found[2]), found[3] or ""
+    items = entity_items(payload, kind)
+    item = items[index] if index < len(items) else {}
+    owner = item_words(kind, item, labels)
+    field_words = FIELD_WORDS.get(name, name)
+    missing = _MISSING.match(message)
+    if missing:
+        verb = (
+            "points" if name in ("person", "spouse", "child", "person_a", "person_b") else "point"
+        )
+        return f"{owner}'s {field_words} {verb} at a {missing[2]} that is no longer in this coding"
+    return f"{owner}, {field_words}: {message}" if field_words else f"{owner}: {message}"
+
+
+def item_words(kind: str, item: dict, labels: Labels) -> str:
+    """An item as a coder names it: "Emily Walker", "John Smith's shift event", "The pair
+    bond Emily Walker & John Walker"."""
+    if kind == "people":
+        return (
+            person_name(item)
+            if (item.get("name") or item.get("last_name"))
+            else "A person without a name"
+        )
+    if kind == "events":
+        who = item.get("person")
+        what = str(item.get("kind") or "event")
+        name = labels.people.get(who)  # someone of an earlier statement may not be fed
+        return f"{name}'s {what} event" if name else f"A {what} event"
+    return f"The pair bond {labels.person(item.get('person_a'))} & {labels.person(item.get('person_b'))}"
 
 
 # --- cards ----------------------------------------------------------------------------------
@@ -440,17 +531,18 @@ def _payload_labels(payload: dict | None, fallback: Labels) -> dict[str, dict[An
     labels = fallback.copy().feed(payload)
     titles: dict[str, dict[Any, str]] = {}
     for kind in ENTITY_KINDS:
-        titles[kind] = {
-            item.get("id"): f"{CARD_BUILDERS[kind](item, labels).title} ({item.get('id')})"
+        named = [
+            (item.get("id"), CARD_BUILDERS[kind](item, labels).title)
             for item in entity_items(payload, kind)
-        }
+        ]
+        titles[kind] = dict(distinct_names(named))
     return titles
 
 
 def f1_rows(values: dict, ai: dict | None, gt: dict | None, labels: Labels) -> list[F1Row]:
     """Per-type rows naming which AI item matched which ground-truth item.
 
-    `gt` is None when the viewer may not see the approved feedback: ids stand in for names.
+    `gt` is None when the viewer may not see the approved feedback: its items are not named.
     """
     ai_titles = _payload_labels(ai, labels)
     gt_titles = _payload_labels(gt, labels) if gt is not None else {k: {} for k in ENTITY_KINDS}
@@ -459,10 +551,10 @@ def f1_rows(values: dict, ai: dict | None, gt: dict | None, labels: Labels) -> l
 
 def _f1_row(kind: str, values: dict, ai_t: dict, gt_t: dict) -> F1Row:
     def ai(ident: Any) -> str:
-        return ai_t.get(ident, f"#{ident}")
+        return ai_t.get(ident, "an item not shown")
 
     def gt(ident: Any) -> str:
-        return gt_t.get(ident, f"#{ident}")
+        return gt_t.get(ident, "an item not shown")
 
     return F1Row(
         kind=kind,

@@ -146,6 +146,11 @@ def apply_op(payload: dict, op: str, data: QueryDict, known: list[dict]) -> dict
         target = _as_id(data.get("delete-new", ""))
         if target is not None and target not in payload["delete"]:
             payload["delete"].append(target)
+    elif verb == "remove_clear" and kind in ENTITY_KINDS:
+        # One act: the item goes, and so does every pointer at it (asked once, in the editor).
+        target = _as_id(ident)
+        payload[kind] = [i for i in payload[kind] if i.get("id") != target]
+        clear_references(payload, kind, target)
     elif verb == "remove" and kind in (*ENTITY_KINDS, "delete"):
         target = _as_id(ident)
         if kind == "delete":
@@ -153,6 +158,42 @@ def apply_op(payload: dict, op: str, data: QueryDict, known: list[dict]) -> dict
         else:
             payload[kind] = [i for i in payload[kind] if i.get("id") != target]
     return payload
+
+
+# Which fields of an item point at another item, and of which kind.
+REFERENCE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
+    "people": (("parents", "pair_bonds"), ("parent_a", "people"), ("parent_b", "people")),
+    "events": (
+        ("person", "people"),
+        ("spouse", "people"),
+        ("child", "people"),
+        ("relationshipTargets", "people"),
+        ("relationshipTriangles", "people"),
+    ),
+    "pair_bonds": (("person_a", "people"), ("person_b", "people")),
+}
+
+
+def references_to(payload: dict, kind: str, ident: Any) -> list[tuple[str, int, str]]:
+    """(kind, index, field) of each field of this payload's items that points at the item."""
+    found = []
+    for owner_kind, fields in REFERENCE_FIELDS.items():
+        for index, item in enumerate(payload.get(owner_kind) or []):
+            for name, target_kind in fields:
+                value = item.get(name) if isinstance(item, dict) else None
+                if target_kind == kind and (
+                    value == ident or (isinstance(value, list) and ident in value)
+                ):
+                    found.append((owner_kind, index, name))
+    return found
+
+
+def clear_references(payload: dict, kind: str, ident: Any) -> None:
+    """Every field that points at the item, emptied (a list loses just that id)."""
+    for owner_kind, index, name in references_to(payload, kind, ident):
+        item = payload[owner_kind][index]
+        value = item[name]
+        item[name] = [i for i in value if i != ident] if isinstance(value, list) else None
 
 
 def new_item(kind: str, ident: int, data: QueryDict) -> dict:

@@ -12,7 +12,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_GET, require_POST
 
 from audit.context_processors import unread_comments
-from audit.display import Labels, present
+from audit.display import Labels, present, problem_sentence
 from audit.models import Discussion, Statement
 from audit.selectors.queues import discussion_progress, discussion_runs, discussion_window_bounds
 from audit.services.exports import NothingToExport, ground_truth_export
@@ -156,6 +156,15 @@ def card_context(request: HtmxHttpRequest, statement: Statement, *, owner=None) 
         "discussion": statement.discussion,
         "place_url": statement_url(statement, run),
     }
+
+
+def problem_lines(request: HtmxHttpRequest, feedback, issues: list) -> list[str]:
+    """A refused submit's problems as sentences about the coding on screen, naming people of
+    earlier statements too (read only when a submit is refused)."""
+    rows = card_context(request, feedback.statement, owner=feedback.auditor)["rows"]
+    payload = feedback.edited_extraction
+    labels = Labels().feed(cumulative(coded_payloads(rows)[:-1])).feed(payload)
+    return [problem_sentence(issue.path, issue.message, payload, labels) for issue in issues]
 
 
 @require_GET

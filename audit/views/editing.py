@@ -13,7 +13,16 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from audit.display import Card, Labels, SubmitSummary, submit_summary
+from audit.display import (
+    FIELD_WORDS,
+    Card,
+    Labels,
+    SubmitSummary,
+    distinct_names,
+    item_words,
+    problem_sentence,
+    submit_summary,
+)
 from audit.forms import (
     CHOICE_TITLES,
     CHOICES,
@@ -24,6 +33,7 @@ from audit.forms import (
     issue_field,
     parse_json_payload,
     payload_from_post,
+    references_to,
     reviewer_note,
 )
 from audit.models import Feedback, Statement
@@ -49,7 +59,7 @@ from audit.services.feedback import (
     feedback_unsubmit_refusal,
 )
 from audit.views.access import error_fragment, safe_next, visible_feedback
-from audit.views.discussion import card_context, statement_url
+from audit.views.discussion import card_context, problem_lines, statement_url
 from audit.views.presence import presence_others
 from audit.views.rows import StatementRow, ai_payloads, choose_run, coded_payloads
 from audit.views.team import open_next
@@ -113,11 +123,13 @@ def build_editor(
     problems = feedback_problems(feedback=feedback, payload=payload, earlier=read)
     before = cumulative(coded_before)
     labels = Labels().feed(before).feed(payload)
-    people = _options(before["people"], payload.get("people"), labels.person)
+    people = distinct_names(_options(before["people"], payload.get("people"), labels.person))
     bonds = _options(before["pair_bonds"], payload.get("pair_bonds"), labels.bond)
     _keep_dangling(people, bonds, payload, labels)
     warnings = feedback_warnings(feedback=feedback, payload=payload)
-    items = _editor_items(payload, marked(warnings) + problems + (error.issues if error else []))
+    items = _editor_items(
+        payload, marked(warnings) + problems + (error.issues if error else []), labels
+    )
     ai_only = _align_with_ai(items, rows[-1] if rows else None, payload)
     return Editor(
         feedback=feedback,
@@ -133,7 +145,7 @@ def build_editor(
         is_owner=feedback.auditor_id == request.user.pk,
         can_submit=feedback_can_submit(feedback=feedback, user=request.user),
         issues=error.messages() if error else [],
-        problems=[str(problem) for problem in problems],
+        problems=[problem_sentence(p.path, p.message, payload, labels) for p in problems],
         warnings=[str(warning) for warning in warnings],
         summary=_summary(feedback, payload, len(problems)),
     )
@@ -153,9 +165,13 @@ def _summary(feedback: Feedback, payload: dict, problems: int) -> SubmitSummary:
     return submit_summary(feedback_id=feedback.pk, ai=ai, coded=payload, problems=problems)
 
 
-def _editor_items(payload: dict, issues: list[PayloadIssue]) -> dict[str, list[dict]]:
-    """Each item with its input-name prefix and the issues about it (a later one wins)."""
+def _editor_items(
+    payload: dict, issues: list[PayloadIssue], labels: Labels | None = None
+) -> dict[str, list[dict]]:
+    """Each item with its input-name prefix, the issues about it (a later one wins, each
+    with the field's plain name) and what in this coding points at it."""
     found = _issue_map(issues)
+    labels = labels or Labels().feed(payload)
     return {
         kind: [
             {
@@ -164,12 +180,27 @@ def _editor_items(payload: dict, issues: list[PayloadIssue]) -> dict[str, list[d
                 "prefix": f"{kind}-{i}-",
                 "item": item,
                 "errors": found.get((kind, i), {}),
+                "error_lines": [
+                    (name, FIELD_WORDS.get(name, name), message)
+                    for name, message in found.get((kind, i), {}).items()
+                ],
                 "date_reading": date_reading(item.get("dateTime")) if kind == "events" else "",
+                "refs": _pointers(payload, kind, item.get("id"), labels),
             }
             for i, item in enumerate(payload.get(kind) or [])
         ]
         for kind in ENTITY_KINDS
     }
+
+
+def _pointers(payload: dict, kind: str, ident: Any, labels: Labels) -> list[str]:
+    """What points at an item, in words ("Emily Walker's parents"), for the remove question."""
+    if ident is None:
+        return []
+    return [
+        f"{item_words(owner, payload[owner][index], labels)}'s {FIELD_WORDS.get(name, name)}"
+        for owner, index, name in references_to(payload, kind, ident)
+    ]
 
 
 def _align_with_ai(
@@ -204,18 +235,18 @@ def _align_with_ai(
 def _options(earlier: list[dict], current: list[dict] | None, label) -> list[tuple[Any, str]]:
     by_id = {item.get("id"): item for item in earlier}
     by_id.update({item.get("id"): item for item in current or [] if isinstance(item, dict)})
-    return [(ident, f"{label(ident)} ({ident})") for ident in by_id]
+    return [(ident, label(ident)) for ident in by_id]
 
 
 def _keep_dangling(people: list, bonds: list, payload: dict, labels: Labels) -> None:
     """A link to someone the pickers do not know must stay selectable, or saving would drop it."""
     known_people, known_bonds = {i for i, _ in people}, {i for i, _ in bonds}
     for ident in referenced_people(payload) - known_people:
-        people.append((ident, f"unknown person ({ident})"))
+        people.append((ident, "someone not in this coding"))
     for person in payload.get("people") or []:
         bond = person.get("parents") if isinstance(person, dict) else None
         if bond is not None and bond not in known_bonds:
-            bonds.append((bond, f"{labels.bond(bond)} (unknown)"))
+            bonds.append((bond, "a pair bond not in this coding"))
             known_bonds.add(bond)
 
 
@@ -272,14 +303,14 @@ def workflow_error(request: HtmxHttpRequest, exc: Exception, feedback: Feedback)
     if isinstance(exc, PayloadError):
         fields = [field_name(issue.path) for issue in exc.issues if issue.path]
         extra = {"feedback": feedback, "fields": " ".join(fields)}
+        lines = exc.messages()
         if isinstance(exc, NotReady):
             extra["heading"] = f"Saved · v{feedback.version}, not submitted. {exc.detail}"
             extra["row_errors"] = row_errors(feedback, exc.issues)
             # The edit was saved as a new version: the form goes on from it.
             extra["version_oob"] = True
-        return error_fragment(
-            request, exc.messages(), status=422, target=target, extra=extra
-        )  # fmt: skip
+            lines = problem_lines(request, feedback, exc.issues)
+        return error_fragment(request, lines, status=422, target=target, extra=extra)
     status = getattr(exc, "status_code", 400)
     return error_fragment(
         request, [_message(exc)], status=status, target=target, extra={"feedback": feedback}
@@ -516,7 +547,8 @@ def submit(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         status = getattr(exc, "status_code", 400)
         if isinstance(exc, NotReady):
             extra = {"heading": exc.detail}
-            return error_fragment(request, exc.messages(), status=422, target=target, extra=extra)
+            lines = problem_lines(request, feedback, exc.issues)
+            return error_fragment(request, lines, status=422, target=target, extra=extra)
         return error_fragment(request, [_message(exc)], status=status, target=target)
     if request.htmx:
         return render(

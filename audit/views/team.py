@@ -43,7 +43,7 @@ from audit.selectors.stream import (
     skipped_assignments,
 )
 from audit.selectors.threads import threads_unread
-from audit.services import WorkflowError, feedback_start, feedback_submit
+from audit.services import NotReady, WorkflowError, feedback_start, feedback_submit
 from audit.services.assignments import (
     MAX_OVERLAP_K,
     AssignmentPlan,
@@ -56,6 +56,7 @@ from audit.services.assignments import (
     statement_skip,
 )
 from audit.views.access import error_fragment, visible_feedback
+from audit.views.discussion import problem_lines
 from evalsite.access import admin_required, auditor_required
 from evalsite.http import HtmxHttpRequest, page_redirect
 from evalsite.params import parse_id
@@ -419,6 +420,8 @@ def submit_next(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     except WorkflowError as exc:
         target = f"#card-msg-{feedback.statement_id}"
         lines = exc.messages() if hasattr(exc, "messages") else [str(exc)]
+        if isinstance(exc, NotReady):
+            lines = problem_lines(request, feedback, exc.issues)
         extra = {"heading": exc.detail} if hasattr(exc, "detail") else None
         return error_fragment(request, lines, status=exc.status_code, target=target, extra=extra)
 

@@ -192,6 +192,9 @@
     if (!button) return;
     const dialog = document.getElementById(button.dataset.confirm);
     if (!dialog) return;
+    // A remove asks only when something points at the item; else the plain remove goes on.
+    const refs = dialog.querySelector("[data-refs-count]");
+    if (refs && refs.dataset.refsCount === "0") return;
     event.preventDefault();
     event.stopPropagation();
     openConfirm(dialog, button.dataset.confirmOp);
@@ -200,12 +203,21 @@
   function openConfirm(dialog, op) {
     dialog.querySelectorAll("[data-confirm-op]").forEach((b) => { b.hidden = b.dataset.confirmOp !== op; });
     if (!dialog.open) dialog.showModal();
-    const go = dialog.querySelector('[data-confirm-op="' + op + '"]');
+    const go = dialog.querySelector('[data-confirm-op="' + op + '"]:not([hidden])');
     if (go) go.focus();
     // The summary comes from the coding as saved: save what is typed now, its reply updates it.
     const form = dialog.closest("form[data-autosave]");
     if (form && window.htmx) htmx.trigger(form, "change");
   }
+
+  // In a confirm, only Enter or a click sends: a Space typed by mistake on its focused button
+  // does nothing.
+  function noSpaceOnConfirm(event) {
+    if (event.key === " " && event.target.closest && event.target.closest("dialog.confirm") &&
+        event.target.matches("button[data-confirm-op]")) event.preventDefault();
+  }
+  document.addEventListener("keydown", noSpaceOnConfirm, true);
+  document.addEventListener("keyup", noSpaceOnConfirm, true);
 
   document.addEventListener("click", function (event) {
     const cancel = event.target.closest && event.target.closest("[data-confirm-cancel]");
@@ -229,11 +241,19 @@
 
   // Whatever opens a form or a list moves the cursor into it: the skip form, a checklist of
   // people, the raw JSON editor.
+  // Only an opening the user asked for (a click or a key on its summary) moves the focus.
+  let askedToOpen = null;
+  document.addEventListener("click", function (event) {
+    const summary = event.target.closest && event.target.closest("summary");
+    askedToOpen = summary ? summary.parentElement : null;
+  }, true);
+
   document.addEventListener("toggle", function (event) {
     const details = event.target;
-    if (!details.open || !details.matches) return;
+    if (!details.open || !details.matches || details !== askedToOpen) return;
+    askedToOpen = null;
     let field = null;
-    if (details.matches("details.skip")) field = details.querySelector("select, input, textarea");
+    if (details.matches("details.skip")) field = details.querySelector("select, textarea, input:not([type=hidden])");
     else if (details.matches("details.multi")) field = details.querySelector("[data-multi-search]");
     else if (details.matches("details.json-editor")) field = details.querySelector("textarea");
     const active = document.activeElement;
@@ -309,7 +329,7 @@
     const card = elt && elt.closest ? elt.closest(CARD) : null;
     if (!card) return;
     const op = elt.value || "";
-    if (op.indexOf("add:") === 0 || op.indexOf("remove:") === 0) {
+    if (/^(add|remove|remove_clear):/.test(op)) {
       const row = elt.closest(".ed-row");
       const rows = row ? Array.from(card.querySelectorAll(".ed-row." + row.classList[1])) : [];
       focusPlan = { elt: elt, card: card.id, op: op, index: rows.indexOf(row) };
@@ -404,6 +424,80 @@
     markInvalid();
     if (currentId && current()) current().classList.add("is-current");
     focusAfterSwap(event);
+  });
+
+  // "Family so far" shows the coding as saved: after each save or card swap, an open panel
+  // of that statement is read again.
+  function refreshState(statementId) {
+    const panel = document.getElementById("state-" + statementId);
+    if (!panel || !panel.dataset.stateUrl || !window.htmx) return;
+    if (panel.closest("details") && !panel.closest("details").open) return;
+    htmx.ajax("GET", panel.dataset.stateUrl, { target: panel, swap: "outerHTML" });
+  }
+
+  document.addEventListener("htmx:afterRequest", function (event) {
+    const elt = event.detail.elt;
+    if (!event.detail.successful || !elt || !elt.closest) return;
+    // A save of the coding (its form or a button of it) or a whole card swapped.
+    const target = event.detail.target;
+    const swappedCard = target && target.matches && target.matches(CARD) ? target : null;
+    const form = elt.closest("form[data-autosave]");
+    const id = swappedCard ? swappedCard.dataset.stmt : form ? form.closest(CARD).dataset.stmt : null;
+    if (id) refreshState(id);
+  });
+
+  // --- names follow renames at once -------------------------------------------------------------
+  // Typing a person's name renames them in every picker and list of the editor at once (the
+  // labels are the ones the server writes: a name, "(2nd)" where two people share it).
+  const ORDINAL = / \(\d+(st|nd|rd|th)\)$/;
+
+  function ordinal(n) {
+    const tens = n % 100;
+    const suffix = tens >= 10 && tens <= 20 ? "th" : ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th");
+    return n + suffix;
+  }
+
+  function relabel(entries) {
+    // entries: [{ident, base, set(text)}] in list order; repeated names get "(2nd)".
+    const seen = {};
+    entries.forEach(function (entry) {
+      seen[entry.base] = (seen[entry.base] || 0) + 1;
+      entry.set(seen[entry.base] === 1 ? entry.base : entry.base + " (" + ordinal(seen[entry.base]) + ")");
+    });
+  }
+
+  function renamePerson(editor, ident, name) {
+    editor.querySelectorAll("select[data-person-picker]").forEach(function (select) {
+      const entries = Array.from(select.options).filter((o) => o.value !== "").map(function (option) {
+        const base = option.value === ident ? name : option.text.replace(ORDINAL, "");
+        return { base: base, set: (text) => { option.text = text; } };
+      });
+      relabel(entries);
+      const combo = select.closest(".combo");
+      const box = combo && combo.querySelector("input[data-person-combo]");
+      if (box && document.activeElement !== box && select.value) box.value = select.selectedOptions[0].text;
+    });
+    editor.querySelectorAll(".checklist").forEach(function (list) {
+      const entries = Array.from(list.querySelectorAll("label.opt")).map(function (label) {
+        const input = label.querySelector("input");
+        const base = input.value === ident ? name : label.textContent.trim().replace(ORDINAL, "");
+        return { base: base, set: (text) => { label.lastChild.textContent = " " + text; } };
+      });
+      relabel(entries);
+      const multi = list.closest("details.multi");
+      if (multi) multi.dispatchEvent(new Event("change", { bubbles: false }));
+    });
+  }
+
+  document.addEventListener("input", function (event) {
+    const input = event.target;
+    if (!input.matches || !input.matches('.ed-person input[name$="-name"], .ed-person input[name$="-last_name"]')) return;
+    const row = input.closest(".ed-person");
+    const ident = row.querySelector('input[type=hidden][name$="-id"]');
+    if (!ident) return;
+    const parts = ["name", "last_name"].map((n) => (row.querySelector('input[name$="-' + n + '"]') || {}).value || "");
+    const name = parts.map((p) => p.trim()).filter(Boolean).join(" ") || "a person without a name";
+    renamePerson(input.closest(".editor"), ident.value, name);
   });
 
   // A link to a statement outside the window shown: open the window that holds it (?at=).

@@ -86,7 +86,7 @@ def test_auditor_codes_and_submits_admin_approves_and_f1_appears(
     expect(badge).to_have_text(f"F1 {result.values['aggregate_micro_f1']:.2f}")
     panel = page.locator(f"#f1-panel-{scene.first.pk}")
     panel.locator("summary").click()
-    expect(panel.get_by_text("missed (FN): GT Rose (-5)")).to_be_visible()
+    expect(panel.get_by_text("missed (FN): GT Rose")).to_be_visible()
     expect(panel.locator("tr.total")).to_be_visible()
 
 

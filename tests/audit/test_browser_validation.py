@@ -39,7 +39,7 @@ def test_a_bad_date_shows_at_its_field_and_submit_is_refused_with_the_list(
     expect(status).to_contain_text("Saved · v2")
     expect(status).to_contain_text("1 problem to fix before submit")
     row_errors = editor.locator(f"#row-errors-{feedback.pk}-events-0")
-    expect(row_errors).to_contain_text("dateTime: '2024-13-45' is not a date with a year")
+    expect(row_errors).to_contain_text("Date: '2024-13-45' is not a date with a year")
     expect(date).to_have_attribute("aria-invalid", "true")
     assert Feedback.objects.get().edited_extraction["events"][0]["dateTime"] == "2024-13-45"
     screenshot(page, "editor-problem-1440")
@@ -51,7 +51,9 @@ def test_a_bad_date_shows_at_its_field_and_submit_is_refused_with_the_list(
     page.get_by_test_id("submit-confirm").get_by_role("button", name="Submit", exact=True).click()
     refused = editor.locator(f"#save-status-{feedback.pk}.status-error")
     expect(refused).to_contain_text("not submitted. Fix these problems before you submit.")
-    expect(refused).to_contain_text("events[0].dateTime: '2024-13-45' is not a date with a year")
+    expect(refused).to_contain_text(
+        "John Smith's married event, date: '2024-13-45' is not a date with a year"
+    )
     assert Feedback.objects.get().status == Feedback.Status.DRAFT
 
     # Fixing the date clears the message at once; then submit goes through.

@@ -149,7 +149,10 @@ def test_field_changes_name_item_field_old_and_new():
     removed = {(c.field, c.old, c.new) for c in changes if c.kind == "pair_bonds"}
     assert ("married", "yes", "—") in removed and ("person_a", "Jonathan Smith", "—") in removed
     assert all(c.change == "removed" for c in changes if c.kind == "pair_bonds")
-    assert FieldChange("delete", 7, "item 7", "delete", "", "deleted", "added") in changes
+    assert (
+        FieldChange("delete", 7, "an item of the family diagram", "delete", "", "deleted", "added")
+        in changes
+    )
     assert field_changes(before, copy.deepcopy(before)) == []
 
 
