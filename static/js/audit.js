@@ -4,6 +4,7 @@
 //   n      submit and next (asks to confirm; queue: code my next; review: next in queue)
 //   x      skip (asks why)                g  show or hide the coding guidelines
 //   +      in the editor: a new event (the cursor goes to "for whom"; Enter adds it)
+//   /      in the editor: find (type a name, a date, a word; Enter goes to that field)
 //   1 2 3 0 on an event's S / A / F select: up / down / same / none; on R: the 1st..9th code
 //   Enter   in an event's date, description or location: on to its S code
 // Single keys act only when the focus is on the page or on a button or link: never in a
@@ -141,6 +142,16 @@
     return true;
   }
 
+  // "/" in the editor: the cursor goes to its filter box; Enter there jumps to the field that
+  // shows what was typed (editor-big.js).
+  function findKey() {
+    const scope = current() || document;
+    const box = scope.querySelector(".editor [data-editor-filter]");
+    if (!box) return false;
+    box.focus();
+    return true;
+  }
+
   // Enter in an event's text fields goes on to its codes instead of submitting the form.
   const EVENT_TEXT = /-(dateTime|description|location)$/;
   function enterKey(event) {
@@ -178,7 +189,7 @@
     const actions = { j: () => move(1), k: () => move(-1), "?": toggleHelp,
       e: () => press("edit"), s: () => press("submit"), a: () => press("approve"),
       n: () => pressFirst(["submit-next", "code-next", "next-review"]), x: skipKey,
-      g: toggleGuide, "+": newEventKey };
+      g: toggleGuide, "+": newEventKey, "/": findKey };
     const action = actions[event.key];
     if (action && action() !== false) event.preventDefault();
   });
@@ -352,6 +363,9 @@
     const card = document.getElementById(plan.card);
     if (!card || !card.classList.contains("editing")) return;
     focusPlan = null;
+    // The coder already went on elsewhere (typing faster than the reply): leave them there.
+    const active = document.activeElement;
+    if (active && active !== document.body && document.contains(active) && !active.closest("dialog")) return;
     const [verb, kind] = plan.op.split(":");
     if (plan.op === "edit") {
       const first = firstField(card.querySelector(".editor-form"));

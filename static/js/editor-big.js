@@ -79,10 +79,29 @@
     filterChecklist(box);
   }
 
+  // Enter in the editor's filter box: the cursor goes to the field that shows what was typed
+  // (a name, a date, a description), its text selected to be typed over; the filter clears.
+  function jumpTo(box) {
+    const query = box.value.trim().toLowerCase();
+    const editor = box.closest(".editor");
+    const rows = Array.from(editor.querySelectorAll(".ed-row.ed-person, .ed-row.ed-event"))
+      .filter((row) => !(row.closest(".ed-pair.aligned") || row).hidden);
+    if (!query || !rows.length) return;
+    const fields = rows.flatMap((row) => Array.from(row.querySelectorAll("input[type=text]:not([data-person-combo])")));
+    const field = fields.find((input) => input.value.toLowerCase().includes(query)) ||
+      rows[0].querySelector("input[type=text], select");
+    box.value = "";
+    filterEditor(box);
+    if (!field) return;
+    field.focus();
+    if (field.select) field.select();
+  }
+
   document.addEventListener("keydown", (event) => {
     if (!isLocal(event.target)) return;
     if (event.key === "Enter") {
       event.preventDefault();
+      if (event.target.matches("[data-editor-filter]")) jumpTo(event.target);
       if (event.target.matches("[data-multi-search]") && event.target.value.trim()) tickFirst(event.target);
     } else if (event.key === "Escape" && event.target.matches("[data-multi-search]")) {
       const multi = event.target.closest("details.multi");
