@@ -257,6 +257,11 @@ def discussion_rows(run: ExtractionRun, sort: str) -> QuerySet:
 # --- the statements behind an error figure --------------------------------------------------
 
 
+def statement_texts(*, ids: list[int]) -> dict[int, str]:
+    """What the statements say, by id (a page of the error drill-down)."""
+    return dict(Statement.objects.filter(pk__in=ids).values_list("pk", "text"))
+
+
 def error_statements_listed(run: ExtractionRun, *, figure: str) -> QuerySet:
     """The statements behind one figure of the run's stored error analysis, each with how
     many times it counts there, in discussion and statement order: read a page at a time

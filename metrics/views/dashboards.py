@@ -207,14 +207,22 @@ def error_statements(request: HtmxHttpRequest) -> HttpResponse:
     n, total = ((analysis.values or {}).get("figures") or {}).get(figure, (0, 0))
     rows = selectors.error_statements_listed(run, figure=figure)
     paginator = CountedPaginator(rows, ERROR_STATEMENTS_PER_PAGE, count=n)
+    page = paginator.get_page(request.GET.get("page"))
     context = {
         "run": run,
-        "page": paginator.get_page(request.GET.get("page")),
+        "page": page,
+        "rows": _with_texts(list(page)),
         "what": _error_label(query, missed=missed),
         "total": total,
         "analysis": analysis,
     }
     return render(request, "metrics/error_statements.html", context)
+
+
+def _with_texts(rows: list[dict]) -> list[dict]:
+    """Each listed statement with what it says, so the list reads without opening each."""
+    texts = selectors.statement_texts(ids=[row["statement_id"] for row in rows])
+    return [dict(row, text=texts.get(row["statement_id"], "")) for row in rows]
 
 
 def _error_label(query: dict[str, str], *, missed: bool) -> str:
