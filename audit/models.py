@@ -1373,3 +1373,17 @@ class CodingTimeChange(models.Model):
 
     def __str__(self) -> str:
         return f"time change of auditor {self.auditor_id} since {self.since}"
+
+
+class Announcement(models.Model):
+    """A domain signal (``audit.signals``) on its way: written in the transaction of the change
+    it announces, deleted once its receivers ran after the commit. A row left behind is an
+    announcement whose delivery failed (the database connection died right after the commit);
+    the periodic sweep sends it again."""
+
+    signal = models.CharField(max_length=40)
+    params = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.signal} of {self.created_at:%Y-%m-%d %H:%M:%S}"

@@ -8,45 +8,103 @@ signal is sent after the surrounding transaction commits, so a receiver reads th
   changed (approval, edit of approved coding, import, demo data).
 - ``extractions_changed(statement_ids, run_ids, reason)``: AI extractions of these
   statements changed (``run_ids=None``: any run).
-- ``coding_changed(reason)``: auditors' submitted coding or the blind sample changed.
+- ``coding_changed(reason)``: auditors' submitted coding or the blind sample changed (sent
+  once per transaction, however many codings it changed).
 - ``triage_changed(run_id, reason)``: a run's review-triage settings changed.
+
+An announcement is stored with the change (``Announcement``, in the same transaction) and
+deleted once its receivers ran after the commit. If they fail there (the database connection
+died right after the commit, a bug), the request still answers with what it stored, and the
+periodic sweep sends the announcements left behind (``announcements_redeliver``).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
+from datetime import timedelta
+from typing import Any
 
 from django.db import transaction
 from django.dispatch import Signal
+from django.utils import timezone
+
+from audit.models import Announcement
+from evalsite.post_commit import after_commit, after_commit_registered
+
+log = logging.getLogger(__name__)
 
 ground_truth_changed = Signal()
 extractions_changed = Signal()
 coding_changed = Signal()
 triage_changed = Signal()
+SIGNALS = {
+    "ground_truth_changed": ground_truth_changed,
+    "extractions_changed": extractions_changed,
+    "coding_changed": coding_changed,
+    "triage_changed": triage_changed,
+}
+REDELIVER_BATCH = 100
 
 
 def ground_truth_changed_send(*, statement_ids: Iterable[int], reason: str) -> None:
-    ids = sorted(set(statement_ids))
-    transaction.on_commit(
-        lambda: ground_truth_changed.send(sender=None, statement_ids=ids, reason=reason)
-    )
+    _announce("ground_truth_changed", statement_ids=sorted(set(statement_ids)), reason=reason)
 
 
 def extractions_changed_send(
     *, statement_ids: Iterable[int], reason: str, run_ids: Iterable[int] | None = None
 ) -> None:
-    ids = sorted(set(statement_ids))
     runs = None if run_ids is None else sorted(set(run_ids))
-    transaction.on_commit(
-        lambda: extractions_changed.send(
-            sender=None, statement_ids=ids, run_ids=runs, reason=reason
-        )
+    _announce(
+        "extractions_changed", statement_ids=sorted(set(statement_ids)), run_ids=runs, reason=reason
     )
 
 
 def coding_changed_send(*, reason: str) -> None:
-    transaction.on_commit(lambda: coding_changed.send(sender=None, reason=reason))
+    _announce("coding_changed", once=True, reason=reason)
 
 
 def triage_changed_send(*, run_id: int, reason: str) -> None:
-    transaction.on_commit(lambda: triage_changed.send(sender=None, run_id=run_id, reason=reason))
+    _announce("triage_changed", run_id=run_id, reason=reason)
+
+
+def _announce(name: str, *, once: bool = False, **params: Any) -> None:
+    """Store the announcement with the change; send it once the change commits."""
+    key = f"announce:{name}" if once else ""
+    if key and after_commit_registered(key):
+        return
+    pk = Announcement.objects.create(signal=name, params=params).pk
+    after_commit(lambda: _deliver(pk, name, params), once=key)
+
+
+def _deliver(pk: int, name: str, params: dict[str, Any]) -> None:
+    SIGNALS[name].send(sender=None, **params)
+    Announcement.objects.filter(pk=pk).delete()
+
+
+def announcements_redeliver(*, older_than: timedelta) -> int:
+    """The sweep's share: send the announcements whose delivery failed after their commit
+    (older than ``older_than``: a younger one may still be on its way), oldest first, each in
+    a transaction of its own. Returns how many were sent."""
+    cutoff = timezone.now() - older_than
+    waiting = Announcement.objects.filter(created_at__lt=cutoff).order_by("pk")
+    sent = 0
+    for pk, name in list(waiting.values_list("pk", "signal")[:REDELIVER_BATCH]):
+        try:
+            sent += _redeliver(pk)
+        except Exception:
+            log.exception("announcement %s (%s) failed again; the next sweep retries it", pk, name)
+    if sent:
+        log.warning("sent %s announcement(s) whose delivery had failed after their commit", sent)
+    return sent
+
+
+@transaction.atomic
+def _redeliver(pk: int) -> int:
+    rows = Announcement.objects.select_for_update(no_key=True, skip_locked=True)
+    found = rows.filter(pk=pk).first()
+    if found is None:  # sent meanwhile, or being sent
+        return 0
+    SIGNALS[found.signal].send(sender=None, **found.params)
+    found.delete()
+    return 1

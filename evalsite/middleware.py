@@ -1,5 +1,6 @@
-"""Request guards every page shares: refused parameters, over-long API queries, and the
-Content-Security-Policy header (with a fresh script nonce per request)."""
+"""Request guards every page shares: refused parameters, over-long API queries, the
+Content-Security-Policy header (with a fresh script nonce per request), and reads that find
+the database connection lost tried once more (evalsite.post_commit.reads_reconnect)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import secrets
 from collections.abc import Callable
 
 from django.conf import settings
+from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from evalsite.http import HtmxHttpRequest, error_fragment
 from evalsite.params import BadParameter
+from evalsite.post_commit import reads_reconnect
 
 # No inline script runs unless it carries the request's nonce ({{ request.csp_nonce }}); styles
 # may be inline (progress-bar widths, htmx's indicator style), scripts and connections stay local.
@@ -37,7 +40,9 @@ class RequestGuardMiddleware:
         if _is_api(request) and len(request.META.get("QUERY_STRING", "")) > limit:
             detail = f"Query string too long (at most {limit} characters)."
             return JsonResponse({"detail": detail}, status=414)
-        response = self.get_response(request)
+        # A read after a commit whose connection then died runs again on a new one.
+        with connection.execute_wrapper(reads_reconnect):
+            response = self.get_response(request)
         response.headers.setdefault("Content-Security-Policy", CSP.format(nonce=request.csp_nonce))
         return response
 

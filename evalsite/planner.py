@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Model
 
+from evalsite.post_commit import after_commit
+
 log = logging.getLogger(__name__)
 
 # Fewer rows than this, or than this share of the largest table's rows, do not change the
@@ -63,7 +65,7 @@ def planner_statistics_after_commit(*, models: Iterable[type[Model]], written: i
     if written < BULK_ROWS:
         return
     chosen = list(models)
-    transaction.on_commit(lambda: planner_statistics_refresh(models=chosen, written=written))
+    after_commit(lambda: planner_statistics_refresh(models=chosen, written=written))
 
 
 def _largest_estimate(tables: list[str]) -> float:

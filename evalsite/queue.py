@@ -16,7 +16,9 @@ import time
 from typing import Any
 
 from celery import current_app
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import InterfaceError, OperationalError
+
+from evalsite.post_commit import after_commit
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +97,6 @@ def task_enqueue_on_commit(task: Any, **kwargs: Any) -> None:
     """Queue the task (or the task of that registered name) once the current transaction
     commits (at once outside one)."""
     if isinstance(task, str):
-        transaction.on_commit(lambda: task_enqueue_named(task, **kwargs))
+        after_commit(lambda: task_enqueue_named(task, **kwargs))
     else:
-        transaction.on_commit(lambda: task_enqueue(task, **kwargs))
+        after_commit(lambda: task_enqueue(task, **kwargs))

@@ -353,6 +353,9 @@ REVISION_FOLD_SECONDS = env_int("REVISION_FOLD_SECONDS", 300, minimum=0)
 UNASSIGNED_WORK_VISIBLE = env_bool("UNASSIGNED_WORK_VISIBLE", True)
 # Active coding time leaves out pauses between two editor actions longer than this.
 CODING_IDLE_SECONDS = env_int("CODING_IDLE_SECONDS", 300, minimum=1)
+# Whether a bug in the work that follows a commit raises (the test suite); otherwise it is
+# logged and the request answers with what it stored (evalsite/post_commit.py).
+POST_COMMIT_RAISE = False
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 LOGGING = {

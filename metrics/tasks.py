@@ -17,6 +17,7 @@ from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 
+from audit.signals import announcements_redeliver
 from evalsite.queue import RETRYING
 from metrics.engine import derived, recompute, services, snapshots, trend
 from metrics.engine.recompute import (
@@ -94,10 +95,13 @@ def recompute_stale(after_outage: bool = False) -> dict:
     died, and results computed with other match settings or code than those in force. Beat
     sends it every STALE_SWEEP_SECONDS; each worker sends one with ``after_outage`` when it
     (re)connects to the broker, and then nothing is too recent: tasks published during the
-    outage never arrived."""
-    outdated = results_mark_outdated()
+    outage never arrived. Changes whose results were never marked stale (their announcement
+    failed after the commit: ``audit.signals``) are marked first."""
     grace = timedelta(seconds=0 if after_outage else settings.STALE_SWEEP_GRACE_SECONDS)
+    announced = announcements_redeliver(older_than=grace)
+    outdated = results_mark_outdated()
     counts = dict(results_recompute_stale(older_than=grace))
+    counts["announcements"] = announced
     counts["outdated"] = outdated
     counts["own_data"] = own_data.own_results_queue_stale(older_than=grace)
     counts["evaluations"] = evaluation_services.evaluations_requeue(

@@ -32,6 +32,9 @@ def pytest_configure(config):
     from django.conf import settings
 
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # A bug in the work that follows a commit fails its test (in production it is logged and
+    # the request answers with what it stored: evalsite/post_commit.py).
+    settings.POST_COMMIT_RAISE = True
     # API rate limits are tested on their own (tests/test_throttling.py); elsewhere a test may
     # send more requests a minute than a person would.
     settings.API_THROTTLE_RATES = {}

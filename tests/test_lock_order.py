@@ -28,7 +28,7 @@ LOCK_CALL = re.compile(r"select_for_update\(((?:[^()]|\([^()]*\))*)\)")
 
 
 def test_every_row_lock_lets_foreign_key_checks_through():
-    """The one rule, wherever rows are locked: FOR NO KEY UPDATE."""
+    """The one rule (docs/architecture.md, "Row locks"), wherever rows are locked."""
     plain = [
         f"{path.relative_to(ROOT)}: select_for_update({arguments})"
         for package in ("audit", "metrics", "evalsite")

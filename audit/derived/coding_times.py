@@ -42,6 +42,7 @@ from audit.selectors.progress import (
     time_rows,
     time_spent,
 )
+from evalsite.post_commit import after_commit
 
 S = Feedback.Status
 TIMES = ("active_seconds", "median_seconds", "per_day")
@@ -73,7 +74,7 @@ def _queue_on_commit() -> None:
         if cache.add(TIMES_QUEUED, 1, timeout=600):
             task_enqueue_named("audit.tasks.team_times")  # its task module imports this one
 
-    transaction.on_commit(queue)
+    after_commit(queue)
 
 
 def revision_written(sender: type, instance: FeedbackRevision, **kwargs: object) -> None:

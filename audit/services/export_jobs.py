@@ -16,11 +16,11 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files import File
-from django.db import transaction
 from django.utils import timezone
 
 from audit.models import ComputeJob, ExtractionRun, Feedback
 from audit.services.exports import NothingToExport, ground_truth_export, ground_truth_export_text
+from evalsite.post_commit import after_commit
 from evalsite.queue import task_enqueue_named
 
 log = logging.getLogger(__name__)
@@ -78,7 +78,7 @@ def ground_truth_export_start(
         },
         created_by=user,
     )
-    transaction.on_commit(lambda: _queue_export(job.pk))
+    after_commit(lambda: _queue_export(job.pk))
     return ExportOutcome(job=job)
 
 

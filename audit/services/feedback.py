@@ -470,7 +470,10 @@ def feedback_approve(
     _check_admin(admin)
     # One approval per statement at a time: a concurrent one waits here, then sees the winner.
     Statement.objects.select_for_update(no_key=True).filter(pk=feedback.statement_id).first()
-    locked = _lock(feedback, base_version)
+    locked = _locked_row(feedback)
+    if _approve_repeated(locked, admin=admin, base_version=base_version):
+        return locked
+    _check_version(locked, base_version)
     if locked.has_proposal:
         return _approve_proposal(locked, admin=admin, reason=self_approval_reason)
     if locked.status != Feedback.Status.SUBMITTED:
@@ -498,6 +501,22 @@ def feedback_approve(
     _log_approval(locked, admin=admin, kind=kind)
     _ground_truth_changed(locked.statement_id)
     return locked
+
+
+def _approve_repeated(locked: Feedback, *, admin: User, base_version: int | None) -> bool:
+    """An approval repeated (a retry after an answer that never arrived, a double press) gets
+    the first one's answer: the feedback is approved, nothing changed since, this admin's
+    approval is its latest step, and the repeat named the version approved or the one before."""
+    if locked.status != Feedback.Status.APPROVED or locked.has_proposal:
+        return False
+    if base_version is not None and base_version not in (locked.version - 1, locked.version):
+        return False
+    latest = locked.revisions.order_by("-id").first()
+    return (
+        latest is not None
+        and latest.action in ("approve", "self-approve")
+        and latest.author_id == admin.pk
+    )
 
 
 def _not_approvable(feedback: Feedback) -> str:

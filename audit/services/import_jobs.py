@@ -21,13 +21,14 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
-from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.utils import timezone
 
 from audit.models import ComputeJob, ExtractionRun
 from audit.services.api_support import ground_truth_import
 from audit.services.imports import ImportRun, ImportSummary, discussions_import_file
 from audit.services.jobs import compute_job_start
+from evalsite.post_commit import after_commit
 from evalsite.queue import task_enqueue_named
 from metrics.families.json_input import JsonInputError, load_json
 from metrics.families.payload.schema import PayloadError
@@ -67,7 +68,7 @@ def ground_truth_import_start(
         name = default_storage.save(f"imports/ground-truth-{job.pk}.json", ContentFile(body))
         job.params = {**job.params, "file": name}
         job.save(update_fields=["params"])
-        transaction.on_commit(lambda: _queue_import(job.pk))
+        after_commit(lambda: _queue_import(job.pk))
     return ImportOutcome(job=job)
 
 

@@ -248,7 +248,7 @@ def run_register(
             raise ValueError("run_register needs a configuration or a spec")
         configuration, _ = configuration_get_or_create(spec=spec)
         _check_configuration_notes(configuration, spec)
-    configuration = RunConfiguration.objects.select_for_update().get(pk=configuration.pk)
+    configuration = RunConfiguration.objects.select_for_update(no_key=True).get(pk=configuration.pk)
     if external_id:
         existing = _registered(external_id, configuration)
         if existing is not None:

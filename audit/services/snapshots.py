@@ -24,6 +24,7 @@ from audit.services.audit_log import Action, audit_log_record
 from audit.services.errors import NotAllowed, WrongState
 from audit.services.exports import NothingToExport, ground_truth_frozen_text
 from evalsite.access import is_admin
+from evalsite.post_commit import after_commit
 from metrics.families.payload.rules import ENTITY_KINDS, entity_items
 from metrics.families.payload.schema import PayloadError, PayloadIssue
 
@@ -163,7 +164,7 @@ def snapshot_delete(*, snapshot: GroundTruthSnapshot, by: User, reason: str = ""
     storage = snapshot.export_file.storage
     snapshot.delete()
     if file_name:
-        transaction.on_commit(lambda: storage.delete(file_name))
+        after_commit(lambda: storage.delete(file_name))
 
 
 def _log(snapshot: GroundTruthSnapshot, by: User, action: str, message: str) -> None:

@@ -18,7 +18,6 @@ from contextvars import ContextVar
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
 from django.db.models import Q
 from django.db.models.signals import post_delete, post_save, pre_delete
 
@@ -31,6 +30,7 @@ from audit.models import (
     Feedback,
     Statement,
 )
+from evalsite.post_commit import after_commit
 from metrics.engine import errors, recompute, services, snapshots
 from metrics.models import MetricResult
 from metrics.own_data import common as own_data
@@ -102,7 +102,7 @@ def statement_deleted(sender: Any, instance: Statement, **kwargs: Any) -> None:
         .distinct()
     )
     discussion_ids = [instance.discussion_id]
-    transaction.on_commit(
+    after_commit(
         lambda: services.results_forget_deleted(discussion_ids=discussion_ids, run_ids=run_ids)
     )
 
@@ -122,7 +122,7 @@ def extraction_deleted(sender: Any, instance: Extraction, **kwargs: Any) -> None
     if _suspended.get():
         return
     statement_id, run_id = instance.statement_id, instance.run_id
-    transaction.on_commit(
+    after_commit(
         lambda: services.results_mark_stale(
             statement_ids=[statement_id], run_ids=[run_id], reason="extraction deleted"
         )
@@ -138,7 +138,7 @@ def discussion_extraction_deleted(
     if _suspended.get():
         return
     discussion_id, run_id = instance.discussion_id, instance.run_id
-    transaction.on_commit(
+    after_commit(
         lambda: services.results_mark_stale(
             statement_ids=[], discussion_ids=[discussion_id], run_ids=[run_id], reason="deleted"
         )
@@ -147,15 +147,13 @@ def discussion_extraction_deleted(
 
 
 def _snapshot_results_follow(run_id: int) -> None:
-    transaction.on_commit(
-        lambda: snapshots.snapshot_results_mark_stale(run_ids=[run_id], statement_ids=[])
-    )
+    after_commit(lambda: snapshots.snapshot_results_mark_stale(run_ids=[run_id], statement_ids=[]))
 
 
 def feedback_deleted(sender: Any, instance: Feedback, **kwargs: Any) -> None:
     if not _suspended.get() and instance.status == Feedback.Status.APPROVED:
         statement_id = instance.statement_id
-        transaction.on_commit(
+        after_commit(
             lambda: services.results_mark_stale(
                 statement_ids=[statement_id], reason="ground truth deleted"
             )
@@ -166,9 +164,9 @@ def feedback_deleted(sender: Any, instance: Feedback, **kwargs: Any) -> None:
 def run_deleted(sender: Any, instance: ExtractionRun, **kwargs: Any) -> None:
     if _suspended.get():
         return
-    transaction.on_commit(services.results_run_deleted)
+    after_commit(services.results_run_deleted)
     # The other runs' review-savings comparisons with this run are outdated.
-    transaction.on_commit(lambda: own_data.own_results_mark_stale(reason="run deleted"))
+    after_commit(lambda: own_data.own_results_mark_stale(reason="run deleted"))
 
 
 # --- auditors' coding (inter-auditor agreement reads submitted coding, not only approved) -------
@@ -189,17 +187,10 @@ def _coding_saved_or_deleted(instance: Feedback) -> None:
 
 
 def _interauditor_mark_after_commit(reason: str) -> None:
-    """Once per transaction: a cascade deleting thousands of feedback rows queues one recompute."""
-    if _suspended.get():
-        return
-    if any(getattr(hook[1], "own_data_mark", False) for hook in connection.run_on_commit):
-        return
-
-    def mark() -> None:
-        own_data.interauditor_mark_stale(reason=reason)
-
-    mark.own_data_mark = True  # type: ignore[attr-defined]
-    transaction.on_commit(mark)
+    """Announced as audit's ``coding_changed`` (stored with the change, sent once per
+    transaction after it commits: a cascade deleting thousands of feedback rows marks once)."""
+    if not _suspended.get():
+        audit_signals.coding_changed_send(reason=reason)
 
 
 def connect() -> None:

@@ -46,6 +46,7 @@ from audit.services.jobs import compute_job_start, jobs_lease_expired
 from evalsite.bulk import rows_update
 from evalsite.match_settings import match_settings
 from evalsite.planner import planner_statistics_refresh
+from evalsite.post_commit import after_commit
 from evalsite.priority import background_yield
 from evalsite.queue import TRANSIENT_ERRORS, task_enqueue_named
 from metrics.engine.errors import statement_results_changed
@@ -253,7 +254,7 @@ def metrics_recompute_all(
         user=user,
     )
     if queue and job.created:
-        transaction.on_commit(lambda: _enqueue_job(job.pk))
+        after_commit(lambda: _enqueue_job(job.pk))
     return job
 
 

@@ -44,6 +44,7 @@ from audit.models import (
 )
 from audit.selectors.threads import approved_codings_count
 from evalsite.match_settings import match_settings
+from evalsite.post_commit import after_commit
 from evalsite.queue import task_enqueue_named, task_enqueue_on_commit
 from metrics import results
 from metrics.engine.errors import statement_results_changed
@@ -829,7 +830,7 @@ def results_mark_stale(
         marked += rows_mark_stale(Q(scope=Scope.RUN, run_id__in=runs))[1]
         marked += rows_mark_stale(Q(scope=Scope.SYSTEM))[1] if runs else 0
         if queue_tasks:
-            transaction.on_commit(lambda: _queue_recompute(statements, discussion_rows, runs))
+            after_commit(lambda: _queue_recompute(statements, discussion_rows, runs))
     log.info("marked %s results stale (%s) for statements %s", marked, reason, ids[:10])
     # The own-data families (review savings, calibration, inter-auditor) follow the same inputs.
     own_results_mark_stale(reason=reason)

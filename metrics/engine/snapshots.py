@@ -31,6 +31,7 @@ from audit.models import (
     SnapshotCoding,
 )
 from evalsite.match_settings import match_settings
+from evalsite.post_commit import after_commit
 from evalsite.queue import task_enqueue_named
 from metrics import results
 from metrics.engine.services import CODE_VERSION, run_values
@@ -94,7 +95,7 @@ def snapshot_results_request(*, run: ExtractionRun, snapshot: GroundTruthSnapsho
         )
         if row.status == Status.STALE:
             MetricResult.objects.filter(pk=row.pk).update(stale_since=timezone.now())
-            transaction.on_commit(lambda: _enqueue(run.pk, snapshot.pk))
+            after_commit(lambda: _enqueue(run.pk, snapshot.pk))
     return row
 
 
@@ -128,7 +129,7 @@ def snapshot_results_mark_stale(
     marked = rows.exclude(status=Status.STALE).update(
         status=Status.STALE, stale_since=timezone.now()
     )
-    transaction.on_commit(lambda: _enqueue_all(pairs))
+    after_commit(lambda: _enqueue_all(pairs))
     return marked
 
 

@@ -31,6 +31,7 @@ from django.utils import timezone
 from django.utils.text import get_valid_filename
 
 from audit.services.audit_log import Action, audit_log_record
+from evalsite.post_commit import after_commit
 from evalsite.queue import TRANSIENT_ERRORS, task_enqueue_named
 from metrics.evaluations.registry import Family, InputFile
 from metrics.families.json_input import InputError
@@ -216,7 +217,7 @@ def evaluation_create(
         _store_files(evaluation, checked)
         _log_upload(evaluation, user, checked)
         if queue:
-            transaction.on_commit(lambda: _enqueue(evaluation.pk))
+            after_commit(lambda: _enqueue(evaluation.pk))
     log.info("evaluation %s (%s) created by %s", evaluation.pk, entry.name, user)
     return evaluation
 
@@ -366,7 +367,7 @@ def evaluation_retry(*, evaluation: Evaluation, user: Any = None) -> Evaluation:
         ).update(status=Status.QUEUED, error="", artifact=None, started_at=None, finished_at=None)
         if not updated:
             raise EvaluationStateError("Only a failed or queued evaluation can be retried.")
-        transaction.on_commit(lambda: _enqueue(evaluation.pk))
+        after_commit(lambda: _enqueue(evaluation.pk))
     log.info("evaluation %s retried by %s", evaluation.pk, user)
     evaluation.refresh_from_db()
     return evaluation

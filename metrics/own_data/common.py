@@ -30,6 +30,7 @@ from django.utils import timezone
 
 from audit.models import Extraction, ExtractionRun, Feedback, Speaker
 from evalsite.match_settings import match_settings
+from evalsite.post_commit import after_commit
 from evalsite.queue import task_enqueue
 from metrics import results
 from metrics.families.extraction import StatementF1Metrics, calculate_statement_f1
@@ -180,7 +181,7 @@ def _settle(row: MetricResult, read_at: datetime) -> bool:
     whether the row is fresh."""
     if changed_since(row, read_at):
         family, run_id = row.family, row.run_id
-        transaction.on_commit(lambda: _queue_one(family, run_id))
+        after_commit(lambda: _queue_one(family, run_id))
         return False
     row.status, row.stale_since, row.error = Status.FRESH, None, ""
     return True
@@ -359,7 +360,7 @@ def own_results_mark_stale(*, reason: str = "") -> int:
         targets = [(f, run_id) for run_id in sorted(run_ids) for f in RUN_FAMILIES]
         system: list[Target] = [(f, None) for f in WHOLE if f not in RUN_FAMILIES]
         queued = _mark([*targets, *system])
-        transaction.on_commit(lambda: _queue(queued))
+        after_commit(lambda: _queue(queued))
     log.info("marked %s own-data results stale (%s)", len(queued), reason)
     return len(queued)
 
@@ -378,7 +379,7 @@ def interauditor_mark_stale(*, reason: str = "") -> int:
     """Auditors' coding changed: the inter-auditor row becomes stale and is recomputed."""
     with transaction.atomic():
         queued = _mark([(INTERAUDITOR, None)])
-        transaction.on_commit(lambda: _queue(queued))
+        after_commit(lambda: _queue(queued))
     log.debug("marked the inter-auditor result stale (%s)", reason)
     return len(queued)
 
@@ -387,7 +388,7 @@ def triage_mark_stale(*, run_id: int, reason: str = "") -> int:
     """A run's triage settings changed: its triage row becomes stale and is recomputed."""
     with transaction.atomic():
         queued = _mark([(TRIAGE, run_id)])
-        transaction.on_commit(lambda: _queue(queued))
+        after_commit(lambda: _queue(queued))
     log.debug("marked the triage result of run %s stale (%s)", run_id, reason)
     return len(queued)
 
