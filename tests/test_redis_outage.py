@@ -21,9 +21,9 @@ from audit.services import feedback_start
 from evalsite.cache import PAUSE_SECONDS, cache_reachable, outage
 from evalsite.queue import broker_circuit
 from tests.audit.test_views_support import HX, make_scene
+from tests.broker_fixtures import RedisServer, wait_for
 from tests.conftest import TEST_PASSWORD, require_service
 from tests.metrics.extraction_helpers import celery_broker
-from tests.metrics.test_faults import RedisServer, wait_for
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 pytest_plugins = ["tests.api_fixtures"]
