@@ -54,9 +54,9 @@ def _database_answers() -> bool:
 
 def _broker_answers() -> bool | None:
     """A ping of the broker's Redis (None: the embedded filesystem broker)."""
-    client = _broker_client()
-    if client is None:
+    if not settings.REDIS_URL:
         return None
+    client = _broker_client(settings.REDIS_URL)
     from redis.exceptions import RedisError
 
     try:
@@ -65,10 +65,8 @@ def _broker_answers() -> bool | None:
         return False
 
 
-@lru_cache(maxsize=1)
-def _broker_client() -> Any:
-    if not settings.REDIS_URL:
-        return None
+@lru_cache(maxsize=4)
+def _broker_client(url: str) -> Any:
     import redis
 
-    return redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=0.5, socket_timeout=0.5)
+    return redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1)
