@@ -81,7 +81,9 @@ class Command(BaseCommand):
         )
         for figure in values["figures"]:
             key = figure["key"]
-            interval = next((i for i in figure["intervals"] if abs(i["level"] - level) < 1e-9), {})
+            interval: dict = next(
+                (i for i in figure["intervals"] if abs(i["level"] - level) < 1e-9), {}
+            )
             delta = "n/a" if figure["delta"] is None else f"{figure['delta']:+.3f}"
             bounds = (
                 f"[{interval['low']:+.3f}, {interval['high']:+.3f}]"
