@@ -200,22 +200,27 @@ def test_form_editor_refuses_nul_characters(auditor_client, mine, unchanged, fie
 BAD_IDS = ["²", "-1", "1.5", "\x00", "abc", "9" * 30]
 
 
+WHOLE_NUMBER = "expected a positive whole number"
+# The comparison takes a run (r12 or 12) or a configuration (c3) on either side.
+RUN_OR_CONFIGURATION = "expected a run id (r12 or 12) or a configuration id (c3)"
+
+
 @pytest.mark.parametrize("value", BAD_IDS)
 @pytest.mark.parametrize(
-    ("url", "name"),
+    ("url", "name", "expected"),
     [
-        ("/metrics/", "run"),
-        ("/audit/review/", "auditor"),
-        ("/metrics/runs/compare/", "left"),
-        ("/metrics/discussions/", "run"),
-        ("/metrics/errors/", "run"),
-        ("/metrics/evaluations/compare", "left"),
+        ("/metrics/", "run", WHOLE_NUMBER),
+        ("/audit/review/", "auditor", WHOLE_NUMBER),
+        ("/metrics/runs/compare/", "left", RUN_OR_CONFIGURATION),
+        ("/metrics/discussions/", "run", WHOLE_NUMBER),
+        ("/metrics/errors/", "run", WHOLE_NUMBER),
+        ("/metrics/evaluations/compare", "left", WHOLE_NUMBER),
     ],
 )
-def test_bad_id_in_a_query_is_400(admin_client, url, name, value):
+def test_bad_id_in_a_query_is_400(admin_client, url, name, expected, value):
     response = admin_client.get(url, {name: value})
     assert response.status_code == 400
-    assert f"{name}: expected a positive whole number" in response.content.decode()
+    assert f"{name}: {expected}" in response.content.decode()
 
 
 @pytest.fixture
