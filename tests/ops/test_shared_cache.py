@@ -11,7 +11,10 @@ import uuid
 
 import pytest
 from django.conf import settings
+from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
 
+from evalsite.cache import FailOpenRedisCache
 from tests.conftest import require_service
 from tests.metrics.test_worker import redis_available
 
@@ -84,7 +87,10 @@ def test_settings_choose_the_redis_backend_with_redis_url():
     available, why = redis_available()
     require_service("Redis", available, why)
 
-    assert settings.CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache"
+    # Django's Redis cache, failing open while Redis is down (evalsite/cache.py).
+    assert settings.CACHES["default"]["BACKEND"] == "evalsite.cache.FailOpenRedisCache"
+    assert issubclass(FailOpenRedisCache, RedisCache)
+    assert type(caches["default"]) is FailOpenRedisCache
     assert settings.CACHES["default"]["LOCATION"] == os.environ["REDIS_URL"]
 
 
