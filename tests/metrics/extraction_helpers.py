@@ -128,7 +128,8 @@ def statement_row(statement, run) -> MetricResult | None:
 
 
 def expected_run(run) -> dict:
-    """Everything from scratch with the pure engine: what the incremental rows must equal."""
+    """Everything from scratch with the pure engine: what the incremental rows of a
+    statement-unit run must equal (a discussion-unit run has no statement figures)."""
     settings = match_settings()
     per_statement, per_discussion = [], []
     gt_by_discussion: dict[int, list] = {}
@@ -167,6 +168,8 @@ def expected_run(run) -> dict:
         "cumulative": calculate_system_cumulative_f1(per_discussion).to_dict(),
         "n_statements": len(per_statement),
         "n_discussions": len(per_discussion),
+        "unit": "statement",
+        "n_left_out": None,  # counted for discussion-unit runs only
         "totals": _totals(per_statement),
     }
 
