@@ -64,8 +64,8 @@ def comparison(request: HtmxHttpRequest) -> HttpResponse:
     """Baseline vs candidate: every figure's difference, its interval and verdict at the level
     picked, and the statements that changed most (filtered by entity type or SARF variable)."""
     params = request.GET
-    baseline_spec = params.get("baseline") or params.get("left")
-    candidate_spec = params.get("candidate") or params.get("right")
+    baseline_name, baseline_spec = _side_param(params, "baseline", "left")
+    candidate_name, candidate_spec = _side_param(params, "candidate", "right")
     level = level_get(params.get("level", DEFAULT_LEVEL))
     context: dict[str, Any] = {
         **_choices(),
@@ -82,8 +82,8 @@ def comparison(request: HtmxHttpRequest) -> HttpResponse:
         )
         return render(request, "metrics/run_compare.html", context)
     try:
-        baseline = cmp.side_get(baseline_spec or "", name="baseline")
-        candidate = cmp.side_get(candidate_spec or "", name="candidate")
+        baseline = cmp.side_get(baseline_spec or "", name=baseline_name)
+        candidate = cmp.side_get(candidate_spec or "", name=candidate_name)
         snapshot = cmp.snapshot_get(params.get("snapshot"))
     except cmp.ComparisonInputError as exc:
         context.update(error=str(exc), baseline_spec=baseline_spec, candidate_spec=candidate_spec)
@@ -121,6 +121,14 @@ def comparison(request: HtmxHttpRequest) -> HttpResponse:
     if request.htmx and request.htmx.target == "comparison-result":
         return render(request, "metrics/run_compare.html#result", context)
     return render(request, "metrics/run_compare.html", context)
+
+
+def _side_param(params: Any, name: str, alias: str) -> tuple[str, str | None]:
+    """A side's spec and the parameter it came in (``left``/``right`` are taken too): a
+    problem names the parameter the link or the form used."""
+    if params.get(name) or not params.get(alias):
+        return name, params.get(name)
+    return alias, params.get(alias)
 
 
 def _query(baseline: cmp.Side, candidate: cmp.Side, snapshot: Any, level: float) -> str:
