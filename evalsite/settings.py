@@ -331,6 +331,7 @@ SPECTACULAR_SETTINGS = {
         "AssignmentStatusEnum": "audit.models.Assignment.Status",
         "SkipReasonEnum": "audit.models.Assignment.SkipReason",
         "CommentKindEnum": "audit.models.Comment.Kind",
+        "ComparisonFigureEnum": "metrics.families.extraction.experiments.FIGURES",
     },
     # Every operation documents the error responses the exception handler produces.
     "POSTPROCESSING_HOOKS": [

@@ -8,13 +8,17 @@ Reads stored rows only. Figures on a snapshot that were never computed are asked
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from audit.models import LIVE_GROUND_TRUTH, ExtractionRun, GroundTruthSnapshot, RunConfiguration
+from metrics.engine import comparison as cmp
+from metrics.engine.derived import comparison_read
 from metrics.engine.services import EXTRACTION
 from metrics.engine.snapshots import SNAPSHOT_FAMILY, snapshot_results_request
 from metrics.families.extraction import system_cumulative_f1_from_totals, total_contributions
+from metrics.families.extraction.experiments import DEFAULT_LEVEL
 from metrics.families.replicates import spreads
 from metrics.models import MetricResult
 from metrics.results import run_key
@@ -169,3 +173,47 @@ def cumulative_comparison(
             for d in shared
         ],
     }
+
+
+# --- the comparison of two sides, as the gate reads it ----------------------------------------
+
+
+def comparison_verdict(
+    baseline: str,
+    candidate: str,
+    *,
+    snapshot: object = None,
+    level: float = DEFAULT_LEVEL,
+    figures: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """The stored comparison of two sides ("r12", "c3") at ``level``, with the gate's answer
+    once it is current; asks a worker for it when missing or outdated (status "updating").
+    Raises ``ComparisonInputError`` (400, or 404 for a side or snapshot that names nothing)."""
+    sides = cmp.side_get(baseline, name="baseline"), cmp.side_get(candidate, name="candidate")
+    frozen = cmp.snapshot_get(snapshot)
+    stored = comparison_read(*sides, frozen)
+    values = stored.values
+    status = "failed" if stored.error else "updating" if stored.updating else "fresh"
+    return {
+        "status": status,
+        "error": stored.error,
+        "baseline": _side(sides[0]),
+        "candidate": _side(sides[1]),
+        "ground_truth": cmp.basis_label(frozen),
+        "snapshot": frozen.pk if frozen else None,
+        "level": level,
+        "method": values["method"] if values else None,
+        "n_statements": values["n_statements"] if values else None,
+        "n_discussions": values["n_discussions"] if values else None,
+        "computed_at": stored.computed_at,
+        "figures": cmp.figure_summaries(values, level) if values else [],
+        "gate": (
+            cmp.comparison_gate(values, level=level, figures=figures)
+            if values and status == "fresh"
+            else None
+        ),
+    }
+
+
+def _side(side: cmp.Side) -> dict[str, Any]:
+    return {"spec": side.spec, "label": side.label, "unit": side.unit, "runs": side.run_ids}

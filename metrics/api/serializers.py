@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -11,10 +12,13 @@ from evalsite.api import (
     FilterTextField,
     IdField,
     StrictBooleanField,
+    StrictCharField,
     StrictInputSerializer,
     StrictIntegerField,
 )
 from metrics.api.value_schemas import metric_value_components, metric_values_schema
+from metrics.engine.comparison import SIDE_PATTERN
+from metrics.families.extraction.experiments import FIGURES
 from metrics.models import MetricResult
 from metrics.registry import EXTRACTION, RECOMPUTE_JOB
 
@@ -216,3 +220,104 @@ class CumulativeComparisonSerializer(serializers.Serializer):
 class CumulativeComparisonQuerySerializer(BasisQuerySerializer):
     left = IdField(required=True, help_text="a run (either unit)")
     right = IdField(required=True, help_text="another run (either unit)")
+
+
+# --- the comparison and its gate -------------------------------------------------------------
+
+SIDE_HELP = "a run (r12, or 12) or a configuration with all its replicates (c3)"
+LEVEL_CHOICES = [80, 90, 95, 99]
+SIDE_VALIDATOR = RegexValidator(SIDE_PATTERN, message=f"expected {SIDE_HELP}")
+FIGURE_LIST = "|".join(FIGURES)
+FIGURES_PATTERN = rf"^({FIGURE_LIST})(,({FIGURE_LIST}))*$"
+
+
+class ComparisonQuerySerializer(BasisQuerySerializer):
+    baseline = serializers.RegexField(SIDE_PATTERN, trim_whitespace=False, help_text=SIDE_HELP)
+    candidate = serializers.RegexField(SIDE_PATTERN, trim_whitespace=False, help_text=SIDE_HELP)
+    level = serializers.ChoiceField(
+        choices=LEVEL_CHOICES, required=False, help_text="confidence level in percent (95)"
+    )
+    figures = serializers.RegexField(
+        FIGURES_PATTERN,
+        required=False,
+        trim_whitespace=False,
+        help_text="the figures the gate checks, comma-separated (default: aggregate, or "
+        "cumulative when a side is a whole-discussion run)",
+    )
+
+
+class ComparisonInputSerializer(StrictInputSerializer):
+    baseline = StrictCharField(
+        validators=[SIDE_VALIDATOR], trim_whitespace=False, help_text=SIDE_HELP
+    )
+    candidate = StrictCharField(
+        validators=[SIDE_VALIDATOR], trim_whitespace=False, help_text=SIDE_HELP
+    )
+    snapshot = StrictIntegerField(
+        required=False, min_value=1, help_text="a snapshot's id; left out: live ground truth"
+    )
+    level = serializers.ChoiceField(choices=LEVEL_CHOICES, required=False, default=95)
+    figures = serializers.ListField(
+        child=serializers.ChoiceField(choices=list(FIGURES)),
+        required=False,
+        max_length=len(FIGURES),
+        help_text="the figures the gate checks (default: aggregate)",
+    )
+
+
+class ComparisonSideSerializer(serializers.Serializer):
+    spec = serializers.CharField(help_text="r12 or c3")
+    label = serializers.CharField()  # type: ignore[assignment]  # the stubs take it for Field.label
+    unit = serializers.ChoiceField(choices=RunConfiguration.Unit.choices)
+    runs = serializers.ListField(child=serializers.IntegerField(), help_text="its replicates")
+
+
+class ComparisonFigureSerializer(serializers.Serializer):
+    key = serializers.ChoiceField(choices=list(FIGURES))
+    label = serializers.CharField()  # type: ignore[assignment]  # the stubs take it for Field.label
+    applicable = serializers.BooleanField()
+    baseline = serializers.FloatField(allow_null=True, help_text="mean over its replicates")
+    baseline_replicates = serializers.ListField(child=serializers.FloatField(allow_null=True))
+    candidate = serializers.FloatField(allow_null=True)
+    candidate_replicates = serializers.ListField(child=serializers.FloatField(allow_null=True))
+    delta = serializers.FloatField(allow_null=True, help_text="candidate − baseline")
+    low = serializers.FloatField(allow_null=True, help_text="the interval at `level`")
+    high = serializers.FloatField(allow_null=True)
+    verdict = serializers.ChoiceField(choices=["better", "worse", "within noise", "not applicable"])
+
+
+class ComparisonGateSerializer(serializers.Serializer):
+    gated = serializers.ListField(child=serializers.ChoiceField(choices=list(FIGURES)))
+    worse = serializers.ListField(
+        child=serializers.ChoiceField(choices=list(FIGURES)),
+        help_text="the gated figures worse beyond noise",
+    )
+    passed = serializers.BooleanField(help_text="no gated figure is worse beyond noise")
+
+
+class ComparisonSerializer(serializers.Serializer):
+    """Baseline vs candidate: every figure with its interval and verdict at ``level``, and the
+    gate's answer. Computed by a worker: poll ``url`` while ``status`` is ``updating``."""
+
+    status = serializers.ChoiceField(
+        choices=["fresh", "updating", "failed"],
+        help_text="fresh: current; updating: being computed (the figures, if any, are the last "
+        "ones stored); failed: see error (tried again when the runs' results change)",
+    )
+    error = serializers.CharField(allow_blank=True)
+    url = serializers.URLField(help_text="this comparison: poll it while updating")
+    baseline = ComparisonSideSerializer()
+    candidate = ComparisonSideSerializer()
+    ground_truth = serializers.CharField(help_text='"on live ground truth" or "on GT v12"')
+    snapshot = serializers.IntegerField(allow_null=True)
+    level = serializers.FloatField(help_text="0.95")
+    method = serializers.CharField(
+        allow_null=True, help_text="discussions and replicates, or discussions only"
+    )
+    n_statements = serializers.IntegerField(allow_null=True)
+    n_discussions = serializers.IntegerField(allow_null=True)
+    computed_at = serializers.DateTimeField(allow_null=True)
+    figures = ComparisonFigureSerializer(many=True)
+    gate = ComparisonGateSerializer(
+        allow_null=True, help_text="null until the comparison is current (status fresh)"
+    )

@@ -69,6 +69,12 @@ class ComparisonInputError(DomainError):
     status_code = 400
 
 
+class ComparisonNotFound(ComparisonInputError):
+    """A well-formed side or snapshot that names nothing (or a configuration with no runs)."""
+
+    status_code = 404
+
+
 # --- sides and ground truth ----------------------------------------------------------------------
 
 
@@ -94,7 +100,8 @@ class Side:
         }
 
 
-SPEC = re.compile(r"^([rc]?)([0-9]{1,12})$")
+SIDE_PATTERN = r"^([rc]?)([0-9]{1,12})$"
+SPEC = re.compile(SIDE_PATTERN)
 
 
 def side_of_run(run: ExtractionRun) -> Side:
@@ -113,14 +120,14 @@ def side_get(spec: object, *, name: str = "side") -> Side:
     if kind == "r":
         run = ExtractionRun.objects.select_related("configuration").filter(pk=pk).first()
         if run is None:
-            raise ComparisonInputError(f"{name}: no extraction run {pk}")
+            raise ComparisonNotFound(f"{name}: no extraction run {pk}")
         return side_of_run(run)
     configuration = RunConfiguration.objects.filter(pk=pk).first()
     if configuration is None:
-        raise ComparisonInputError(f"{name}: no configuration {pk}")
+        raise ComparisonNotFound(f"{name}: no configuration {pk}")
     runs = tuple(configuration.runs.select_related("configuration").order_by("replicate"))
     if not runs:
-        raise ComparisonInputError(f"{name}: configuration {pk} has no runs yet")
+        raise ComparisonNotFound(f"{name}: configuration {pk} has no runs yet")
     label = f"{configuration.label} ({len(runs)} replicate{'s' if len(runs) != 1 else ''})"
     return Side(f"c{pk}", label, runs, configuration.unit)
 
@@ -134,7 +141,7 @@ def snapshot_get(value: object) -> GroundTruthSnapshot | None:
         raise ComparisonInputError("snapshot: expected a snapshot id or 'live'")
     snapshot = GroundTruthSnapshot.objects.filter(pk=int(text)).first()
     if snapshot is None:
-        raise ComparisonInputError(f"snapshot: no ground-truth snapshot {text}")
+        raise ComparisonNotFound(f"snapshot: no ground-truth snapshot {text}")
     return snapshot
 
 
@@ -472,3 +479,49 @@ def figure_verdicts(values: dict[str, Any], level: float) -> dict[str, str]:
         interval = next((i for i in figure["intervals"] if abs(i["level"] - level) < 1e-9), None)
         out[figure["key"]] = interval["verdict"] if interval else "within noise"
     return out
+
+
+def comparison_gate(
+    values: dict[str, Any], *, level: float, figures: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """The gate's answer on a stored comparison: each figure's verdict at ``level``, the
+    figures gated (``figures``, else ``default_gate_figures``), those worse beyond noise, and
+    whether the candidate passed (none is)."""
+    verdicts = figure_verdicts(values, level)
+    gated = list(figures) if figures else default_gate_figures(values)
+    worse = [figure for figure in gated if verdicts.get(figure) == "worse"]
+    return {
+        "level": level,
+        "verdicts": verdicts,
+        "gated": gated,
+        "worse": worse,
+        "passed": not worse,
+    }
+
+
+def figure_summaries(values: dict[str, Any], level: float) -> list[dict[str, Any]]:
+    """Per figure at ``level``: each side's mean and replicates, the difference, its interval
+    and the verdict in words (what the API and the gate print)."""
+    verdicts = figure_verdicts(values, level)
+    rows = []
+    for figure in values["figures"]:
+        interval = next(
+            (i for i in figure["intervals"] if abs(i["level"] - level) < 1e-9),
+            {"low": None, "high": None},
+        )
+        rows.append(
+            {
+                "key": figure["key"],
+                "label": figure["label"],
+                "applicable": figure["applicable"],
+                "baseline": figure["baseline"]["point"],
+                "baseline_replicates": figure["baseline"]["replicates"],
+                "candidate": figure["candidate"]["point"],
+                "candidate_replicates": figure["candidate"]["replicates"],
+                "delta": figure["delta"],
+                "low": interval["low"],
+                "high": interval["high"],
+                "verdict": verdicts[figure["key"]],
+            }
+        )
+    return rows

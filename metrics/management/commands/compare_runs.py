@@ -19,7 +19,8 @@ class Command(BaseCommand):
         "Compare --candidate with --baseline (a run id, r12, or a configuration with all its "
         "replicates, c3) on live ground truth or --snapshot, print every figure with its "
         "interval and verdict, and with --fail-on worse exit 1 when a gated figure (--figures; "
-        "by default the overall F1) is worse beyond noise."
+        "by default the overall F1) is worse beyond noise; exit 2 when the comparison cannot "
+        "be made (a side or snapshot that does not exist, a failed computation)."
     )
 
     def add_arguments(self, parser):
@@ -55,56 +56,52 @@ class Command(BaseCommand):
             )
             frozen = cmp.snapshot_get(snapshot)
         except cmp.ComparisonInputError as exc:
-            raise CommandError(str(exc)) from exc
+            raise CommandError(str(exc), returncode=2) from exc
         row = comparison_result_compute(
             baseline=sides[0].spec, candidate=sides[1].spec, snapshot=frozen.pk if frozen else None
         )
         if row is None or row.status != MetricResult.Status.FRESH or not row.values:
-            raise CommandError(f"the comparison could not be computed: {row.error if row else ''}")
-        values, chosen = row.values, level / 100
-        verdicts = cmp.figure_verdicts(values, chosen)
-        gated = figures or cmp.default_gate_figures(values)
-        worse = [f for f in gated if verdicts[f] == "worse"]
+            raise CommandError(
+                f"the comparison could not be computed: {row.error if row else ''}", returncode=2
+            )
+        values = row.values
+        gate = cmp.comparison_gate(values, level=level / 100, figures=figures)
         if options["json"]:
-            self.stdout.write(json.dumps(_report(values, verdicts, gated, worse, chosen), indent=2))
+            self.stdout.write(json.dumps(_report(values, gate), indent=2))
         else:
-            self._table(values, verdicts, gated, worse, chosen)
-        if fail_on == "worse" and worse:
+            self._table(values, gate)
+        if fail_on == "worse" and gate["worse"]:
             raise SystemExit(1)
 
-    def _table(self, values, verdicts, gated, worse, level) -> None:
+    def _table(self, values: dict[str, Any], gate: dict[str, Any]) -> None:
+        level = gate["level"]
         self.stdout.write(
             f"{values['baseline']['label']} (baseline) vs {values['candidate']['label']} "
             f"(candidate), {values['ground_truth']['label']}: {values['n_statements']} statements "
             f"in {values['n_discussions']} discussions; intervals over {values['method']}, "
             f"{level:.0%}"
         )
-        for figure in values["figures"]:
+        for figure in cmp.figure_summaries(values, level):
             key = figure["key"]
-            interval: dict = next(
-                (i for i in figure["intervals"] if abs(i["level"] - level) < 1e-9), {}
-            )
             delta = "n/a" if figure["delta"] is None else f"{figure['delta']:+.3f}"
             bounds = (
-                f"[{interval['low']:+.3f}, {interval['high']:+.3f}]"
-                if interval.get("low") is not None
+                f"[{figure['low']:+.3f}, {figure['high']:+.3f}]"
+                if figure["low"] is not None
                 else ""
             )
-            mark = " (gated)" if key in gated else ""
-            self.stdout.write(f"  {key:<22} {delta:>7} {bounds:<18} {verdicts[key]}{mark}")
+            mark = " (gated)" if key in gate["gated"] else ""
+            self.stdout.write(f"  {key:<22} {delta:>7} {bounds:<18} {figure['verdict']}{mark}")
+        worse = gate["worse"]
         verdict = f"WORSE beyond noise on {', '.join(worse)}" if worse else "not worse beyond noise"
         self.stdout.write(f"gate: {verdict}")
 
 
-def _report(values: dict[str, Any], verdicts, gated, worse, level) -> dict[str, Any]:
+def _report(values: dict[str, Any], gate: dict[str, Any]) -> dict[str, Any]:
     return {
         "baseline": values["baseline"],
         "candidate": values["candidate"],
         "ground_truth": values["ground_truth"],
-        "level": level,
         "method": values["method"],
-        "verdicts": verdicts,
-        "gated": gated,
-        "worse": worse,
-        "passed": not worse,
+        **gate,
+        "figures": cmp.figure_summaries(values, gate["level"]),
     }
