@@ -155,6 +155,13 @@ def problem_sentence(path: str, message: str, payload: dict, labels: Labels) -> 
     return f"{owner}, {field_words}: {message}" if field_words else f"{owner}: {message}"
 
 
+def field_problem(message: str) -> str:
+    """A problem as the row says it beside its field ("Who: points at a person that is no
+    longer in this coding"): a reference to nothing names no id."""
+    missing = _MISSING.match(message)
+    return f"points at a {missing[2]} that is no longer in this coding" if missing else message
+
+
 def item_words(kind: str, item: dict, labels: Labels) -> str:
     """An item as a coder names it: "Emily Walker", "John Smith's shift event", "The pair
     bond Emily Walker & John Walker"."""

@@ -19,6 +19,7 @@ from audit.display import (
     Labels,
     SubmitSummary,
     distinct_names,
+    field_problem,
     item_words,
     problem_sentence,
     submit_summary,
@@ -181,7 +182,7 @@ def _editor_items(
                 "item": item,
                 "errors": found.get((kind, i), {}),
                 "error_lines": [
-                    (name, FIELD_WORDS.get(name, name), message)
+                    (name, FIELD_WORDS.get(name, name), field_problem(message))
                     for name, message in found.get((kind, i), {}).items()
                 ],
                 "date_reading": date_reading(item.get("dateTime")) if kind == "events" else "",

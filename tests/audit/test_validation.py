@@ -8,6 +8,7 @@ import json
 
 import pytest
 from django.urls import reverse
+from django.utils.html import escape
 
 from audit.models import Feedback
 from audit.services import (
@@ -34,6 +35,15 @@ pytestmark = pytest.mark.django_db
 pytest_plugins = ["tests.api_fixtures"]
 
 BAD_DATE = "2024-13-45"
+NOT_A_DATE = "is not a date with a year (e.g. 1985, March 2003, 2003-03-12)"
+# A reference to nothing, beside its field: the coder reads no id.
+WHO_IS_GONE = "Who: points at a person that is no longer in this coding"
+
+
+def row_errors(html: str, feedback: Feedback, kind: str, index: int) -> str:
+    """The error list beside one editor row (its <li> items), as the HTML has it."""
+    start = html.index(f'id="row-errors-{feedback.pk}-{kind}-{index}"')
+    return html[html.index(">", start) + 1 : html.index("</ul>", start)]
 
 
 @pytest.fixture
@@ -83,8 +93,10 @@ def test_autosave_keeps_an_unreadable_date_and_shows_the_problem_at_the_field(
     row = f'id="row-errors-{feedback.pk}-events-0" aria-live="polite" hx-swap-oob="true">'
     assert row in html
     after_row = html.split(row, 1)[1]
-    assert after_row.startswith('<li data-field="events-0-dateTime">dateTime: ')
-    assert "is not a date with a year" in after_row.split("</ul>")[0]
+    assert after_row.startswith(
+        f'<li data-field="events-0-dateTime">Date: {escape(repr(date))} {NOT_A_DATE}'
+    )
+    assert "dateTime" not in after_row.split("</ul>")[0].split('">', 1)[1]
 
 
 def test_fixing_the_problem_clears_it_at_once(auditor_client, feedback):
@@ -104,7 +116,9 @@ def test_the_editor_shows_stored_problems_next_to_their_fields(auditor_client, f
     html = hx_get(auditor_client, reverse("audit:feedback_edit", args=[feedback.pk])).content
     html = html.decode()
     assert "1 problem to fix before submit" in html
-    assert "person: -77 is not a person in this statement or an earlier one" in html
+    assert row_errors(html, feedback, "events", 0) == (
+        f'<li data-field="events-0-person">{WHO_IS_GONE}</li>'
+    )
 
 
 def test_the_editor_shows_warnings_beside_their_fields_and_submits(auditor_client, feedback):
@@ -133,9 +147,15 @@ def test_save_and_submit_is_refused_with_the_list_of_problems(auditor_client, fe
     assert feedback.status == Feedback.Status.DRAFT
     assert feedback.edited_extraction["events"][0]["dateTime"] == BAD_DATE  # the edit is kept
     html = response.content.decode()
+    assert 'data-fields="events-0-dateTime events-0-person"' in html  # the fields marked
     assert "not submitted. Fix these problems before you submit." in html
-    assert "<li>events[0].dateTime: &#x27;2024-13-45&#x27; is not a date with a year" in html
-    assert "<li>events[0].person: -77 is not a person in this statement" in html
+    # The event's person is gone: the event is named by its kind alone.
+    assert f"<li>A married event, date: &#x27;2024-13-45&#x27; {NOT_A_DATE}" in html
+    assert (
+        "<li>A married event&#x27;s who points at a person that is no longer in this coding</li>"
+        in html
+    )
+    assert "events[0]" not in html and "-77" not in html.split("</div>", 1)[0]
 
 
 def test_submit_from_the_card_is_refused_with_the_list(auditor_client, feedback):
@@ -146,7 +166,12 @@ def test_submit_from_the_card_is_refused_with_the_list(auditor_client, feedback)
         {"version": feedback.version},
     )
     assert response.status_code == 422
-    assert "events[0].spouse: -78 is not a person" in response.content.decode()
+    html = response.content.decode()
+    assert (
+        "<li>John Smith&#x27;s married event&#x27;s spouse points at a person that is no longer "
+        "in this coding</li>" in html
+    )
+    assert "events[0]" not in html and "-78" not in html
     feedback.refresh_from_db()
     assert feedback.status == Feedback.Status.DRAFT
 
@@ -161,7 +186,11 @@ def test_the_json_editor_saves_a_draft_with_problems_and_shows_them(auditor_clie
     )
     assert response.status_code == 200
     html = response.content.decode()
-    assert "person: -77 is not a person in this statement or an earlier one" in html
+    # The draft is saved and the editor comes back with the problem beside its field.
+    assert "Saved · v2 · 1 problem to fix before submit" in html
+    assert row_errors(html, feedback, "events", 0) == (
+        f'<li data-field="events-0-person">{WHO_IS_GONE}</li>'
+    )
 
 
 def test_references_to_items_of_earlier_statements_are_fine(auditor, scene):
