@@ -165,6 +165,12 @@ SORTS = {
 }
 
 
+def runs_latest_first() -> list[ExtractionRun]:
+    """Every run, newest first, each with its configuration (a run's label and unit are its
+    configuration's: one query for the list, not one more per configuration)."""
+    return list(ExtractionRun.objects.select_related("configuration").latest_first())
+
+
 def run_trend() -> list[dict[str, Any]]:
     """One summary per run with a result, oldest first (the system row's trend)."""
     row = MetricResult.objects.filter(key=SYSTEM_KEY).only("values").first()

@@ -23,7 +23,7 @@ class ImportForm(forms.Form):
         "a list of cases."
     )
     run = forms.ModelChoiceField(
-        queryset=ExtractionRun.objects.order_by("-created_at"),
+        queryset=ExtractionRun.objects.select_related("configuration").order_by("-created_at"),
         required=False,
         label="Extraction run",
         empty_label="a new run named after the file and the time",

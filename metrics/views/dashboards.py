@@ -51,7 +51,7 @@ def table_download(
 
 
 def _runs_and_selection(request: HtmxHttpRequest) -> tuple[list, list, ExtractionRun | None]:
-    runs = list(ExtractionRun.objects.latest_first())
+    runs = selectors.runs_latest_first()
     trend = selectors.run_trend()
     requested = parse_id(request.GET.get("run"), name="run")
     return runs, trend, dash.pick_run(runs, trend, requested)
@@ -136,7 +136,8 @@ def runs(request: HtmxHttpRequest) -> HttpResponse:
 
 def _run_param(request: HtmxHttpRequest, name: str) -> ExtractionRun | None:
     pk = parse_id(request.GET.get(name), name=name)
-    return ExtractionRun.objects.filter(pk=pk).first() if pk else None
+    runs = ExtractionRun.objects.select_related("configuration")
+    return runs.filter(pk=pk).first() if pk else None
 
 
 # --- per discussion, errors --------------------------------------------------------------------

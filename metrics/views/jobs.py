@@ -24,7 +24,11 @@ RECENT_JOBS = 10
 def _jobs_context() -> dict:
     jobs = list(ComputeJob.objects.filter(kind=ComputeJob.Kind.RECOMPUTE)[:RECENT_JOBS])
     active = next((job for job in jobs if job.is_active), None)
-    return {"jobs": jobs, "active": active, "runs": ExtractionRun.objects.all()}
+    return {
+        "jobs": jobs,
+        "active": active,
+        "runs": ExtractionRun.objects.select_related("configuration"),
+    }
 
 
 @admin_required
