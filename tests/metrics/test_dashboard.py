@@ -285,7 +285,10 @@ def test_runs_table_shows_coverage(admin_client, results) -> None:
     assert "3 / 3" in html and "(100%)" in html  # v2 covers every approved statement
     assert "2 / 3" in html and "(67%)" in html  # v1 extracted two of them
     assert "0 / 3" in html  # v3: none
-    assert "Compare two runs" in html
+    # The comparison of a baseline and a candidate (runs or configurations) is a page of its own.
+    assert (
+        f'<a href="{reverse("metrics:run_compare")}">Compare a baseline and a candidate</a>' in html
+    )
 
 
 def test_runs_trend_csv(admin_client, results) -> None:
