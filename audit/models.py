@@ -1165,8 +1165,8 @@ class CodingTally(models.Model):
     )
     to_adjudicate = models.PositiveIntegerField(
         default=0,
-        help_text="Statements the auditor's sent coding shares with another auditor's, not yet "
-        "merged by an adjudication.",
+        help_text="Statements the auditor's sent coding shares with another auditor's, "
+        "not yet merged by an adjudication and without approved ground truth.",
     )
     sent_to_code = models.PositiveIntegerField(
         default=0, help_text="Sent codings of statements still to code (not AI accepted)."

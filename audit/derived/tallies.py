@@ -97,7 +97,8 @@ def _accepted() -> QuerySet[TriageStatement]:
 
 def _shared_q() -> Q:
     """A sent coding (not an adjudication's result) another auditor's sent coding shares its
-    statement with, the statement not yet merged: what ``statements_to_adjudicate`` lists."""
+    statement with, the statement neither merged nor with approved ground truth: what
+    ``statements_to_adjudicate`` lists."""
     codings = Feedback.objects.filter(status__in=SENT, adjudication__isnull=True)
     other = codings.filter(statement_id=OuterRef("statement_id")).exclude(
         auditor_id=OuterRef("auditor_id")
@@ -105,7 +106,13 @@ def _shared_q() -> Q:
     merged = Adjudication.objects.filter(
         statement_id=OuterRef("statement_id"), feedback__isnull=False
     )
-    return Q(status__in=SENT, adjudication__isnull=True) & Exists(other) & ~Exists(merged)
+    approved = Feedback.objects.filter(statement_id=OuterRef("statement_id"), status=S.APPROVED)
+    return Q(
+        Q(status__in=SENT, adjudication__isnull=True),
+        Exists(other),
+        ~Exists(merged),
+        ~Exists(approved),
+    )
 
 
 def _assignment_counts(assignments: QuerySet[Assignment]) -> Iterable[dict[str, Any]]:

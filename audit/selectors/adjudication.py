@@ -1,10 +1,15 @@
-"""Statements whose codings disagree and wait for an admin to adjudicate them."""
+"""Statements whose codings wait for an admin to adjudicate them, and why each does."""
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
 from django.db.models import (
     Count,
+    Exists,
     Max,
+    OuterRef,
     Q,
     QuerySet,
 )
@@ -15,15 +20,21 @@ from audit.models import (
     Feedback,
     Statement,
 )
+from evalsite.match_settings import match_settings
+from metrics.families.extraction.adjudication import DELETE_KEY, align_codings
 
 
 def adjudication_codings(*, statement_id: int) -> QuerySet[Feedback]:
     """The codings an adjudication merges: submitted or approved, not an adjudication's own
     result, in auditor id order (the first is the alignment's pivot): the same codings always
     align the same way, whoever started or resubmitted first."""
+    return _codings([statement_id])
+
+
+def _codings(statement_ids: list[int]) -> QuerySet[Feedback]:
     return (
         Feedback.objects.filter(
-            statement_id=statement_id,
+            statement_id__in=statement_ids,
             status__in=(Feedback.Status.SUBMITTED, Feedback.Status.APPROVED),
             adjudication__isnull=True,
         )
@@ -32,14 +43,25 @@ def adjudication_codings(*, statement_id: int) -> QuerySet[Feedback]:
     )
 
 
+def approved_ground_truth(statement: str = "statement_id") -> Exists:
+    """The outer row's statement (its id under ``statement``) has approved ground truth: its
+    other codings then serve agreement, and nothing is left to decide (as ``waiting_q``)."""
+    approved = Feedback.objects.filter(
+        statement_id=OuterRef(statement), status=Feedback.Status.APPROVED
+    )
+    return Exists(approved)
+
+
 def adjudicable_statement_ids(*, statement_ids: list[int]) -> set[int]:
-    """Of these statements, those with two or more codings to adjudicate."""
+    """Of these statements, those with two or more codings to adjudicate and no approved
+    ground truth."""
     rows = (
         Feedback.objects.filter(
             statement_id__in=statement_ids,
             status__in=(Feedback.Status.SUBMITTED, Feedback.Status.APPROVED),
             adjudication__isnull=True,
         )
+        .filter(~approved_ground_truth())
         .values("statement_id")
         .annotate(n=Count("id"))
         .filter(n__gte=2)
@@ -48,8 +70,10 @@ def adjudicable_statement_ids(*, statement_ids: list[int]) -> set[int]:
 
 
 def statements_to_adjudicate(*, limit: int = 50) -> QuerySet[Statement]:
-    """Subject statements (the only ones ground truth is taken from) with two or more codings
-    and no adjudicated coding yet, in discussion order (the review queue lists them)."""
+    """Subject statements (the only ones ground truth is taken from) with two or more codings,
+    no adjudicated coding yet and no approved ground truth, in discussion order (the review
+    home and queue list them). Once a coding is approved the others serve agreement: nothing
+    is left to decide."""
     codings = Count(
         "feedback",
         filter=Q(
@@ -62,6 +86,7 @@ def statements_to_adjudicate(*, limit: int = 50) -> QuerySet[Statement]:
         .filter(discussion_id__in=_discussions_to_adjudicate(limit))
         .annotate(n_codings=codings)
         .filter(n_codings__gte=2, adjudication__feedback__isnull=True)
+        .filter(~approved_ground_truth("pk"))
         .select_related("discussion")
         .order_by("discussion_id", "order")[:limit]
     )
@@ -94,3 +119,61 @@ def adjudication_counts() -> list[tuple[int, int]]:
     """(unanimous, adjudicated) item counts of every statement whose merge was produced."""
     rows = Adjudication.objects.filter(feedback__isnull=False).order_by("statement_id")
     return [tuple(r) for r in rows.values_list("unanimous_items", "adjudicated_items")]  # type: ignore[misc]
+
+
+# --- why each statement needs a decision -------------------------------------------------------
+
+KIND_WORDS = {
+    "people": ("person", "people"),
+    "events": ("event", "events"),
+    "pair_bonds": ("pair bond", "pair bonds"),
+}
+
+
+@dataclass(frozen=True)
+class ToAdjudicate:
+    """A statement to adjudicate with why it needs a decision, in words: who coded it and on
+    which items their codings disagree ("alice and bob disagree on 1 event")."""
+
+    statement: Statement
+    coders: list[str]
+    disputed: dict[str, int]  # kind (people, events, pair_bonds, delete) -> items disputed
+
+    @property
+    def why(self) -> str:
+        who = _and(self.coders)
+        if not self.disputed:
+            return f"{who} agree on every item: the merge is ready to submit"
+        parts = [
+            f"{n} {KIND_WORDS[kind][n != 1]}"
+            for kind, n in self.disputed.items()
+            if kind in KIND_WORDS
+        ]
+        if DELETE_KEY in self.disputed:
+            parts.append("what to remove from the family")
+        return f"{who} disagree on {_and(parts)}"
+
+
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def statements_to_adjudicate_why(*, limit: int = 50) -> list[ToAdjudicate]:
+    """``statements_to_adjudicate`` with why each needs a decision: the statements' codings
+    (one query) aligned as the adjudication screen aligns them, their disputed items counted
+    by kind. The alignment is the matcher's, a few milliseconds a statement of the usual size,
+    so a page lists at most ``limit``."""
+    statements = list(statements_to_adjudicate(limit=limit))
+    codings: defaultdict[int, list[Feedback]] = defaultdict(list)
+    for feedback in _codings([s.pk for s in statements]):
+        codings[feedback.statement_id].append(feedback)
+    settings = match_settings()
+    listed = []
+    for statement in statements:
+        mine = codings[statement.pk]
+        alignment = align_codings([f.edited_extraction for f in mine], settings=settings)
+        counted = Counter(item.kind for item in alignment.disputed)
+        order = [*KIND_WORDS, DELETE_KEY]
+        disputed = {kind: counted[kind] for kind in order if counted[kind]}
+        listed.append(ToAdjudicate(statement, [f.auditor.get_username() for f in mine], disputed))
+    return listed

@@ -16,7 +16,10 @@ from django.views.decorators.http import require_GET, require_POST
 from audit.context_processors import unread_comments
 from audit.forms import QueueFilterForm
 from audit.models import Discussion, Feedback
-from audit.selectors.adjudication import adjudicable_statement_ids, statements_to_adjudicate
+from audit.selectors.adjudication import (
+    adjudicable_statement_ids,
+    statements_to_adjudicate_why,
+)
 from audit.selectors.lists import hidden_discussion_filter
 from audit.selectors.progress import auditor_progress_stored
 from audit.selectors.queues import (
@@ -43,6 +46,7 @@ PAGE_SIZE = 25
 # Discussion x auditor groups per page of the review queue: a group is about 264 px tall at
 # 1,440 px wide, so 10 are three screens below the statements to adjudicate.
 REVIEW_GROUPS = 10
+TO_ADJUDICATE = 50  # statements to adjudicate the review queue lists, each aligned to say why
 
 
 @dataclass(frozen=True)
@@ -129,7 +133,8 @@ def review_queue(request: HtmxHttpRequest) -> HttpResponse:
         "groups": groups,
         "submitted_count": submitted_count,
         "proposals": feedback_proposals(),
-        "to_adjudicate": statements_to_adjudicate(),
+        "to_adjudicate": statements_to_adjudicate_why(limit=TO_ADJUDICATE),
+        "to_adjudicate_limit": TO_ADJUDICATE,
         "adjudicable": adjudicable_statement_ids(statement_ids=[f.statement_id for f in items]),
         "auditors": auditors.order_by("username"),
         "auditor_id": auditor_id,

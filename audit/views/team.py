@@ -21,7 +21,7 @@ from audit.context_processors import unread_comments
 from audit.derived.team_figures import discussion_figures_sorted
 from audit.forms import base_version
 from audit.models import Assignment, Discussion, Feedback, Statement
-from audit.selectors.adjudication import statements_to_adjudicate
+from audit.selectors.adjudication import statements_to_adjudicate_why
 from audit.selectors.progress import (
     COLUMNS,
     ProgressRow,
@@ -353,6 +353,9 @@ def team(request: HtmxHttpRequest) -> HttpResponse:
 
 
 REVIEW_HOME_DISCUSSIONS = 20  # the rest are on the review queue's pages
+# Statements to adjudicate the home lists (the review queue lists more): each is aligned to say
+# why it needs a decision.
+REVIEW_HOME_TO_ADJUDICATE = 20
 
 
 def review_home(request: HtmxHttpRequest) -> HttpResponse:
@@ -365,7 +368,8 @@ def review_home(request: HtmxHttpRequest) -> HttpResponse:
         "first": first,
         "skipped": skipped_assignments().count(),
         "threads": threads_unread(unread=unread_comments(request)),
-        "to_adjudicate": statements_to_adjudicate(),
+        "to_adjudicate": statements_to_adjudicate_why(limit=REVIEW_HOME_TO_ADJUDICATE),
+        "to_adjudicate_limit": REVIEW_HOME_TO_ADJUDICATE,
     }
     return render(request, "audit/review_home.html", context)
 

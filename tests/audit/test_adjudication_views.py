@@ -68,6 +68,34 @@ def test_the_review_page_and_queue_link_to_it(admin_client, two_codings):
     assert 'data-testid="to-adjudicate"' in home and target in home
 
 
+def test_the_review_home_says_why_each_needs_a_decision_until_one_is_approved(
+    admin_client, admin_user, two_codings
+):
+    """The codings differ in one event's date: the home lists the statement by what it says,
+    with why; once a coding is approved nothing is left to decide, and it leaves the list."""
+    from audit.services import feedback_approve
+
+    home = admin_client.get(reverse("home")).content.decode()
+    assert "alice and bob disagree on 1 event" in home
+    assert two_codings.statement.text[:40] in home
+    feedback_approve(feedback=two_codings.alice, admin=admin_user)
+    home = admin_client.get(reverse("home")).content.decode()
+    target = reverse("audit:adjudicate", args=[two_codings.statement.pk])
+    assert target not in home and 'data-testid="nothing-to-adjudicate"' in home
+    queue = admin_client.get(reverse("audit:review_queue")).content.decode()
+    assert target not in queue  # nor beside bob's coding, which now only counts for agreement
+
+
+def test_codings_that_agree_wait_only_for_the_merge(admin_client, two_codings):
+    bob = two_codings.bob
+    for event in bob.edited_extraction["events"]:
+        if event["kind"] == "moved":
+            event["dateTime"] = "1990"  # as alice has it
+    bob.save()
+    home = admin_client.get(reverse("home")).content.decode()
+    assert "alice and bob agree on every item: the merge is ready to submit" in home
+
+
 def test_parents_read_as_the_bonds_partners(admin_client, two_codings):
     for feedback in (two_codings.alice, two_codings.bob):
         payload = feedback.edited_extraction

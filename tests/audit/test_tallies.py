@@ -193,10 +193,13 @@ def _listed(statements) -> list[int]:
 
 def to_adjudicate_counted(limit: int) -> list[int]:
     """The first ``limit`` subject statements to adjudicate, counted over every statement (the
-    list reads only the discussions its stored tallies point to)."""
+    list reads only the discussions its stored tallies point to): two sent codings, not
+    merged, no approved ground truth."""
     sent = Q(feedback__status__in=SENT, feedback__adjudication__isnull=True)
+    approved = Feedback.objects.filter(status=S.APPROVED).values("statement_id")
     found = (
         Statement.objects.filter(speaker__type=Speaker.Type.SUBJECT)
+        .exclude(pk__in=approved)
         .annotate(n_codings=Count("feedback", filter=sent))
         .filter(n_codings__gte=2, adjudication__feedback__isnull=True)
         .order_by("discussion_id", "order")
@@ -218,6 +221,15 @@ def test_the_statements_to_adjudicate_are_the_first_counted_over_every_discussio
     for limit in range(1, 8):
         assert _listed(statements_to_adjudicate(limit=limit)) == to_adjudicate_counted(limit)
     assert to_adjudicate_counted(7) == [s.pk for s in shared]
+
+    # One coding approved: the statement has ground truth, nothing is left to decide there;
+    # the list, the stored tallies and a recount all drop it.
+    first = Feedback.objects.filter(statement=shared[0]).first()
+    feedback_approve(feedback=first, admin=admin_user)
+    assert _listed(statements_to_adjudicate(limit=7)) == [s.pk for s in shared[1:]]
+    assert to_adjudicate_counted(7) == [s.pk for s in shared[1:]]
+    assert tallies_stored() == tallies_counted()
+    assert sum(t["to_adjudicate"] for t in tallies_stored().values()) == 2 * len(shared[1:])
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3, 4])
