@@ -3,7 +3,7 @@ from django.urls import URLPattern, include, path
 from evalsite.http import moved_to
 from metrics.models import MetricResult
 from metrics.registry import FAMILIES, WHOLE
-from metrics.views import dashboards, experiments, jobs, own_data, triage
+from metrics.views import dashboards, experiments, jobs, own_data, packets, triage
 
 app_name = "metrics"
 
@@ -17,6 +17,7 @@ urlpatterns = [
     path("discussions/", dashboards.discussions, name="discussions"),
     path("errors/", dashboards.errors, name="errors"),
     path("errors/statements/", dashboards.error_statements, name="error_statements"),
+    path("errors/packet/", packets.failure_packet, name="failure_packet"),
     path("evaluations/", include("metrics.evaluations.urls")),
     path("jobs/", jobs.jobs, name="jobs"),
     # A job's progress and cancel moved to audit (/audit/jobs/<pk>/...), like the jobs: the old

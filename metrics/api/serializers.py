@@ -19,7 +19,9 @@ from evalsite.api import (
 from metrics.api.value_schemas import metric_value_components, metric_values_schema
 from metrics.engine.comparison import SIDE_PATTERN
 from metrics.families.extraction.experiments import FIGURES
+from metrics.families.extraction.patterns import PATTERN_REGEX
 from metrics.models import MetricResult
+from metrics.packets import MAX_STATEMENTS
 from metrics.registry import EXTRACTION, RECOMPUTE_JOB
 
 
@@ -228,7 +230,7 @@ SIDE_HELP = "a run (r12, or 12) or a configuration with all its replicates (c3)"
 LEVEL_CHOICES = [80, 90, 95, 99]
 SIDE_VALIDATOR = RegexValidator(SIDE_PATTERN, message=f"expected {SIDE_HELP}")
 FIGURE_LIST = "|".join(FIGURES)
-FIGURES_PATTERN = rf"^({FIGURE_LIST})(,({FIGURE_LIST}))*$"
+FIGURES_PATTERN = rf"^({FIGURE_LIST})(,({FIGURE_LIST}))*\Z"
 
 
 class ComparisonQuerySerializer(BasisQuerySerializer):
@@ -321,3 +323,70 @@ class ComparisonSerializer(serializers.Serializer):
     gate = ComparisonGateSerializer(
         allow_null=True, help_text="null until the comparison is current (status fresh)"
     )
+
+
+# --- failure packets ----------------------------------------------------------------------------
+
+
+class FailurePacketQuerySerializer(serializers.Serializer):
+    side = serializers.RegexField(SIDE_PATTERN, trim_whitespace=False, help_text=SIDE_HELP)
+    pattern = serializers.RegexField(
+        PATTERN_REGEX,
+        max_length=74,
+        trim_whitespace=False,
+        help_text="people_fn, events_fp, pair_bonds_fn (…_fn missed, …_fp spurious), "
+        "events_fn:<kind>, sarf_high:<variable>, sarf_low:<variable>, sarf_wrong:<variable>, "
+        "parent_links",
+    )
+    n = serializers.IntegerField(
+        required=False, min_value=1, max_value=MAX_STATEMENTS, help_text="statements listed (20)"
+    )
+
+
+class PacketPatternSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # the stubs take it for Field.label
+
+
+class PacketSideSerializer(serializers.Serializer):
+    spec = serializers.CharField()
+    label = serializers.CharField()  # type: ignore[assignment]  # the stubs take it for Field.label
+
+
+class PacketRunSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    label = serializers.CharField()  # type: ignore[assignment]  # the stubs take it for Field.label
+    replicate = serializers.IntegerField()
+
+
+class PacketCountsSerializer(serializers.Serializer):
+    count = serializers.IntegerField(help_text="how often the pattern happens")
+    statements = serializers.IntegerField(help_text="in how many statements")
+    discussions = serializers.IntegerField()
+    total_errors = serializers.IntegerField(
+        help_text="missed and spurious items and wrong SARF codes, all patterns"
+    )
+    share_of_errors = serializers.FloatField(allow_null=True)
+    per_run = serializers.DictField(child=serializers.IntegerField(), help_text="by run id")
+
+
+class FailurePacketSerializer(serializers.Serializer):
+    """One error pattern of a run or a configuration, with the statements where it happens
+    most (docs/prompt-loop.md)."""
+
+    format_version = serializers.IntegerField()
+    pattern = PacketPatternSerializer()
+    side = PacketSideSerializer()
+    runs = PacketRunSerializer(many=True)
+    ground_truth = serializers.CharField()
+    updating = serializers.BooleanField(help_text="the counts are the last stored ones")
+    counts = PacketCountsSerializer()
+    summary = serializers.CharField(help_text="the pattern and its counts in one line")
+    limits = serializers.DictField(child=serializers.IntegerField())
+    guidelines = serializers.DictField(allow_null=True, help_text="version and sections")
+    statements = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="each: text, the statements before it, ai_items and gt_items side by side, "
+        "pairs, coding (auditor, note, guidelines version), comments, url",
+    )
+    truncated = serializers.CharField(allow_blank=True)

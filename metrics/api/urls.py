@@ -2,7 +2,7 @@
 
 from django.urls import URLPattern, URLResolver, include, path
 
-from metrics.api import comparisons, experiments, results, triage
+from metrics.api import comparisons, experiments, packets, results, triage
 
 urlpatterns: list[URLPattern | URLResolver] = [
     path("metric-results/", results.MetricResultListApi.as_view(), name="api-metric-results"),
@@ -27,6 +27,7 @@ urlpatterns: list[URLPattern | URLResolver] = [
         name="api-cumulative-comparison",
     ),
     path("comparisons/", comparisons.ComparisonApi.as_view(), name="api-comparison"),
+    path("failure-packets/", packets.FailurePacketApi.as_view(), name="api-failure-packet"),
     path("recompute/", results.RecomputeApi.as_view(), name="api-recompute"),
     path("evaluations/", include("metrics.evaluations.api_urls")),
     path("extraction-runs/<int:run_id>/triage/", triage.TriageApi.as_view(), name="api-triage"),

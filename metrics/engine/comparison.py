@@ -100,7 +100,7 @@ class Side:
         }
 
 
-SIDE_PATTERN = r"^([rc]?)([0-9]{1,12})$"
+SIDE_PATTERN = r"^([rc]?)([0-9]{1,12})\Z"
 SPEC = re.compile(SIDE_PATTERN)
 
 

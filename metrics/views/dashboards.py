@@ -19,6 +19,7 @@ from metrics import dashboard as dash
 from metrics import selectors
 from metrics.engine.derived import error_analysis_read
 from metrics.engine.errors import error_figure
+from metrics.packets import DEFAULT_STATEMENTS, packet_patterns
 
 DISCUSSIONS_PER_PAGE = 50
 
@@ -260,6 +261,8 @@ def errors(request: HtmxHttpRequest) -> HttpResponse:
             event_kinds=event_kinds,
             analysis=analysis,
             error_kinds=dash.error_kinds(totals),
+            patterns=packet_patterns(totals, event_kinds),
+            packet_statements=DEFAULT_STATEMENTS,
         )
     if request.htmx and request.htmx.target == "event-kinds":
         return render(request, "metrics/errors.html#event_kinds", context)
