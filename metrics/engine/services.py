@@ -846,14 +846,20 @@ def results_forget_deleted(*, discussion_ids: Iterable[int], run_ids: Iterable[i
     """Rows went with deleted statements/discussions: rebuild those runs' totals.
 
     Run rows are invalidated (totals unknown) here, after the delete committed, rather than
-    inside the delete: that would lock the run row before the rows it cascades to.
+    inside the delete: that would lock the run row before the rows it cascades to. A statement
+    without ground truth may have been all that kept its discussion partly approved: the
+    discussion-unit runs that extracted it get the row they now score.
     """
     runs = sorted(set(run_ids))
+    discussion_ids = sorted(set(discussion_ids))
     with transaction.atomic():
         extraction_results().filter(scope=Scope.RUN, run_id__in=runs).update(
             contribution=None, status=Status.STALE, stale_since=timezone.now()
         )
         rows_mark_stale(Q(scope=Scope.SYSTEM))
+        placeholders_create(
+            Feedback.objects.approved().filter(statement__discussion_id__in=discussion_ids), None
+        )
     results_mark_stale(statement_ids=[], discussion_ids=discussion_ids, reason="deleted")
     for run_id in runs:
         task_enqueue_on_commit("metrics.tasks.compute_run", run_id=run_id)

@@ -6,10 +6,10 @@ import json
 
 import pytest
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import ProtectedError, Q
 from django.test.utils import CaptureQueriesContext
 
-from audit.models import Extraction, Feedback
+from audit.models import Discussion, Extraction, Feedback, Statement, history_purge
 from audit.services import (
     discussions_import,
     extractions_import,
@@ -19,6 +19,7 @@ from audit.services import (
     feedback_save,
     feedback_unapprove,
 )
+from audit.services.runs import ConfigurationSpec, discussion_extractions_import, run_register
 from metrics.engine import services
 from metrics.engine.services import results_mark_stale
 from metrics.families.extraction import calculate_statement_f1
@@ -260,19 +261,72 @@ def test_deleting_an_extraction_removes_its_result(f1_world, admin_user, run_com
     assert_matches_full_recompute(f1_world.run)
 
 
-def test_deleting_a_statement_rebuilds_the_run_totals(f1_world, admin_user, run_committed):
+def _stored() -> dict[str, tuple]:
+    """Every stored result as it is: status, figures and contribution by key."""
+    return {
+        row.key: (row.status, row.values, row.contribution) for row in MetricResult.objects.all()
+    }
+
+
+# Ground truth is never lost silently: a statement, a discussion or a coding that carries
+# revisions cannot be deleted (audit.models.history_kept).
+
+
+def test_deleting_a_statement_with_ground_truth_is_refused_and_keeps_the_results(
+    f1_world, admin_user, run_committed
+):
     for statement in f1_world.statements:
         approve(run_committed, f1_world, statement, admin_user)
-    run_committed(f1_world.statements[0].delete)
+    before = _stored()
+    statement = f1_world.statements[0]
+    with pytest.raises(ProtectedError):
+        run_committed(statement.delete)
+    assert Statement.objects.filter(pk=statement.pk).exists()
+    assert _stored() == before
+    # Data a test or a benchmark seeded itself is purged past the refusal: the totals follow.
+    with history_purge():
+        run_committed(statement.delete)
     assert run_row(f1_world.run).values["n_statements"] == len(f1_world.statements) - 1
     assert_matches_full_recompute(f1_world.run)
 
 
-def test_deleting_a_discussion_rebuilds_the_run_totals(f1_world, admin_user, run_committed):
-    for statement in f1_world.statements:
+def test_deleting_a_discussion_with_ground_truth_is_refused_one_without_goes(
+    f1_world, admin_user, run_committed
+):
+    coded_only, with_gt = f1_world.discussions
+    for statement in f1_world.statements[3:]:  # the second discussion's
         approve(run_committed, f1_world, statement, admin_user)
-    run_committed(f1_world.discussions[0].delete)
+    before = _stored()
+    with pytest.raises(ProtectedError):
+        run_committed(with_gt.delete)
+    assert Discussion.objects.filter(pk=with_gt.pk).exists()
+    assert _stored() == before
+    run_committed(coded_only.delete)  # its codings were never approved: no history
+    assert not Discussion.objects.filter(pk=coded_only.pk).exists()
     assert run_row(f1_world.run).values["n_discussions"] == 1
+    assert_matches_full_recompute(f1_world.run)
+
+
+def test_deleting_a_statement_without_ground_truth_rebuilds_the_run_totals(
+    f1_world, admin_user, run_committed
+):
+    """It may have been all that kept its discussion partly approved: a discussion-unit run
+    scores that discussion from then on; the statement-unit run's figures stay as they were."""
+    *approved, last = f1_world.statements
+    for statement in approved:
+        approve(run_committed, f1_world, statement, admin_user)
+    spec = ConfigurationSpec(model_name="gpt-x", prompt_version="whole", unit="discussion")
+    whole = run_register(spec=spec)[0]
+    items = [{"discussion": d.pk, "pdp": copy.deepcopy(AI)} for d in f1_world.discussions]
+    run_committed(discussion_extractions_import, run=whole, items=items)
+    assert (run_row(whole).values["n_discussions"], run_row(whole).values["n_left_out"]) == (1, 1)
+
+    run_committed(last.delete)
+
+    row = run_row(whole)
+    assert row.status == Status.FRESH
+    assert (row.values["n_discussions"], row.values["n_left_out"]) == (2, 0)
+    assert run_row(f1_world.run).values["n_statements"] == len(approved)
     assert_matches_full_recompute(f1_world.run)
 
 
@@ -283,12 +337,17 @@ def test_deleting_a_run_drops_it_from_the_system_trend(f1_world, admin_user, run
     assert system_row().values["runs"] == []
 
 
-def test_deleting_approved_feedback_removes_its_result(f1_world, admin_user, run_committed):
+def test_deleting_approved_feedback_is_refused_and_keeps_its_result(
+    f1_world, admin_user, run_committed
+):
     statement = f1_world.statements[0]
     approve(run_committed, f1_world, statement, admin_user)
-    run_committed(f1_world.fb(statement).delete)
-    assert statement_row(statement, f1_world.run) is None
-    assert_matches_full_recompute(f1_world.run)
+    before = _stored()
+    with pytest.raises(ProtectedError):
+        run_committed(f1_world.fb(statement).delete)
+    assert f1_world.fb(statement).is_approved
+    assert statement_row(statement, f1_world.run).status == Status.FRESH
+    assert _stored() == before
 
 
 def test_expert_statements_and_other_discussions_are_untouched(f1_world, admin_user, run_committed):
