@@ -19,7 +19,7 @@ from django.http import QueryDict
 
 from audit.definitions import code_definition
 from audit.models import AuditLogEntry
-from metrics.families.json_input import JsonInputError, parse_json
+from metrics.families.json_input import JsonInputError, parse_json, text_problem
 from metrics.families.payload.rules import ENTITY_KINDS
 from metrics.families.payload.schema import (
     DATE_CERTAINTIES,
@@ -250,15 +250,18 @@ def reviewer_note(data: QueryDict) -> str | None:
             f"comment: the note for the reviewer is too long "
             f"(at most {COMMENT_MAX_LENGTH} characters, got {len(note)})."
         )
+    problem = text_problem(note) if note else None
+    if problem:  # a NUL cannot be stored in PostgreSQL text; the API refuses it too
+        raise forms.ValidationError(f"comment: the note for the reviewer: {problem}.")
     return note
 
 
 def base_version(data: QueryDict) -> int:
     """The version the edit started from; required so nobody's save is overwritten silently."""
-    try:
-        return int(data.get("version", ""))
-    except ValueError as exc:
-        raise forms.ValidationError("This form did not say which version it edits.") from exc
+    raw = data.get("version", "")
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 18):  # not "²", not 5,000 digits
+        raise forms.ValidationError("This form did not say which version it edits.")
+    return int(raw)
 
 
 class QueueFilterForm(forms.Form):

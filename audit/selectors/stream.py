@@ -246,7 +246,7 @@ def discussions_to_assign(*, search: str = "", unassigned: bool = False) -> Quer
     if text:
         number = text.removeprefix("#")
         matches = Q(summary__icontains=text)
-        if number.isdigit() and len(number) < 10:
+        if number.isascii() and number.isdigit() and len(number) < 10:  # not "²"
             matches |= Q(pk=int(number))
         found = found.filter(matches)
     if unassigned:

@@ -4,6 +4,7 @@ merged, the disputed ones coloured for the reviewer to decide (one key per choic
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +26,9 @@ from audit.services.errors import WorkflowError
 from evalsite.access import admin_required
 from evalsite.http import HtmxHttpRequest, error_fragment
 from metrics.families.extraction.adjudication import DELETE_KEY, AlignedItem
+from metrics.families.json_input import JsonInputError, parse_json
 
+_CODER = re.compile(r"[0-9]{1,9}")
 KIND_LABELS = {"people": "Person", "events": "Event", "pair_bonds": "Pair bond", "delete": "Delete"}
 # Fields shown for each kind, in this order (links are shown by name).
 SHOWN = {
@@ -221,13 +224,14 @@ def choose(request: HtmxHttpRequest, pk: int) -> HttpResponse:
 
 def _posted_choice(request: HtmxHttpRequest) -> dict[str, Any]:
     if "edit" in request.POST:
-        try:
-            return {"edit": json.loads(request.POST["edit"])}
-        except ValueError as exc:
+        try:  # the limits of every JSON input: depth, numbers, NUL, lone surrogates
+            return {"edit": parse_json(request.POST["edit"])}
+        except JsonInputError as exc:
             raise WorkflowError(f"edit: not valid JSON ({exc}); nothing was changed.") from None
     coder = request.POST.get("coder", "")
-    if not coder.isdigit():
-        raise WorkflowError(f"coder: a coder's number is required, not {coder!r}.")
+    if not _CODER.fullmatch(coder):  # ASCII digits only: "²" is a digit to str.isdigit()
+        shown = repr(coder) if len(coder) <= 20 else f"{coder[:12]!r}... ({len(coder)} characters)"
+        raise WorkflowError(f"coder: a coder's number is required, not {shown}.")
     return {"coder": int(coder)}
 
 

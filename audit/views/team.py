@@ -10,6 +10,7 @@ from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import HttpResponse
@@ -421,6 +422,9 @@ def submit_next(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         )
         messages.success(request, f"Submitted statement #{feedback.statement.order}.")
         return open_next(request, feedback.statement, submitted=feedback)
+    except ValidationError as exc:  # no version it edits
+        target = f"#card-msg-{feedback.statement_id}"
+        return error_fragment(request, exc.messages, status=400, target=target)
     except WorkflowError as exc:
         target = f"#card-msg-{feedback.statement_id}"
         lines = exc.messages() if hasattr(exc, "messages") else [str(exc)]

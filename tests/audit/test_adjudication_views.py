@@ -45,6 +45,12 @@ def test_a_choice_by_htmx_returns_the_updated_screen(admin_client, two_codings):
         ({"key": KEY, "coder": "x"}, 400, "coder: a coder&#x27;s number is required"),
         ({"key": KEY, "coder": "5"}, 400, "coder must be 0..1"),
         ({"key": KEY, "edit": "{not json"}, 400, "edit: not valid JSON"),
+        # The last 500s: int() of a digit it cannot read, JSON parsed without the limits.
+        ({"key": KEY, "coder": "7" * 5000}, 400, "(5000 characters)"),
+        ({"key": KEY, "coder": "²"}, 400, "coder: a coder&#x27;s number is required"),
+        ({"key": KEY, "edit": "[" * 10_000 + "]" * 10_000}, 400, "nested deeper than 64"),
+        ({"key": KEY, "edit": '{"name": "\\ud800"}'}, 400, "lone surrogate (\\ud800)"),
+        ({"key": KEY, "edit": '{"name": "a\\u0000"}'}, 400, "NUL (\\u0000)"),
         ({"key": "people:7:-7", "coder": "0"}, 404, "No aligned item"),
     ],
 )

@@ -1,0 +1,100 @@
+"""Every form a page shows, read from its HTML as a browser would submit it: the form's
+method and target (``action``, or htmx's ``hx-post``/``hx-get``), its controls with their
+values, and its named buttons. Not a test module: tests/test_bad_input_pages.py imports it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from urllib.parse import urljoin
+
+
+@dataclass
+class PageForm:
+    page: str
+    method: str
+    action: str
+    fields: list[tuple[str, str]] = field(default_factory=list)
+    buttons: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def names(self) -> list[str]:
+        """The controls a user types or picks (not the CSRF token)."""
+        found = [n for n, _ in self.fields if n != "csrfmiddlewaretoken"]
+        return list(dict.fromkeys(found))
+
+    def data(self, **overrides: str) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for name, value in self.fields:
+            out.setdefault(name, []).append(value)
+        for name, value in overrides.items():
+            out[name] = [value]
+        return out
+
+
+class _Forms(HTMLParser):
+    def __init__(self, page: str):
+        super().__init__()
+        self.page = page
+        self.forms: list[PageForm] = []
+        self.current: PageForm | None = None
+        self._select: str | None = None
+        self._options: list[str] = []
+        self._textarea: str | None = None
+        self._text = ""
+
+    def handle_starttag(self, tag, attrs):
+        a = {k: v or "" for k, v in attrs}
+        if tag == "form":
+            method = "get"
+            target = a.get("action") or ""
+            for verb in ("post", "get"):
+                if a.get(f"hx-{verb}"):
+                    method, target = verb, a[f"hx-{verb}"]
+            if a.get("method", "").lower() == "post":
+                method = "post"
+            self.current = PageForm(self.page, method, urljoin(self.page, target or self.page))
+            return
+        form = self.current
+        if form is None:
+            return
+        kind = a.get("type", "text").lower()
+        if (tag in ("input", "button") and kind in ("submit", "button")) or tag == "button":
+            if a.get("name"):
+                form.buttons.append((a["name"], a.get("value", "")))
+        elif tag == "input" and a.get("name") and kind != "file":
+            if kind in ("radio", "checkbox") and "checked" not in a:
+                if not any(n == a["name"] for n, _ in form.fields):
+                    form.fields.append((a["name"], a.get("value", "on")))
+                return
+            form.fields.append((a["name"], a.get("value", "")))
+        elif tag == "select" and a.get("name"):
+            self._select, self._options = a["name"], []
+        elif tag == "option" and self._select is not None:
+            self._options.append(a.get("value", ""))
+        elif tag == "textarea" and a.get("name"):
+            self._textarea, self._text = a["name"], ""
+
+    def handle_data(self, data):
+        if self._textarea is not None:
+            self._text += data
+
+    def handle_endtag(self, tag):
+        form = self.current
+        if form is None:
+            return
+        if tag == "select" and self._select is not None:
+            form.fields.append((self._select, self._options[0] if self._options else ""))
+            self._select = None
+        elif tag == "textarea" and self._textarea is not None:
+            form.fields.append((self._textarea, self._text))
+            self._textarea = None
+        elif tag == "form":
+            self.forms.append(form)
+            self.current = None
+
+
+def page_forms(page: str, html: str) -> list[PageForm]:
+    reader = _Forms(page)
+    reader.feed(html)
+    return reader.forms
