@@ -3,7 +3,6 @@ review home; for auditors: skip, submit-and-next and "code my next statement".""
 
 from __future__ import annotations
 
-import csv
 import json
 
 from django import forms
@@ -59,6 +58,7 @@ from audit.services.assignments import (
 from audit.views.access import error_fragment, visible_feedback
 from audit.views.discussion import problem_lines
 from evalsite.access import admin_required, auditor_required
+from evalsite.csv_cells import csv_writer
 from evalsite.http import HtmxHttpRequest, page_redirect
 from evalsite.params import parse_id
 
@@ -298,7 +298,7 @@ def _download(rows: dict[str, list[ProgressRow]], kind: str) -> HttpResponse:
         response = HttpResponse(json.dumps(body, indent=2), content_type="application/json")
     else:
         response = HttpResponse(content_type="text/csv")
-        writer = csv.writer(response)
+        writer = csv_writer(response)
         writer.writerow(["table", "id", "label", *COLUMNS])
         for name, found in rows.items():
             for r in found:

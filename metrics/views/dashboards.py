@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 from typing import Any
 
@@ -13,6 +12,7 @@ from django.utils.functional import cached_property
 
 from audit.models import ExtractionRun, Feedback
 from evalsite.access import admin_required, auditor_required, is_admin
+from evalsite.csv_cells import csv_dict_writer
 from evalsite.http import HtmxHttpRequest
 from evalsite.params import parse_id
 from metrics import dashboard as dash
@@ -42,7 +42,7 @@ def table_download(
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
     columns = list(dict.fromkeys(key for row in rows for key in row))
-    writer = csv.DictWriter(response, fieldnames=columns)
+    writer = csv_dict_writer(response, fieldnames=columns)
     writer.writeheader()
     for row in rows:
         writer.writerow(
