@@ -9,7 +9,7 @@ COPY requirements.txt .
 RUN pip install -r requirements.txt
 
 COPY . .
-RUN SECRET_KEY=build-only python manage.py collectstatic --noinput \
+RUN SECRET_KEY=build-only-key-for-collectstatic-never-signs-anything-0123456789 python manage.py collectstatic --noinput \
     && useradd --create-home evalsite && mkdir -p /app/var && chown -R evalsite /app/var
 USER evalsite
 

@@ -10,6 +10,8 @@ TEST_PROCESSES ?= 2
 # schemathesis gives each API operation's test the same id, which pytest-xdist would take for
 # one test: they run after the others, in one process.
 SCHEMA_TEST := tests/test_schemathesis.py
+# With DEBUG off the settings refuse a key under 50 characters (docs/operations.md, Security).
+TEST_SECRET_KEY := test-suite-only-key-never-deployed-0123456789-abcdefghij
 # Property tests run their full example counts here (tests/conftest.py: a developer's plain
 # pytest run uses the quick "dev" profile).
 export HYPOTHESIS_PROFILE ?= ci
@@ -66,10 +68,10 @@ tests/node_modules/.installed: tests/package.json tests/package-lock.json
 test: dev-deps tests/node_modules/.installed
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-logo
-	SECRET_KEY=$${SECRET_KEY:-insecure-test-only-key} $(BIN)/mypy
-	SECRET_KEY=$${SECRET_KEY:-insecure-test-only-key} $(BIN)/python -m pytest \
+	SECRET_KEY=$${SECRET_KEY:-$(TEST_SECRET_KEY)} $(BIN)/mypy
+	SECRET_KEY=$${SECRET_KEY:-$(TEST_SECRET_KEY)} $(BIN)/python -m pytest \
 		-n $(TEST_PROCESSES) --dist loadfile --ignore=$(SCHEMA_TEST) $(COVERAGE) $(PYTEST_ARGS)
-	SECRET_KEY=$${SECRET_KEY:-insecure-test-only-key} $(BIN)/python -m pytest $(SCHEMA_TEST)
+	SECRET_KEY=$${SECRET_KEY:-$(TEST_SECRET_KEY)} $(BIN)/python -m pytest $(SCHEMA_TEST)
 
 lint: dev-deps
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

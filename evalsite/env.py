@@ -117,3 +117,22 @@ def env_list(name: str, default: Iterable[str] = ()) -> list[str]:
 def env_path(name: str, default: Path) -> Path:
     raw = _given(name)
     return default if raw is None else Path(raw)
+
+
+# Keys that shipped in examples and compose files (and Django's own placeholder prefix).
+PLACEHOLDER_SECRET_KEYS = frozenset(
+    {"change-me", "changeme", "change_me", "secret", "secret-key", "your-secret-key", "x"}
+)
+SECRET_KEY_MIN_LENGTH = 50
+
+
+def secret_key_problem(key: str) -> str | None:
+    """Why ``key`` must not sign a production site's sessions, or None (the rules of Django's
+    security.W009 check, made an error, plus known placeholders)."""
+    if key.strip().lower() in PLACEHOLDER_SECRET_KEYS or key.startswith("django-insecure-"):
+        return "is a known placeholder: set a random one"
+    if len(key) < SECRET_KEY_MIN_LENGTH:
+        return f"is too weak: at least {SECRET_KEY_MIN_LENGTH} characters (it has {len(key)})"
+    if len(set(key)) < 5:
+        return "is too weak: at least 5 of its characters different"
+    return None

@@ -10,7 +10,16 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from evalsite.env import env_bool, env_choice, env_float, env_int, env_list, env_path, env_str
+from evalsite.env import (
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_path,
+    env_str,
+    secret_key_problem,
+)
 from evalsite.storage import default_storage_from_env
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -24,6 +33,10 @@ if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
     SECRET_KEY = "insecure-development-key-only-for-debug"
+elif not DEBUG and (problem := secret_key_problem(SECRET_KEY)):
+    # Sessions, password resets and CSRF tokens are signed with it: a guessable key signs
+    # anyone in. `python -c "import secrets; print(secrets.token_urlsafe(50))"` makes one.
+    raise ImproperlyConfigured(f"SECRET_KEY {problem} (DEBUG is off).")
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_every_migration_applies_on_sqlite(tmp_path):
     database = tmp_path / "embedded.sqlite3"
-    env = {**os.environ, "DATABASE_URL": f"sqlite:///{database}", "SECRET_KEY": "x"}
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{database}", "DEBUG": "1"}
     env.pop("REDIS_URL", None)
     done = subprocess.run(
         [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],

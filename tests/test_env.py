@@ -205,3 +205,27 @@ def test_readme_lists_exactly_the_variables_the_code_reads():
         "missing from README": [],
         "not read": [],
     }
+
+
+# --- the secret key ---------------------------------------------------------------------------
+
+STRONG_KEY = "k3y-" + "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ"
+
+
+@pytest.mark.parametrize(
+    ("key", "message"),
+    [
+        ("change-me", "is a known placeholder"),
+        ("django-insecure-" + "x1y2z3" * 10, "is a known placeholder"),
+        ("insecure-test-only-key", "is too weak: at least 50 characters"),
+        ("ab" * 30, "is too weak: at least 5 of its characters different"),
+    ],
+)
+def test_with_debug_off_a_weak_secret_key_stops_the_start(monkeypatch, key, message):
+    with pytest.raises(ImproperlyConfigured, match=f"^SECRET_KEY {message}"):
+        settings_module(monkeypatch, DEBUG="0", SECRET_KEY=key)
+
+
+def test_a_strong_key_or_debug_on_starts(monkeypatch):
+    assert settings_module(monkeypatch, DEBUG="0", SECRET_KEY=STRONG_KEY)["SECRET_KEY"]
+    assert settings_module(monkeypatch, DEBUG="1", SECRET_KEY="change-me")["DEBUG"] is True

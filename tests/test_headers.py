@@ -29,7 +29,7 @@ def test_every_answer_has_a_csp_with_a_fresh_nonce(client, url):
 def _proxy_setting(trusted: str | None) -> str:
     """SECURE_PROXY_SSL_HEADER as a fresh process computes it from the environment."""
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "evalsite.settings", "DEBUG": "0"}
-    env.setdefault("SECRET_KEY", "test")
+    env["SECRET_KEY"] = "headers-test-only-key-" + "abcdefghijklmnopqrstuvwxyz0123456789"
     env.pop("TRUSTED_PROXY", None)
     if trusted is not None:
         env["TRUSTED_PROXY"] = trusted

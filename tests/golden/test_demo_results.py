@@ -8,7 +8,7 @@ all fields but ids, timestamps and durations (and ``input_hash``, which hashes t
 
 Regenerate it (only when a change of results is intended, and say so in the commit):
 
-    GOLDEN_UPDATE=1 SECRET_KEY=x .venv/bin/python -m pytest tests/golden -q
+    GOLDEN_UPDATE=1 DEBUG=1 .venv/bin/python -m pytest tests/golden -q
 
 Sequences are reset so ids, which some inputs hash, are the same on every run.
 """

@@ -48,7 +48,6 @@ from django.db import connection, transaction
 from audit.derived.tallies import tallies_refresh
 from audit.models import Feedback
 from evalsite.access import ensure_role_groups
-from evalsite.env import env_str
 from tests.bench.data import SeededWorkload
 
 PASSWORD = "load-test-password-1"
@@ -311,7 +310,8 @@ def _environment() -> dict[str, str]:
         "CELERY_EAGER": "0",
         "DEBUG": "0",
         "SECURE_COOKIES": "0",
-        "SECRET_KEY": env_str("SECRET_KEY") or "load-test-only-secret-key-" + "x" * 40,
+        # DEBUG is off there: a key the settings accept, whatever the caller's (a test's) is.
+        "SECRET_KEY": "load-test-only-secret-key-" + "abcdefghijklmnopqrstuvwxyz0123456789",
     }
 
 
