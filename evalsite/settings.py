@@ -170,8 +170,10 @@ if not DEBUG:
     SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", True)
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0, minimum=0)
-# X-Forwarded-Proto is believed only behind a proxy that sets it (and strips what clients send).
-if env_bool("TRUSTED_PROXY", False):
+# X-Forwarded-Proto and the client address in X-Forwarded-For are believed only behind a proxy
+# that sets them (evalsite/throttling.py, client_address).
+TRUSTED_PROXY = env_bool("TRUSTED_PROXY", False)
+if TRUSTED_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SESSION_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
