@@ -64,6 +64,7 @@ if (BASE_DIR / "tests" / "bench" / "apps.py").is_file():
     INSTALLED_APPS.append("tests.bench")
 
 MIDDLEWARE = [
+    "evalsite.middleware.RequestSizeMiddleware",  # first: nothing may read a body over the limit
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -157,7 +158,9 @@ STORAGES = {
     },
 }
 
-# Requests larger than this are refused before parsing (API bulk payloads included).
+# Request bodies larger than this are refused by their Content-Length before anything reads
+# them, multipart uploads included (evalsite.middleware.RequestSizeMiddleware); evaluation
+# uploads have their own limit (EVALUATION_MAX_FILE_BYTES per file).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("MAX_REQUEST_BYTES", 10 * 1024 * 1024, minimum=1)
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 # API query strings longer than this answer 414 (JSON), before any view runs. gunicorn's own

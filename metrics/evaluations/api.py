@@ -16,6 +16,7 @@ from rest_framework.response import Response
 
 from evalsite.access import ADMIN_ONLY, READ_ALL_WRITE_ADMIN, IsAuditor
 from evalsite.api import ApiRequest, ApiView, ErrorSerializer
+from evalsite.middleware import body_limit
 from metrics.evaluations import services
 from metrics.evaluations.serializers import (
     EvaluationCreateInputSerializer,
@@ -44,6 +45,7 @@ _UPLOAD_SCHEMA = {
 }
 
 
+@body_limit(services.max_upload_bytes)  # the files' own limit, not MAX_REQUEST_BYTES
 class EvaluationListApi(ApiView):
     permission_classes = READ_ALL_WRITE_ADMIN
     parser_classes = [MultiPartParser, FormParser]

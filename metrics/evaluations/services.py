@@ -37,7 +37,7 @@ from metrics.evaluations.registry import Family, InputFile
 from metrics.families.json_input import InputError
 from metrics.families.selective.run import experiment_modes
 from metrics.models import Evaluation, EvaluationFile
-from metrics.registry import upload_get
+from metrics.registry import UPLOADED, upload_get
 from metrics.results import json_ready
 
 log = logging.getLogger(__name__)
@@ -57,6 +57,13 @@ class EvaluationStateError(ValidationError):
 
 def max_file_bytes() -> int:
     return int(settings.EVALUATION_MAX_FILE_BYTES)
+
+
+def max_upload_bytes() -> int:
+    """The largest upload request: every file of the family taking the most, each at its
+    limit, plus the usual limit for the rest of the form."""
+    files = max(sum(role.max_files for role in family.roles) for family in UPLOADED.values())
+    return max_file_bytes() * files + int(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
 
 
 def _check_size(name: str, size: int) -> None:

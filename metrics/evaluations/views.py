@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from evalsite.access import admin_required, auditor_required, is_admin
 from evalsite.http import HtmxHttpRequest
+from evalsite.middleware import body_limit
 from evalsite.params import parse_id
 from metrics.evaluations import services
 from metrics.evaluations.forms import FILE_PREFIX, EvaluationFilterForm, EvaluationUploadForm
@@ -104,6 +105,7 @@ def _create_from_form(request: HtmxHttpRequest, form: EvaluationUploadForm) -> E
         return None
 
 
+@body_limit(services.max_upload_bytes)  # the files' own limit, not MAX_REQUEST_BYTES
 @admin_required
 @require_http_methods(["GET", "POST"])
 def evaluation_upload(request: HtmxHttpRequest) -> HttpResponse:
