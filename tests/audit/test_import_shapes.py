@@ -6,11 +6,14 @@ from __future__ import annotations
 import copy
 import io
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
+from django.db import transaction
 from django.urls import reverse
 
 from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Statement
@@ -70,9 +73,14 @@ def _state() -> dict:
     }
 
 
-def _clear() -> None:
-    Discussion.objects.all().delete()
-    ExtractionRun.objects.all().delete()
+@contextmanager
+def _undone() -> Iterator[None]:
+    """Roll back what the block wrote (a savepoint): the next import starts from the same
+    database without deleting anything (imported ground truth carries revisions, which a
+    delete would refuse to lose)."""
+    with transaction.atomic():
+        yield
+        transaction.set_rollback(True)
 
 
 EXPECTED = {
@@ -125,9 +133,9 @@ def test_each_shape_imports_alike_through_the_command_the_api_and_the_page(
     }
     states, details = {}, {}
     for door, run in doors.items():
-        details[door] = run()
-        states[door] = _state()
-        _clear()
+        with _undone():
+            details[door] = run()
+            states[door] = _state()
     assert states["command"] == states["api"] == states["page"]
     state, expected = states["command"], EXPECTED[name]
     assert len(state["statements"]) == expected["statements"]
@@ -174,10 +182,11 @@ def test_the_api_takes_the_run_as_the_command_does(admin_user, api):
     path = FILES / "case_list.json"
     upload = SimpleUploadedFile(path.name, path.read_bytes())
     body = {"file": upload, "model_name": "gpt-5", "prompt_version": "p9"}
-    assert api(admin_user).post(URL, body, format="multipart").status_code == 200
-    run = ExtractionRun.objects.get()
-    assert (run.model_name, run.prompt_version, run.extractions.count()) == ("gpt-5", "p9", 2)
-    _clear()
+    with _undone():
+        assert api(admin_user).post(URL, body, format="multipart").status_code == 200
+        run = ExtractionRun.objects.get()
+        assert (run.model_name, run.prompt_version, run.extractions.count()) == ("gpt-5", "p9", 2)
+    assert not ExtractionRun.objects.exists()
     existing = ExtractionRun.objects.create(model_name="m", prompt_version="v")
     upload = SimpleUploadedFile(path.name, path.read_bytes())
     assert api(admin_user).post(URL, {"file": upload, "run": existing.pk}).status_code == 200
