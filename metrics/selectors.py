@@ -15,13 +15,15 @@ from django.db.models import FloatField, IntegerField, Q, QuerySet
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
+from audit.display import Labels
 from audit.figures import AuditorAgreement, StoredResult
-from audit.models import AuditorFigures, ExtractionRun, Statement
+from audit.models import AuditorFigures, Extraction, ExtractionRun, Feedback, Statement
 from audit.selectors.lists import filtered_by
 from audit.selectors.threads import approved_codings_count
 from audit.services.blind import coding_sealed_statement_ids
 from evalsite.access import is_admin
 from metrics.engine.services import EXTRACTION, SYSTEM_KEY
+from metrics.error_items import StatementPayloads
 from metrics.families.interauditor.measures import symmetric_mean
 from metrics.families.payload.rules import ENTITY_KINDS
 from metrics.models import (
@@ -266,6 +268,56 @@ def discussion_rows(run: ExtractionRun, sort: str) -> QuerySet:
 def statement_texts(*, ids: list[int]) -> dict[int, str]:
     """What the statements say, by id (a page of the error drill-down)."""
     return dict(Statement.objects.filter(pk__in=ids).values_list("pk", "text"))
+
+
+def error_statement_payloads(run: ExtractionRun, *, rows: list[dict]) -> dict[int, Any]:
+    """For a page of the error drill-down (``rows``: statement_id, discussion_id, order), each
+    statement's stored F1 values, approved ground truth and the run's extraction, with the
+    names of its discussion's earlier statements fed on each side (``StatementPayloads``):
+    one query each for the results, the approved codings and the extractions of the page's
+    discussions up to its last listed statement."""
+    if not rows:
+        return {}
+    last: dict[int, int] = defaultdict(int)
+    for row in rows:
+        last[row["discussion_id"]] = max(last[row["discussion_id"]], row["order"])
+    upto = Q()
+    for discussion_id, order in last.items():
+        upto |= Q(statement__discussion_id=discussion_id, statement__order__lte=order)
+    fields = ("statement_id", "statement__discussion_id", "statement__order")
+    approved = Feedback.objects.filter(upto, status=Feedback.Status.APPROVED)
+    gt = {r[0]: r for r in approved.values_list(*fields, "edited_extraction")}
+    ai = {
+        r[0]: r for r in Extraction.objects.filter(upto, run=run).values_list(*fields, "pdp_deltas")
+    }
+    values = dict(
+        MetricResult.objects.filter(
+            family=EXTRACTION,
+            scope=MetricResult.Scope.STATEMENT,
+            run=run,
+            statement_id__in=[row["statement_id"] for row in rows],
+        ).values_list("statement_id", "values")
+    )
+    wanted = {row["statement_id"] for row in rows}
+    found: dict[int, Any] = {}
+    for side, payloads in (("gt", gt), ("ai", ai)):
+        labels: dict[int, Labels] = defaultdict(Labels)
+        for statement_id, discussion_id, _, payload in sorted(
+            payloads.values(), key=lambda r: (r[1], r[2])
+        ):
+            if statement_id in wanted:
+                entry = found.setdefault(
+                    statement_id,
+                    StatementPayloads(values=values.get(statement_id) or {}, gt=None, ai=None),
+                )
+                setattr(entry, side, payload)
+                setattr(entry, f"{side}_labels", labels[discussion_id].copy())
+            labels[discussion_id].feed(payload)
+    for statement_id in wanted - set(found):
+        found[statement_id] = StatementPayloads(
+            values=values.get(statement_id) or {}, gt=None, ai=None
+        )
+    return found
 
 
 def error_statements_listed(run: ExtractionRun, *, figure: str) -> QuerySet:

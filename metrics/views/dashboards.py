@@ -19,6 +19,7 @@ from metrics import dashboard as dash
 from metrics import selectors
 from metrics.engine.derived import error_analysis_read
 from metrics.engine.errors import error_figure
+from metrics.error_items import error_items
 from metrics.packets import DEFAULT_STATEMENTS, packet_patterns
 
 DISCUSSIONS_PER_PAGE = 50
@@ -213,7 +214,8 @@ def error_statements(request: HtmxHttpRequest) -> HttpResponse:
     context = {
         "run": run,
         "page": page,
-        "rows": _with_texts(list(page)),
+        "rows": _with_items(run, figure, list(page)),
+        "items_heading": _items_heading(figure),
         "what": _error_label(query, missed=missed),
         "total": total,
         "analysis": analysis,
@@ -221,10 +223,28 @@ def error_statements(request: HtmxHttpRequest) -> HttpResponse:
     return render(request, "metrics/error_statements.html", context)
 
 
-def _with_texts(rows: list[dict]) -> list[dict]:
-    """Each listed statement with what it says, so the list reads without opening each."""
+def _with_items(run: ExtractionRun, figure: str, rows: list[dict]) -> list[dict]:
+    """Each listed statement with what it says and the items behind the count (the missed or
+    spurious ones, or the events whose codes differ), so the list reads without opening each."""
     texts = selectors.statement_texts(ids=[row["statement_id"] for row in rows])
-    return [dict(row, text=texts.get(row["statement_id"], "")) for row in rows]
+    payloads = selectors.error_statement_payloads(run, rows=rows)
+    return [
+        dict(
+            row,
+            text=texts.get(row["statement_id"], ""),
+            items=error_items(figure, payloads[row["statement_id"]]),
+        )
+        for row in rows
+    ]
+
+
+def _items_heading(figure: str) -> str:
+    kind = figure.partition(":")[0]
+    if kind == "sarf":
+        return "Events whose codes differ"
+    if kind.endswith("_fp"):
+        return "What the AI added (no ground-truth match)"
+    return "What the AI missed"
 
 
 def _error_label(query: dict[str, str], *, missed: bool) -> str:

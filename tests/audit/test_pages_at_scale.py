@@ -381,6 +381,9 @@ def test_error_statements_of_a_count_are_read_and_summed_by_the_database():
     assert sum(counts) > 0
     n = sum(1 for c in counts if c)
     assert f"{sum(counts)} in {n} statement" in html
+    # Each row has a cell naming the items (metrics.error_items; these results are made up,
+    # their ids name nothing: tests/metrics/test_error_items.py checks the names).
+    assert html.count('data-testid="error-items"') == n
 
 
 def test_coding_pages_queries_do_not_grow_with_the_data():
