@@ -464,3 +464,19 @@ def test_the_statements_behind_a_figure_are_stored_with_the_error_analysis(
     assert not [f for f in figures if f.startswith("sarf:") and f.split(":")[2] == f.split(":")[3]]
     html = page(admin_client, reverse("metrics:errors"), run=v2.pk)
     assert "gt=up&amp;ai=up" not in html and "gt=up&amp;ai=none" in html
+
+
+def test_the_two_error_counts_say_how_they_count(admin_client, results) -> None:
+    """The discussions page counts a discussion's end state, the error analysis each
+    statement: each heading says which, in plain words, and points at the other."""
+    v2 = results["v2"]
+    discussions = page(admin_client, reverse("metrics:discussions"), run=v2.pk)
+    errors = page(admin_client, reverse("metrics:errors"), run=v2.pk)
+    heading = discussions.split('data-testid="error-kinds"')[1].split("</p>")[0]
+    assert "Most common errors <span class=\"heading-note\">· at each discussion's end" in heading
+    assert "statement by statement instead" in heading
+    assert f'href="{reverse("metrics:errors")}?run={v2.pk}"' in heading
+    heading = errors.split('data-testid="error-kinds"')[1].split("</p>")[0]
+    assert 'Most common errors <span class="heading-note">· statement by statement' in heading
+    assert "counts each discussion once, at its end" in heading
+    assert f'href="{reverse("metrics:discussions")}?run={v2.pk}"' in heading
