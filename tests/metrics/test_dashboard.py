@@ -473,7 +473,7 @@ def test_the_two_error_counts_say_how_they_count(admin_client, results) -> None:
     discussions = page(admin_client, reverse("metrics:discussions"), run=v2.pk)
     errors = page(admin_client, reverse("metrics:errors"), run=v2.pk)
     heading = discussions.split('data-testid="error-kinds"')[1].split("</p>")[0]
-    assert "Most common errors <span class=\"heading-note\">· at each discussion's end" in heading
+    assert 'Most common errors <span class="heading-note">· at each discussion\'s end' in heading
     assert "statement by statement instead" in heading
     assert f'href="{reverse("metrics:errors")}?run={v2.pk}"' in heading
     heading = errors.split('data-testid="error-kinds"')[1].split("</p>")[0]
