@@ -7,6 +7,7 @@ from audit.views import (
     comments,
     discussion,
     editing,
+    exports,
     guidelines,
     imports,
     jobs,
@@ -20,6 +21,7 @@ app_name = "audit"
 urlpatterns = [
     path("discussions/<int:pk>/", discussion.discussion, name="discussion"),
     path("discussions/<int:pk>/export/", discussion.discussion_export, name="discussion_export"),
+    path("export/", exports.ground_truth_export_options, name="ground_truth_export"),
     path("discussions/<int:pk>/bulk-approve/", queue.bulk_approve, name="bulk_approve"),
     path("statements/<int:pk>/", discussion.statement, name="statement"),
     path("statements/<int:pk>/state/", discussion.statement_state, name="statement_state"),

@@ -251,6 +251,8 @@ class GroundTruthExportApi(ApiView):
             all_discussions=query.get("all", False),
             run=query.get("run"),
             include_provisional=query.get("include_provisional", False),
+            include_notes=query.get("include_notes", False),
+            include_f1=query.get("include_f1", False),
         )
         if outcome.job is not None:
             return Response(job_started_body(request, outcome.job), status=202)

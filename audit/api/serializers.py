@@ -727,6 +727,18 @@ class GroundTruthExportQuerySerializer(serializers.Serializer):
         help_text="true: add each statement's provisional_ground_truth (what review triage "
         "accepted without review; never human ground truth)",
     )
+    include_notes = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="true: add each approved coding's auditor note (`comment`) and its "
+        "statement's comment thread (`comments`)",
+    )
+    include_f1 = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="true (with `run`): add each statement's stored F1 figures for that run and "
+        "its matched, missed and spurious items (`f1`)",
+    )
 
     def validate_discussion_ids(self, value: str) -> list[int]:
         if not _IDS.match(value):
@@ -747,6 +759,10 @@ class GroundTruthExportQuerySerializer(serializers.Serializer):
         if not attrs.get("all") and not attrs.get("discussion_ids"):
             raise serializers.ValidationError(
                 "Choose what to export: ?discussion_ids=30,31,32 or ?all=true."
+            )
+        if attrs.get("include_f1") and not attrs.get("run"):
+            raise serializers.ValidationError(
+                {"include_f1": "choose the run whose F1 figures are exported (run=ID)"}
             )
         return attrs
 

@@ -19,7 +19,12 @@ from django.core.files import File
 from django.utils import timezone
 
 from audit.models import ComputeJob, ExtractionRun, Feedback
-from audit.services.exports import NothingToExport, ground_truth_export, ground_truth_export_text
+from audit.services.exports import (
+    ExportOptionError,
+    NothingToExport,
+    ground_truth_export,
+    ground_truth_export_text,
+)
 from evalsite.post_commit import after_commit
 from evalsite.queue import task_enqueue_named
 
@@ -51,11 +56,17 @@ def ground_truth_export_start(
     all_discussions: bool = False,
     run: ExtractionRun | None = None,
     include_provisional: bool = False,
+    include_notes: bool = False,
+    include_f1: bool = False,
 ) -> ExportOutcome:
-    """Export now, or queue a background job when the selection is large.
+    """Export now, or queue a background job when the selection is large (the options:
+    ``ground_truth_export``).
 
-    Raises ``NothingToExport`` when no approved ground truth matches.
+    Raises ``NothingToExport`` when no approved ground truth matches, ``ExportOptionError``
+    for F1 figures without a run.
     """
+    if include_f1 and run is None:
+        raise ExportOptionError("include_f1: choose the run whose F1 figures are exported (run).")
     size = ground_truth_export_size(discussion_ids=discussion_ids, all_discussions=all_discussions)
     if size == 0:
         raise NothingToExport("No approved ground truth matches the request.")
@@ -65,6 +76,8 @@ def ground_truth_export_start(
             all_discussions=all_discussions,
             run=run,
             include_provisional=include_provisional,
+            include_notes=include_notes,
+            include_f1=include_f1,
         )
         return ExportOutcome(data=data)
     job = ComputeJob.objects.create(
@@ -74,6 +87,8 @@ def ground_truth_export_start(
             "all": all_discussions,
             "run": run.pk if run else None,
             "include_provisional": include_provisional,
+            "include_notes": include_notes,
+            "include_f1": include_f1,
             "approved_statements": size,
         },
         created_by=user,
@@ -115,13 +130,15 @@ def ground_truth_export_job_run(*, job_id: int) -> ComputeJob:
             run=run,
             progress=lambda done, total: _set_progress(job_id, done, total),
             include_provisional=bool(params.get("include_provisional")),
+            include_notes=bool(params.get("include_notes")),
+            include_f1=bool(params.get("include_f1")),
         )
         job.refresh_from_db()
         _save_pieces(job, f"ground-truth-job-{job_id}.json", pieces)
         job.status = ComputeJob.Status.DONE
         job.finished_at = timezone.now()
         job.save(update_fields=["result_file", "status", "finished_at"])
-    except (NothingToExport, ValueError) as exc:
+    except (NothingToExport, ExportOptionError, ValueError) as exc:
         _fail(job_id, str(exc))
     except Exception as exc:  # the job must end in a visible state, whatever went wrong
         log.exception("ground-truth export job %s failed", job_id)

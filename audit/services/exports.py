@@ -7,10 +7,14 @@ from __future__ import annotations
 import json
 import textwrap
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
 
 from django.utils import timezone
 
+from audit import figures
 from audit.models import (
+    Comment,
     Discussion,
     Extraction,
     ExtractionRun,
@@ -22,6 +26,8 @@ from audit.models import (
 from audit.services.imports import SCHEMA_VERSION, Progress
 from audit.services.runs import run_reference
 from evalsite.api import DomainError
+from metrics.families.extraction.sarf import SARF_VARIABLES
+from metrics.families.payload.rules import ENTITY_KINDS, as_id, entity_items
 
 # --- export ------------------------------------------------------------------------------------
 
@@ -35,6 +41,27 @@ class NothingToExport(DomainError):
 EXPORT_CHUNK = 50  # discussions read per round of queries while exporting
 
 
+class ExportOptionError(DomainError):
+    """Export options that do not go together (F1 figures without a run)."""
+
+    status_code = 400
+
+
+@dataclass(frozen=True)
+class Extras:
+    """What an export adds to the default format: all off by default."""
+
+    provisional: bool = False
+    notes: bool = False
+    f1_run: ExtractionRun | None = None
+
+
+def _extras(run: ExtractionRun | None, provisional: bool, notes: bool, f1: bool) -> Extras:
+    if f1 and run is None:
+        raise ExportOptionError("include_f1: choose the run whose F1 figures are exported (run).")
+    return Extras(provisional=provisional, notes=notes, f1_run=run if f1 else None)
+
+
 def ground_truth_export(
     *,
     discussion_ids: list[int] | None = None,
@@ -42,17 +69,24 @@ def ground_truth_export(
     run: ExtractionRun | None = None,
     progress: Progress | None = None,
     include_provisional: bool = False,
+    include_notes: bool = False,
+    include_f1: bool = False,
 ) -> dict:
     """The approved ground truth of the chosen discussions, in the export format (schema v1).
 
     Only discussions with at least one approved feedback are exported; every statement is
     included for context, with ``approved_feedback`` null where nothing is approved.
     ``include_provisional`` adds each statement's ``provisional_ground_truth`` (what review
-    triage accepted without review, never mixed into ``approved_feedback``); off by default.
-    For large exports, ``ground_truth_export_text`` gives the same JSON piece by piece.
+    triage accepted without review, never mixed into ``approved_feedback``); ``include_notes``
+    adds each approved coding's auditor note (``comment``) and its statement's comment thread
+    (``comments``); ``include_f1`` adds, for ``run`` (required), each statement's stored F1
+    figures and its matched, missed and spurious items (``f1``). All off by default: the
+    default export is unchanged, and an import reads none of them. For large exports,
+    ``ground_truth_export_text`` gives the same JSON piece by piece.
     """
+    extras = _extras(run, include_provisional, include_notes, include_f1)
     ids = _export_ids(discussion_ids, all_discussions, include_provisional)
-    entries = _exported_discussions(ids, run, progress, include_provisional)
+    entries = _exported_discussions(ids, run, progress, extras)
     return {**_export_header(), "discussions": list(entries)}
 
 
@@ -63,13 +97,16 @@ def ground_truth_export_text(
     run: ExtractionRun | None = None,
     progress: Progress | None = None,
     include_provisional: bool = False,
+    include_notes: bool = False,
+    include_f1: bool = False,
 ) -> Iterator[str]:
     """The export as the text ``json.dumps(ground_truth_export(...), indent=2)`` gives, one
     discussion at a time: memory stays flat in the number of discussions. Raises
-    NothingToExport before yielding anything."""
+    NothingToExport (or ExportOptionError) before yielding anything."""
+    extras = _extras(run, include_provisional, include_notes, include_f1)
     ids = _export_ids(discussion_ids, all_discussions, include_provisional)
     header = json.dumps(_export_header(), indent=2, ensure_ascii=False)
-    return _export_pieces(header, _exported_discussions(ids, run, progress, include_provisional))
+    return _export_pieces(header, _exported_discussions(ids, run, progress, extras))
 
 
 def _export_pieces(header: str, discussions: Iterator[dict]) -> Iterator[str]:
@@ -134,7 +171,7 @@ def ground_truth_frozen_text(*, record: Recorder) -> Iterator[str]:
     so what is recorded is exactly what the file says. Raises NothingToExport."""
     ids = _export_ids(None, True, False)
     header = json.dumps(_export_header(), indent=2, ensure_ascii=False)
-    discussions = _exported_discussions(ids, None, None, False, extractions=False, record=record)
+    discussions = _exported_discussions(ids, None, None, Extras(), extractions=False, record=record)
     return _export_pieces(header, discussions)
 
 
@@ -142,13 +179,14 @@ def _exported_discussions(
     ids: list[int],
     run: ExtractionRun | None,
     progress: Progress | None,
-    include_provisional: bool,
+    extras: Extras,
     *,
     extractions: bool = True,
     record: Recorder | None = None,
 ) -> Iterator[dict]:
     """The discussions' export entries in id order, read EXPORT_CHUNK discussions at a time
-    (four queries per chunk, two more with the provisional ground truth)."""
+    (four queries per chunk, two more with the provisional ground truth, one with the notes,
+    two with the F1 figures)."""
     for start in range(0, len(ids), EXPORT_CHUNK):
         chunk = ids[start : start + EXPORT_CHUNK]
         statements: dict[int, list[Statement]] = {pk: [] for pk in chunk}
@@ -159,13 +197,15 @@ def _exported_discussions(
         ):
             statements[statement.discussion_id].append(statement)
         chosen = _extractions_by_statement(chunk, run) if extractions else {}
-        provisional = _provisional_by_statement(chunk) if include_provisional else None
+        provisional = _provisional_by_statement(chunk) if extras.provisional else None
         approved = {
             f.statement_id: f
             for f in Feedback.objects.approved()
             .filter(statement__discussion_id__in=chunk)
             .select_related("auditor", "approved_by", "guideline_version")
         }
+        threads = _threads(chunk) if extras.notes else None
+        f1 = _f1_by_statement(extras.f1_run, chunk, approved) if extras.f1_run else None
         for done, discussion in enumerate(
             Discussion.objects.filter(pk__in=chunk).order_by("pk"), start=start + 1
         ):
@@ -174,6 +214,8 @@ def _exported_discussions(
                 record(statements[discussion.pk], approved)
             for statement in entry["statements"]:
                 _with_provisional(statement, provisional)
+                _with_notes(statement, approved.get(statement["id"]), threads)
+                _with_f1(statement, f1)
             yield entry
             if progress:
                 progress(done, len(ids))
@@ -224,6 +266,91 @@ def _with_provisional(statement: dict, provisional: dict[int, dict] | None) -> d
     if provisional is not None:
         statement["provisional_ground_truth"] = provisional.get(statement["id"])
     return statement
+
+
+def _threads(discussion_ids: list[int]) -> dict[int, list[dict[str, Any]]]:
+    """Every statement's comment thread, oldest first (an export is an admin's: admins read
+    every comment)."""
+    threads: dict[int, list[dict[str, Any]]] = {}
+    for comment in (
+        Comment.objects.filter(statement__discussion_id__in=discussion_ids)
+        .select_related("author")
+        .in_thread_order()
+    ):
+        threads.setdefault(comment.statement_id, []).append(
+            {
+                "author": comment.author.get_username(),
+                "kind": comment.kind,
+                "feedback": comment.feedback_id,
+                "body": comment.body,
+                "created_at": comment.created_at.isoformat(),
+            }
+        )
+    return threads
+
+
+def _with_notes(
+    statement: dict, feedback: Feedback | None, threads: dict[int, list[dict]] | None
+) -> None:
+    """The approved coding's auditor note (``comment``, what an import keeps as the note) and
+    the statement's thread (``comments``; each names the coding it is about, or none)."""
+    if threads is None or feedback is None:
+        return
+    statement["approved_feedback"]["comment"] = feedback.comment
+    statement["approved_feedback"]["comments"] = threads.get(statement["id"], [])
+
+
+F1_FIGURES = (
+    "aggregate_micro_f1",
+    *(f"{kind}_{figure}" for kind in ENTITY_KINDS for figure in ("f1", "tp", "fp", "fn")),
+    *(f"{variable}_macro_f1" for variable in SARF_VARIABLES),
+    "exact_match",
+)
+
+
+def _f1_by_statement(
+    run: ExtractionRun, discussion_ids: list[int], approved: dict[int, Feedback]
+) -> dict[int, dict[str, Any] | None]:
+    """Per statement of these discussions: the run's stored F1 of it against its approved
+    coding, with the items matched, missed and spurious; None where nothing is stored (no
+    approved coding, no extraction by the run, or not computed yet)."""
+    with_gt = list(approved)
+    stored = figures.statement_f1_results(run_id=run.pk, statement_ids=with_gt)
+    payloads = dict(
+        Extraction.objects.filter(run=run, statement_id__in=list(stored)).values_list(
+            "statement_id", "pdp_deltas"
+        )
+    )
+    reference = run_reference(run)
+    out: dict[int, dict[str, Any] | None] = {}
+    for statement_id, result in stored.items():
+        values = result.values or {}
+        ai = payloads.get(statement_id) or {}
+        gt = approved[statement_id].edited_extraction or {}
+        out[statement_id] = {
+            "run": reference,
+            "status": result.status,
+            "computed_at": result.computed_at.isoformat() if result.computed_at else None,
+            "figures": {name: values.get(name) for name in F1_FIGURES},
+            "matched": {kind: values.get(f"{kind}_matches") or [] for kind in ENTITY_KINDS},
+            "missed": {
+                kind: _items(gt, kind, values.get(f"{kind}_fn_ids")) for kind in ENTITY_KINDS
+            },
+            "spurious": {
+                kind: _items(ai, kind, values.get(f"{kind}_fp_ids")) for kind in ENTITY_KINDS
+            },
+        }
+    return out
+
+
+def _items(payload: dict, kind: str, ids: list | None) -> list[dict]:
+    wanted = set(map(as_id, ids or []))
+    return [item for item in entity_items(payload, kind) if as_id(item.get("id")) in wanted]
+
+
+def _with_f1(statement: dict, f1: dict[int, dict[str, Any] | None] | None) -> None:
+    if f1 is not None:
+        statement["f1"] = f1.get(statement["id"])
 
 
 def _extractions_by_statement(discussion_ids: list[int], run: ExtractionRun | None) -> dict:

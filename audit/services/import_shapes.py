@@ -54,8 +54,9 @@ STATEMENT_KEYS = {
     "ground_truth",
     "approved_feedback",
 }
-# Read for what they say, not imported: provisional ground truth is not human ground truth.
-STATEMENT_READ = {"provisional_ground_truth"}
+# Known, not imported: provisional ground truth is not human ground truth; a run's F1 figures
+# are computed again from what is imported.
+STATEMENT_READ = {"provisional_ground_truth", "f1"}
 ORIGIN_DISCUSSION_KEYS = {"speakers"}
 ORIGIN_STATEMENT_KEYS = {"speaker_id", "approved"}
 CASE_KEYS = {"statement_text", "ai_extraction", "gt_extraction", "comment", "discussion"}

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from audit.management.progress import ProgressBar
 from audit.models import ExtractionRun
-from audit.services.exports import NothingToExport, ground_truth_export_text
+from audit.services.exports import ExportOptionError, NothingToExport, ground_truth_export_text
 
 
 class Command(BaseCommand):
@@ -22,10 +22,30 @@ class Command(BaseCommand):
             help="add each statement's provisional_ground_truth (accepted by review triage, "
             "not human ground truth)",
         )
+        parser.add_argument(
+            "--include-notes",
+            action="store_true",
+            help="add each approved coding's auditor note and its statement's comment thread",
+        )
+        parser.add_argument(
+            "--include-f1",
+            action="store_true",
+            help="add, for --run, each statement's F1 figures and its matched, missed and "
+            "spurious items",
+        )
         parser.add_argument("-o", "--output", type=Path, help="file to write (default stdout)")
 
     def handle(
-        self, *args, discussion_ids, all_discussions, run, output, include_provisional, **options
+        self,
+        *args,
+        discussion_ids,
+        all_discussions,
+        run,
+        output,
+        include_provisional,
+        include_notes,
+        include_f1,
+        **options,
     ):
         ids = _parse_ids(discussion_ids)
         if not ids and not all_discussions:
@@ -43,8 +63,10 @@ class Command(BaseCommand):
                 run=chosen_run,
                 progress=tally,
                 include_provisional=include_provisional,
+                include_notes=include_notes,
+                include_f1=include_f1,
             )
-        except NothingToExport as exc:
+        except (NothingToExport, ExportOptionError) as exc:
             raise CommandError(str(exc)) from exc
         if output:
             with output.open("w", encoding="utf-8") as file:

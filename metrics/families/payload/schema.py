@@ -315,6 +315,31 @@ APPROVED_FEEDBACK_SCHEMA = {
             "description": "the coding guidelines version in force when the auditor submitted "
             "(see the top-level guidelines); null for imported or earlier ground truth",
         },
+        "comment": {
+            "type": "string",
+            "description": "only with include_notes: the auditor's note on the coding (an "
+            "import keeps it in the imported coding's note)",
+        },
+        "comments": {
+            "type": "array",
+            "description": "only with include_notes: the statement's comment thread, oldest "
+            "first (an import ignores it)",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["author", "kind", "body"],
+                "properties": {
+                    "author": {"type": "string"},
+                    "kind": {"enum": ["comment", "rejection"]},
+                    "feedback": {
+                        "type": ["integer", "null"],
+                        "description": "the coding the comment is about; null: the statement",
+                    },
+                    "body": {"type": "string"},
+                    "created_at": {"type": "string"},
+                },
+            },
+        },
     },
 }
 
@@ -341,6 +366,12 @@ RUN_REFERENCE_SCHEMA = {
     },
 }
 
+ENTITY_LISTS_SCHEMA = {
+    "type": "object",
+    "description": "by kind: people, events, pair_bonds",
+    "additionalProperties": {"type": "array", "items": {"type": "object"}},
+}
+
 EXPORT_STATEMENT_SCHEMA = {
     "type": "object",
     "additionalProperties": False,
@@ -358,6 +389,26 @@ EXPORT_STATEMENT_SCHEMA = {
             "description": "legacy files: the approved extraction without its metadata",
         },
         "approved_feedback": {"oneOf": [APPROVED_FEEDBACK_SCHEMA, {"type": "null"}]},
+        "f1": {
+            "type": ["object", "null"],
+            "description": "only with include_f1: the chosen run's stored F1 of the statement "
+            "against its approved coding (null: none stored), the items matched (AI id, "
+            "ground-truth id, score), missed (ground-truth items) and spurious (AI items); an "
+            "import ignores it",
+            "additionalProperties": False,
+            "properties": {
+                "run": RUN_REFERENCE_SCHEMA,
+                "status": {"enum": ["fresh", "stale", "failed"]},
+                "computed_at": {"type": ["string", "null"]},
+                "figures": {
+                    "type": "object",
+                    "additionalProperties": {"type": ["number", "boolean", "null"]},
+                },
+                "matched": ENTITY_LISTS_SCHEMA,
+                "missed": ENTITY_LISTS_SCHEMA,
+                "spurious": ENTITY_LISTS_SCHEMA,
+            },
+        },
         "provisional_ground_truth": {
             "type": ["object", "null"],
             "description": "only with include_provisional: the run's extraction review triage "
