@@ -5,6 +5,7 @@ Pure functions over plain dicts: templates get ready-made strings and never reso
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Iterable
@@ -160,6 +161,58 @@ def field_problem(message: str) -> str:
     longer in this coding"): a reference to nothing names no id."""
     missing = _MISSING.match(message)
     return f"points at a {missing[2]} that is no longer in this coding" if missing else message
+
+
+SINGULAR = {"people": "person", "events": "event", "pair_bonds": "pair bond"}
+
+
+def json_problem_sentence(path: str, message: str, data: Any, labels: Labels) -> str:
+    """A problem of the raw JSON editor's text as a sentence about the item it sits in, then
+    where it is in the JSON (which is what that editor shows): "Emily Walker, name: text is
+    too long (at people[2].name)", "The 2nd event, date: expected string, got number 5 (at
+    events[1].dateTime)". The text is not valid yet: only names that are plain text are used,
+    and the people of ``data`` are named only when ``readable_labels`` could read them."""
+    found = _PATH.match(path)
+    if found is None:  # the text or a whole list ("events: expected array"): its key is its name
+        return f"{path}: {message}" if path else message
+    kind, index, name = found[1], int(found[2]), found[3] or ""
+    items = data.get(kind) if isinstance(data, dict) else None
+    item = items[index] if isinstance(items, list) and index < len(items) else None
+    owner = f"The {_ordinal(index + 1)} {SINGULAR[kind]}"
+    if isinstance(item, dict) and (kind != "people" or _plain(item.get("name"))):
+        # an id that is a list or an object has no name to look up
+        with contextlib.suppress(TypeError):
+            owner = item_words(kind, item, labels)
+    if not _plain(owner):
+        owner = f"The {_ordinal(index + 1)} {SINGULAR[kind]}"
+    field_words = FIELD_WORDS.get(name, name)
+    said = f"{owner}, {field_words}: {message}" if field_words else f"{owner}: {message}"
+    return f"{said} (at {path})"
+
+
+def readable_labels(data: Any, labels: Labels) -> Labels:
+    """``labels`` with the people of a JSON text that may not be valid: each whose id can be
+    looked up and whose names are plain text (never a NUL or a lone surrogate on a page)."""
+    labels = labels.copy()
+    people = data.get("people") if isinstance(data, dict) else None
+    for person in people if isinstance(people, list) else []:
+        if not isinstance(person, dict):
+            continue
+        ident, names = person.get("id"), (person.get("name"), person.get("last_name"))
+        if isinstance(ident, int) and all(n is None or _plain(n) for n in names):
+            labels.people[ident] = person_name(person)
+    return labels
+
+
+def _plain(value: Any) -> bool:
+    """Text a page can show: a non-empty string with no NUL and no lone surrogate."""
+    if not isinstance(value, str) or not value or "\x00" in value:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def item_words(kind: str, item: dict, labels: Labels) -> str:

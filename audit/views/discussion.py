@@ -161,10 +161,16 @@ def card_context(request: HtmxHttpRequest, statement: Statement, *, owner=None) 
 def problem_lines(request: HtmxHttpRequest, feedback, issues: list) -> list[str]:
     """A refused submit's problems as sentences about the coding on screen, naming people of
     earlier statements too (read only when a submit is refused)."""
-    rows = card_context(request, feedback.statement, owner=feedback.auditor)["rows"]
     payload = feedback.edited_extraction
-    labels = Labels().feed(cumulative(coded_payloads(rows)[:-1])).feed(payload)
+    labels = earlier_labels(request, feedback).feed(payload)
     return [problem_sentence(issue.path, issue.message, payload, labels) for issue in issues]
+
+
+def earlier_labels(request: HtmxHttpRequest, feedback) -> Labels:
+    """The names of the people, events and bonds of the coder's earlier statements in this
+    discussion (read only to word a problem)."""
+    rows = card_context(request, feedback.statement, owner=feedback.auditor)["rows"]
+    return Labels().feed(cumulative(coded_payloads(rows)[:-1]))
 
 
 @require_GET

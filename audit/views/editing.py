@@ -21,7 +21,9 @@ from audit.display import (
     distinct_names,
     field_problem,
     item_words,
+    json_problem_sentence,
     problem_sentence,
+    readable_labels,
     submit_summary,
 )
 from audit.forms import (
@@ -60,7 +62,7 @@ from audit.services.feedback import (
     feedback_unsubmit_refusal,
 )
 from audit.views.access import error_fragment, safe_next, visible_feedback
-from audit.views.discussion import card_context, problem_lines, statement_url
+from audit.views.discussion import card_context, earlier_labels, problem_lines, statement_url
 from audit.views.presence import presence_others
 from audit.views.rows import StatementRow, ai_payloads, choose_run, coded_payloads
 from audit.views.team import open_next
@@ -516,12 +518,15 @@ def save_json(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """The raw JSON editor, validated by the same schema as everything else."""
     feedback = visible_feedback(request, pk)
     target = f"#json-status-{feedback.pk}"
+    data: Any = None
     try:
         data = parse_json_payload(request.POST.get("payload", ""))
         payload = mark_edited(feedback.edited_extraction, validate_pdp(data))
         saved = _save_form(request, feedback, payload)
     except PayloadError as exc:
-        return error_fragment(request, exc.messages(), status=422, target=target)
+        return error_fragment(
+            request, json_problems(request, feedback, exc, data), status=422, target=target
+        )
     except (WorkflowError, ValidationError) as exc:
         if isinstance(exc, StaleVersion):
             keep_losing_edit(request, exc, payload)
@@ -533,6 +538,17 @@ def save_json(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         return editor_card(request, saved)
     messages.success(request, f"Saved the JSON (version {saved.version}).")
     return redirect(_edit_url(saved))
+
+
+def json_problems(
+    request: HtmxHttpRequest, feedback: Feedback, exc: PayloadError, data: Any
+) -> list[str]:
+    """The JSON editor's problems as sentences about the items they sit in, with where each
+    is in the JSON ("Emily Walker, name: text is too long (at people[2].name)")."""
+    if not any(issue.path for issue in exc.issues):  # the text itself: syntax, nesting
+        return exc.messages()
+    labels = readable_labels(data, earlier_labels(request, feedback))
+    return [json_problem_sentence(i.path, i.message, data, labels) for i in exc.issues]
 
 
 @require_POST

@@ -293,7 +293,12 @@ def test_raw_json_editor_saves_valid_json(auditor_client, feedback):
     ("text", "message"),
     [
         ('{"people": [', "not valid JSON"),
-        ('{"people": [{"id": "x"}]}', "people[0].id: expected integer"),
+        ('{"people": [{"id": "x"}]}', "The 1st person, id: expected integer"),
+        (
+            '{"people": [{"id": -1, "name": "Emily", "last_name": "Walker", "gender": 5}]}',
+            "Emily Walker, gender: 5 is not one of: male",
+        ),
+        ('{"people": {}}', "people: expected array, got object {}"),
         ('{"colour": 1}', "unknown key"),
     ],
 )
@@ -304,6 +309,21 @@ def test_raw_json_editor_refuses_invalid_payloads(auditor_client, feedback, text
     assert response["HX-Retarget"] == f"#json-status-{feedback.pk}"
     assert message in response.content.decode()
     assert Feedback.objects.get().version == 1
+
+
+def test_the_json_editor_words_a_problem_by_the_item_it_sits_in(auditor_client, auditor, scene):
+    """On the second statement an event of John (named in the first) with a number for a date:
+    the problem names John's event and then where it is in the JSON, never the path alone."""
+    second = feedback_start(statement=scene.second, auditor=auditor)
+    payload = json.loads(json.dumps(second.edited_extraction))
+    payload["events"][0].update(person=-1, dateTime=1990)
+    url = reverse("audit:feedback_json", args=[second.pk])
+    response = hx_post(auditor_client, url, {"payload": json.dumps(payload), "version": 1})
+    assert response.status_code == 422
+    html = response.content.decode()
+    assert "John Smith&#x27;s shift event, date: expected string or null, got number 1990" in html
+    assert "(at events[0].dateTime)" in html
+    assert ">events[0]" not in html
 
 
 def test_a_rejected_feedback_shows_the_reason_and_goes_back_to_draft_on_save(
