@@ -32,7 +32,8 @@ def _diff_tag(card: Card) -> str:
 def card_html(card: Card) -> str:
     state = f" is-{escape(card.state)}" if card.state else ""
     confidence = (
-        f'<span class="conf" title="confidence">{escape(card.confidence)}</span>'
+        f'<span class="conf"><span class="conf-label">confidence</span> '
+        f"{escape(card.confidence)}</span>"
         if card.confidence
         else ""
     )

@@ -12,7 +12,8 @@ from audit.display import Card
 
 HOSTILE = '<b>O\'Brien</b> & "co"'
 
-# The `item_card` partial as a template loop wrote it, before the tag.
+# The `item_card` partial as a template loop wrote it, before the tag (its confidence since
+# labelled on screen, not in a tooltip only: one labelled figure per item).
 TEMPLATE_CARD = """
   <div class="item item-{{ c.kind }}{% if c.state %} is-{{ c.state }}{% endif %}">
     <div class="item-title">
@@ -21,7 +22,7 @@ TEMPLATE_CARD = """
       {% elif c.state == 'removed' %}<span class="diff-tag">removed</span>
       {% elif c.state == 'changed' %}<span class="diff-tag" title="changed: {{ c.changed_fields|join:', ' }}">changed: {{ c.changed_fields|join:", " }}</span>
       {% elif c.state == 'here' %}<span class="diff-tag">this statement</span>{% endif %}
-      {% if c.confidence %}<span class="conf" title="confidence">{{ c.confidence }}</span>{% endif %}
+      {% if c.confidence %}<span class="conf"><span class="conf-label">confidence</span> {{ c.confidence }}</span>{% endif %}
     </div>
     <dl>{% for label, value in c.lines %}<dt>{{ label }}</dt><dd>{{ value }}</dd>{% endfor %}</dl>
     {% if c.codes %}<div class="codes">{% for code in c.codes %}<span class="code">{{ code }}</span>{% endfor %}</div>{% endif %}
