@@ -376,6 +376,15 @@ class Feedback(models.Model):
     blind = models.BooleanField(
         default=False, help_text="Coded from an empty extraction instead of the AI's."
     )
+    # The coding as its auditor first submitted it: final for the agreement figures, since
+    # submitting lifts the seal (docs/review.md, "Final once submitted"). Later changes are
+    # revisions marked after_submit; an undone submit (nothing seen yet) clears it.
+    submitted_extraction = models.JSONField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="The coding as first submitted: what the agreement figures compare.",
+    )
     comment = models.TextField(blank=True)
     approved_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -502,6 +511,11 @@ class FeedbackRevision(HistoryModel):
     status = models.CharField(max_length=10, choices=Feedback.Status.choices)
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField()
+    after_submit = models.BooleanField(
+        default=False,
+        help_text="A change made after the coding was first submitted: the agreement figures "
+        "keep the coding as submitted.",
+    )
     restored_from = models.ForeignKey(
         "self",
         null=True,

@@ -673,6 +673,7 @@ class FeedbackRevisionOutputSerializer(serializers.ModelSerializer):
             "label",
             "saves",
             "action",
+            "after_submit",
             "status",
             "author",
             "author_username",

@@ -140,6 +140,8 @@ def revision_record(
     return FeedbackRevision.objects.create(
         **_revision_fields(feedback, author=author, action=action, before=before, now=now),
         restored_from=restored_from,
+        # A change after the first submit (the seal has lifted): marked, left out of agreement.
+        after_submit=action in CONTENT_ACTIONS and feedback.submitted_extraction is not None,
     )
 
 
@@ -355,6 +357,7 @@ def _propose(locked: Feedback, *, user, payload: dict) -> Feedback:
         status=locked.status,
         before=before,
         after=copy.deepcopy(payload),
+        after_submit=locked.submitted_extraction is not None,
     )
     audit_log_record(
         actor=user,
@@ -379,6 +382,8 @@ def feedback_submit(*, feedback: Feedback, user: User, base_version: int | None 
         raise WrongState(f"Feedback is already {locked.get_status_display().lower()}.")
     _check_ready(locked, action="submit")
     locked.status = Feedback.Status.SUBMITTED
+    if locked.submitted_extraction is None:  # final for the agreement figures from now on
+        locked.submitted_extraction = copy.deepcopy(locked.edited_extraction)
     locked.review_opened_at = None
     locked.rejection_reason = ""
     locked.guideline_version = guideline_current()
@@ -431,6 +436,9 @@ def feedback_unsubmit(
     if refusal:
         raise WrongState(refusal)
     locked.status = Feedback.Status.DRAFT
+    # Nothing an independent coding must not see was shown (the refusal above): the submit is
+    # undone as if it never was, so the next submit is the one the agreement figures keep.
+    locked.submitted_extraction = None
     locked.version += 1
     locked.save()
     revision_record(locked, author=user, action="unsubmit", before=None)

@@ -1,7 +1,9 @@
 """Inter-auditor agreement on evalsite's own data, and blind vs pre-filled coding.
 
 A *coding* is an auditor's submitted or approved feedback on a subject statement (drafts are
-work in progress; rejected coding is being redone). Figures:
+work in progress; rejected coding is being redone), compared as its auditor first submitted it:
+submitting lifts the seal (the F1, the other codings), so a change after it is no independent
+coding (docs/review.md, "Final once submitted"). Figures:
 
 - auditor pairs on the statements both coded: the symmetric mean of F1(a→b) and F1(b→a) (the
   extraction-F1 engine with one auditor as the reference), Cohen's kappa per SARF variable on
@@ -25,6 +27,8 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
+from django.db.models import Case, F, JSONField, When
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from audit.derived.team_figures import team_agreement_store
@@ -58,24 +62,37 @@ class Coding:
     order: int
     auditor_id: int
     auditor: str
-    payload: dict | None  # None when loaded without payloads
+    payload: dict | None  # as first submitted; None when loaded without payloads
     approved: bool
     blind: bool
     source_extraction_id: int | None
     stamp: tuple
+    truth: dict | None = None  # an approved coding's ground truth as it is now
 
     @property
     def prefilled(self) -> bool:
         return not self.blind and self.source_extraction_id is not None
 
 
-def _codings(queryset: Any, *, payloads: bool = True) -> list[Coding]:
+def _codings(queryset: Any, *, payloads: bool = True, as_submitted: bool = True) -> list[Coding]:
     """Submitted and approved coding of subject statements, in (statement, auditor) order;
-    without ``payloads`` the payload is None (what tells which statements' pieces changed)."""
+    without ``payloads`` the payload is None (what tells which statements' pieces changed).
+    ``as_submitted``: each payload as first submitted (what agreement compares), else as it is
+    now (what an adjudication merges)."""
+    payload: Any = F("edited_extraction")
+    if as_submitted:
+        payload = Coalesce("submitted_extraction", "edited_extraction")
+    truth = Case(
+        When(status=Feedback.Status.APPROVED, then=F("edited_extraction")),
+        default=None,
+        output_field=JSONField(),
+    )
     rows = (
         queryset.filter(status__in=CODED, statement__speaker__type=Speaker.Type.SUBJECT)
         .filter(adjudication__isnull=True)  # a merge of codings is not another coder
         .order_by("statement_id", "auditor_id")
+        .annotate(payload=payload if payloads else F("statement_id"))
+        .annotate(truth=truth if payloads else F("statement_id"))
         .values_list(
             "id",
             "statement_id",
@@ -83,7 +100,8 @@ def _codings(queryset: Any, *, payloads: bool = True) -> list[Coding]:
             "statement__order",
             "auditor_id",
             "auditor__username",
-            "edited_extraction" if payloads else "statement_id",
+            "payload",
+            "truth",
             "status",
             "blind",
             "source_extraction_id",
@@ -105,8 +123,9 @@ def _codings(queryset: Any, *, payloads: bool = True) -> list[Coding]:
             blind,
             source,
             (pk, version, updated, status, blind, source),
+            truth if payloads else None,
         )
-        for pk, statement, discussion, order, auditor_id, auditor, payload, status, blind, source, version, updated in rows
+        for pk, statement, discussion, order, auditor_id, auditor, payload, truth, status, blind, source, version, updated in rows
     ]
 
 
@@ -265,7 +284,7 @@ def statement_truth_scores(codings: Sequence[Coding]) -> list[TruthScore]:
     scores = []
     for coding in codings:
         if coding.feedback_id != truth.feedback_id:
-            m = _f1(coding.payload, truth.payload)
+            m = _f1(coding.payload, truth.truth)
             scores.append(
                 TruthScore(
                     coding, m.aggregate_micro_f1, m.aggregate_tp, m.aggregate_fp + m.aggregate_fn
@@ -524,7 +543,8 @@ def statement_disagreement(statement: Statement) -> dict[str, Any] | None:
     """None when fewer than two auditors coded the statement or they all agree (symmetric
     F1 = 1 for every pair); else {"f1": the lowest pair's symmetric F1, "n_auditors",
     "auditors": usernames, "pairs": [{auditor_a, auditor_b, f1}]}."""
-    codings = _codings(Feedback.objects.filter(statement_id=statement.pk))
+    # The codings as they are now: what the reviewer and an adjudication see.
+    codings = _codings(Feedback.objects.filter(statement_id=statement.pk), as_submitted=False)
     if len({c.auditor_id for c in codings}) < 2:
         return None
     comparisons = statement_comparisons(codings)
