@@ -113,8 +113,10 @@ def migrated_to(transactional_db):
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
-    def migrate(targets: list[tuple[str, str]]):
+    def migrate(targets: list[tuple[str, str]] | None):
+        """None: the latest migrations of every app."""
         executor = MigrationExecutor(connection)
+        targets = targets if targets is not None else executor.loader.graph.leaf_nodes()
         executor.migrate(targets)
         executor.loader.build_graph()
         return executor.loader.project_state(targets).apps
