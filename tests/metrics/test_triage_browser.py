@@ -97,6 +97,9 @@ def test_triage_takes_statements_out_of_the_queue_and_suspends_on_bad_qa(
     field.press("Tab")
     expect(page.locator(".save-status.ok")).to_contain_text("v2")
     page.click(f"#stmt-{bad[0].pk} >> button:has-text('Submit')")
+    # Submitting asks first (what will be submitted); the dialog's Submit confirms.
+    confirm = page.locator(f"#stmt-{bad[0].pk} [data-testid=submit-confirm]")
+    confirm.get_by_role("button", name="Submit", exact=True).click()
     expect(page.locator(f"#stmt-{bad[0].pk} .chip.status-submitted")).to_be_visible()
 
     # The admin approves the QA codings (the other two coded the same way) ...
