@@ -196,6 +196,15 @@ def test_question_mark_shows_the_shortcuts(open_as, live_server, auditor):
     dialog = page.locator("dialog#shortcuts")
     expect(dialog).to_be_visible()
     expect(dialog).to_contain_text("next / previous statement")
+    # It opens at its top, the main keys first, even after it was left scrolled down.
+    assert dialog.locator("th").first.text_content() == "Main keys"
+    expect(dialog.locator("#shortcuts-title")).to_be_focused()
+    page.evaluate("() => { document.getElementById('shortcuts').scrollTop = 10000; }")
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    page.keyboard.press("?")
+    expect(dialog.locator("#shortcuts-title")).to_be_focused()
+    assert page.evaluate("() => document.getElementById('shortcuts').scrollTop") == 0
     page.keyboard.press("Escape")
     expect(dialog).to_be_hidden()
 

@@ -11,7 +11,7 @@ from audit.models import Feedback
 from tests.audit.test_browser_big_statement import big_pdp
 from tests.conftest import TEST_PASSWORD, screenshot
 from tests.factories import ExtractionFactory, ExtractionRunFactory, StatementFactory
-from tests.site_pages import axe_serious
+from tests.site_pages import axe_serious, describe
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("transactional_db")]
 
@@ -56,7 +56,7 @@ def test_person_picker_filters_as_you_type_and_picks_with_the_keyboard(
     expect(listbox.get_by_role("option")).to_have_count(1)
     expect(listbox).to_contain_text("Oda Hayes")
     screenshot(page, "editor_person_picker", full_page=False)
-    assert axe_serious(page) == []  # with the list open
+    assert axe_serious(page) == [], describe(axe_serious(page))  # with the list open
     assert who.get_attribute("aria-expanded") == "true"
     who.press("ArrowDown")
     expect(listbox.locator("li.active")).to_have_text("Oda Hayes")
@@ -76,6 +76,8 @@ def test_person_picker_filters_as_you_type_and_picks_with_the_keyboard(
     who.fill("a")
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     screenshot(page, "editor_person_picker_390", full_page=False)
+    assert who.get_attribute("aria-expanded") == "true"
+    assert axe_serious(page) == [], describe(axe_serious(page))  # the list open on a phone
     who.press("Escape")
     # Leaving the box picks the one person its text names; emptied, it picks no one.
     spouse = editor.get_by_role("combobox", name="Spouse").first
