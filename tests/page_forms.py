@@ -16,6 +16,8 @@ class PageForm:
     action: str
     fields: list[tuple[str, str]] = field(default_factory=list)
     buttons: list[tuple[str, str]] = field(default_factory=list)
+    # Buttons that send the form elsewhere (hx-post / formaction): (method, action).
+    targets: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def names(self) -> list[str]:
@@ -62,6 +64,11 @@ class _Forms(HTMLParser):
         if (tag in ("input", "button") and kind in ("submit", "button")) or tag == "button":
             if a.get("name"):
                 form.buttons.append((a["name"], a.get("value", "")))
+            for verb in ("post", "get"):
+                if a.get(f"hx-{verb}"):
+                    form.targets.append((verb, urljoin(self.page, a[f"hx-{verb}"])))
+            if a.get("formaction"):
+                form.targets.append(("post", urljoin(self.page, a["formaction"])))
         elif tag == "input" and a.get("name") and kind != "file":
             if kind in ("radio", "checkbox") and "checked" not in a:
                 if not any(n == a["name"] for n, _ in form.fields):
@@ -95,6 +102,12 @@ class _Forms(HTMLParser):
 
 
 def page_forms(page: str, html: str) -> list[PageForm]:
+    """Every form of the page, and once more for each button that sends it elsewhere."""
     reader = _Forms(page)
     reader.feed(html)
-    return reader.forms
+    forms = []
+    for form in reader.forms:
+        forms.append(form)
+        for method, action in form.targets:
+            forms.append(PageForm(page, method, action, form.fields, form.buttons))
+    return forms

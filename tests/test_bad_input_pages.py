@@ -12,8 +12,8 @@ import pytest
 from django.test import Client
 from django.urls import resolve, reverse
 
-from audit.models import Feedback
-from audit.services import feedback_start, feedback_submit
+from audit.models import BlindReview, Feedback
+from audit.services import feedback_save, feedback_start, feedback_submit
 from audit.services.assignments import AssignmentPlan, assignments_create
 from tests.audit.test_views_support import HX, make_scene
 from tests.factories import ExtractionRunFactory, FeedbackFactory
@@ -26,9 +26,9 @@ pytest_plugins = ["tests.audit.adjudication_fixtures"]
 DEEP = "[" * 10_000 + "]" * 10_000
 # One field at a time: a digit int() cannot read, a NUL PostgreSQL cannot store.
 EACH_FIELD = ["²", "a\x00b"]
-# Every field at once: a negative, nothing, 5,000 digits, deep JSON, a long text, a lone
-# surrogate in JSON text.
-ALL_FIELDS = ["-1", "", "9" * 5000, DEEP, "x" * 20_000, '{"name": "\\ud800"}']
+# Every field at once: a negative, nothing, 20,000 digits (a long text, and a number int()
+# refuses to read), deep JSON, a lone surrogate in JSON text.
+ALL_FIELDS = ["-1", "", "9" * 20_000, DEEP, '{"name": "\\ud800"}']
 
 
 # --- the reproductions ----------------------------------------------------------------------
@@ -76,29 +76,46 @@ def site(auditor, second_auditor, admin_user, two_codings, second_admin):
     """A small site with something behind every page: a draft, a submitted and an approved
     coding, an assignment, two runs, two codings to adjudicate."""
     scene = make_scene()
-    ExtractionRunFactory()
     plan = AssignmentPlan(
         discussions=[scene.discussion], auditors=[auditor], first_order=1, last_order=1
     )
     assignments_create(plan=plan, admin=admin_user)
-    feedback_start(statement=scene.first, auditor=auditor)
+    draft = feedback_start(statement=scene.first, auditor=auditor)
+    payload = {**draft.edited_extraction, "people": []}
+    draft = feedback_save(feedback=draft, user=auditor, edited_extraction=payload, base_version=1)
     theirs = feedback_start(statement=scene.second, auditor=second_auditor)
     feedback_submit(feedback=theirs, user=second_auditor)
     FeedbackFactory(statement=scene.expert, auditor=second_auditor, status=Feedback.Status.APPROVED)
-    return {"auditor": auditor, "admin": admin_user}
+    alone = make_scene(summary="Coded once")  # a submit nobody else's coding shows: undo-able
+    sent = feedback_submit(feedback=feedback_start(statement=alone.first, auditor=auditor),
+                           user=auditor)  # fmt: skip
+    BlindReview.objects.create(statement=alone.second, marked_by=admin_user)
+    ExtractionRunFactory()  # a second run: the comparison page
+    return {
+        "auditor": auditor,
+        "admin": admin_user,
+        "auditor_pages": [
+            ("history", reverse("audit:feedback_history", args=[draft.pk])),
+            ("undo", f"{reverse('audit:statement', args=[alone.first.pk])}?submitted={sent.pk}"),
+        ],
+    }
 
 
-EXTRA_PAGES = [("import", "/audit/import/"), ("skipped", "/audit/skipped/")]
+ADMIN_PAGES = [("import", "/audit/import/"), ("skipped", "/audit/skipped/")]
 
 
 def every_form(site) -> list[tuple[Client, PageForm]]:
     """Each form of each page once (by method, view and controls), with the client of the
-    first role that saw it; signing out left out."""
+    first role that saw it (signed out: the sign-in form); signing out left out."""
     seen, found = set(), []
-    for role in ("auditor", "admin"):
+    for role in ("anonymous", "auditor", "admin"):
         client = Client(raise_request_exception=False)
-        client.force_login(site[role])
-        pages = site_pages(admin=role == "admin") + (EXTRA_PAGES if role == "admin" else [])
+        if role == "anonymous":
+            pages = [("sign-in", reverse("login"))]
+        else:
+            client.force_login(site[role])
+            pages = site_pages(admin=role == "admin")
+            pages += ADMIN_PAGES if role == "admin" else site["auditor_pages"]
         for _, path in pages:
             answer = client.get(path)
             assert answer.status_code in (200, 404), (role, path, answer.status_code)
