@@ -64,8 +64,13 @@ def results_fingerprint(*runs: ExtractionRun, snapshot_id: int | None = None) ->
 
 RUN_COMPARISON = "run_comparison"
 ERROR_ANALYSIS = "error_analysis"
+CONFIGURATION_SUMMARY = "configuration_summary"  # the trend's rows (metrics.engine.trend)
 # Bump when a family's output for the same inputs changes.
-CODE_VERSIONS = {RUN_COMPARISON: "run-comparison/2", ERROR_ANALYSIS: errors.CODE_VERSION}
+CODE_VERSIONS = {
+    RUN_COMPARISON: "run-comparison/2",
+    ERROR_ANALYSIS: errors.CODE_VERSION,
+    CONFIGURATION_SUMMARY: "configuration-summary/1",
+}
 REQUEUE_AFTER = timedelta(minutes=2)
 # Their inputs are stored extraction results, whose fingerprint already moves with the match
 # settings: the rows record no settings of their own.

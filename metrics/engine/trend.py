@@ -18,6 +18,7 @@ from audit.models import ExtractionRun, GroundTruthSnapshot, RunConfiguration
 from evalsite.queue import named_task, task_enqueue
 from metrics.engine import comparison
 from metrics.engine.derived import (
+    CONFIGURATION_SUMMARY,
     Derived,
     _claim,
     _derived,
@@ -30,7 +31,6 @@ from metrics.families.extraction.experiments import LABELS, configuration_interv
 from metrics.models import MetricResult
 from metrics.results import run_key
 
-CONFIGURATION_SUMMARY = "configuration_summary"
 SUMMARY_TASK = "metrics.tasks.compute_configuration_summary"
 TREND_FIGURES = ("aggregate", "cumulative", "people", "events", "pair_bonds", "exact_match")
 N_RESAMPLES = 1000
@@ -98,7 +98,12 @@ def _summary(
         "label": configuration.label,
         "unit": configuration.unit,
         "runs": [
-            {"id": r.pk, "replicate": r.replicate, "notes": r.notes, "created_at": r.created_at}
+            {
+                "id": r.pk,
+                "replicate": r.replicate,
+                "notes": r.notes,
+                "created_at": r.created_at.isoformat(),
+            }
             for r in runs
         ],
         "notes": configuration.notes,

@@ -133,6 +133,32 @@ def loop_data_create(
     return data
 
 
+def partial_run_create(data: LoopData, *, discussions: int = 1) -> ExtractionRun:
+    """A later configuration whose one run extracted only the first discussions (a copy of the
+    first replicate's payloads there), its results computed: on the trend it is not comparable
+    with the one before (scored on other discussions)."""
+    run = ExtractionRun.objects.create(
+        configuration=RunConfiguration.plain(model_name="gpt-4o", prompt_version="v4-partial"),
+        notes="tried on the first discussion only",
+    )
+    kept = Extraction.objects.filter(
+        run=data.replicates[0], statement__discussion__in=data.discussions[:discussions]
+    )
+    Extraction.objects.bulk_create(
+        Extraction(statement_id=e.statement_id, run=run, pdp_deltas=e.pdp_deltas) for e in kept
+    )
+    results_compute([run])
+    return run
+
+
+def summaries_compute() -> None:
+    """Every configuration's trend summary, as the worker stores it."""
+    for configuration in RunConfiguration.objects.filter(runs__isnull=False).distinct():
+        app.tasks["metrics.tasks.compute_configuration_summary"].apply(
+            kwargs={"configuration_id": configuration.pk}, throw=True
+        )
+
+
 def results_compute(runs: list[ExtractionRun]) -> None:
     """Every extraction-F1 result of these runs and their error analyses, as the workers
     would store them."""
