@@ -46,7 +46,9 @@ PAGE_SIZE = 25
 # Discussion x auditor groups per page of the review queue: a group is about 264 px tall at
 # 1,440 px wide, so 10 are three screens below the statements to adjudicate.
 REVIEW_GROUPS = 10
-TO_ADJUDICATE = 50  # statements to adjudicate the review queue lists, each aligned to say why
+# Statements to adjudicate the review queue lists (as the review home): each is aligned to say
+# why it needs a decision, about 12 ms a statement of the demo's size, on every page of the queue.
+TO_ADJUDICATE = 20
 
 
 @dataclass(frozen=True)
