@@ -21,8 +21,12 @@ PAGE_COST = ("DB_RANDOM_PAGE_COST", "random_page_cost")
 
 
 def _shown(setting: tuple[str, str], value: str | None) -> subprocess.CompletedProcess:
+    """What a connection of a fresh process shows. A connection takes its options from the
+    settings alone, so the process reads them without setting the apps up (that imports every
+    app's modules: seconds a process, for nothing here)."""
     variable, name = setting
     env = {k: v for k, v in os.environ.items() if k != variable}
+    env["DJANGO_SETTINGS_MODULE"] = "evalsite.settings"
     if value is not None:
         env[variable] = value
     show = (
@@ -32,7 +36,7 @@ def _shown(setting: tuple[str, str], value: str | None) -> subprocess.CompletedP
         "    print('shown:', cursor.fetchone()[0])\n"
     )
     return subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c", show],
+        [sys.executable, "-c", show],
         cwd=settings.BASE_DIR,
         env=env,
         timeout=120,
