@@ -26,7 +26,7 @@ from audit.services.feedback import (
 )
 from audit.views.access import error_fragment, safe_next
 from audit.views.comments import thread_context
-from audit.views.discussion import card_context, statement_url
+from audit.views.discussion import card_context, problem_lines, statement_url
 from audit.views.rows import (
     ai_payloads,
     choose_run,
@@ -180,9 +180,10 @@ def approve(request: HtmxHttpRequest, pk: int) -> HttpResponse:
             self_approval_reason=request.POST.get("self_approval_reason", ""),
         )
     except WorkflowError as exc:
-        if isinstance(exc, NotReady):  # each problem on its own line
+        if isinstance(exc, NotReady):  # each problem on its own line, as the coder reads it
+            lines = problem_lines(request, feedback, exc.issues)
             return error_fragment(
-                request, exc.messages(), status=exc.status_code,
+                request, lines, status=exc.status_code,
                 target=_target(request, feedback), extra={"heading": exc.detail},
             )  # fmt: skip
         return error_fragment(

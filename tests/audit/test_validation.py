@@ -285,7 +285,9 @@ def test_approve_in_the_review_page_is_refused_with_the_problems(admin_client, a
     assert response.status_code == 422
     html = response.content.decode()
     assert "<strong>Fix these problems before you approve.</strong>" in html
-    assert "<li>events[0].dateTime: &#x27;whenever&#x27; is not a date" in html
+    # The reviewer reads the problem as the coder does: the item and field by name, no path.
+    assert "date: &#x27;whenever&#x27; is not a date" in html
+    assert "events[0]" not in html
     assert Feedback.objects.get(pk=feedback.pk).status == Feedback.Status.SUBMITTED
 
 
