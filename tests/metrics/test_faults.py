@@ -106,7 +106,9 @@ class Worker:
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: beat runs in a child process
         )
-        assert wait_for(lambda: " ready." in self.output(), 30), self.output()[-3000:]
+
+    def wait_ready(self) -> None:
+        assert wait_for(lambda: " ready." in self.output(), 60), self.output()[-3000:]
 
     def output(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
@@ -136,8 +138,11 @@ class Worker:
 def start_worker(broker, tmp_path):
     started: list[Worker] = []
 
-    def start(name: str = "worker", slow_items: float = 0, **env: str) -> Worker:
+    def start(name: str = "worker", slow_items: float = 0, ready: bool = True, **env: str):
+        """ready=False: return at once, so that workers started together start side by side."""
         started.append(Worker(broker.url, tmp_path, name, slow_items, env))
+        if ready:
+            started[-1].wait_ready()
         return started[-1]
 
     yield start
@@ -173,8 +178,8 @@ def test_a_broker_outage_loses_no_work_and_no_worker(
             assert response.status_code == 200, response.content
         assert Feedback.objects.approved().count() == 5  # the ground truth is saved
         assert extraction_rows().filter(status=MetricResult.Status.STALE).exists()
-        time.sleep(1)
-        assert worker.alive(), worker.output()[-3000:]
+        lost = wait_for(lambda: "Connection to broker lost" in worker.output(), 10)
+        assert lost and worker.alive(), worker.output()[-3000:]
 
         broker.start()  # same port
         back_at = time.monotonic()
@@ -230,7 +235,11 @@ def test_two_workers_share_the_chunks_of_one_recompute_job(
 ):
     world = make_world(auditor, discussions=2, statements=5)  # 10 statements, 2 discussions
     Feedback.objects.filter(statement__in=world.statements).update(status=Feedback.Status.APPROVED)
-    workers = [start_worker(name, 0.2, RECOMPUTE_CHUNK_ITEMS="2") for name in ("one", "two")]
+    workers = [
+        start_worker(name, 0.2, ready=False, RECOMPUTE_CHUNK_ITEMS="2") for name in ("one", "two")
+    ]
+    for worker in workers:
+        worker.wait_ready()
     with celery_broker(broker.url):
         job = metrics_recompute_all(user=admin_user)  # autocommit: queued at once
 
@@ -279,7 +288,9 @@ def test_two_simultaneous_starts_make_one_active_job(services_ready, admin_user)
 def test_a_worker_given_worker_nice_runs_at_that_lower_priority(start_worker):
     """The slow worker's setting: background work yields the CPU (docs/operations.md)."""
     base = os.getpriority(os.PRIO_PROCESS, 0)
-    background = start_worker("background", WORKER_NICE="7")
-    ordinary = start_worker("ordinary")
+    background = start_worker("background", ready=False, WORKER_NICE="7")
+    ordinary = start_worker("ordinary", ready=False)
+    background.wait_ready()
+    ordinary.wait_ready()
     assert os.getpriority(os.PRIO_PROCESS, background.process.pid) == min(base + 7, 19)
     assert os.getpriority(os.PRIO_PROCESS, ordinary.process.pid) == base
