@@ -37,10 +37,10 @@ def test_page_views_autosaves_and_approvals_under_load_fail_nothing():
     out = io.StringIO()
     call_command(
         "benchmark_load",
-        clients=8,
-        seconds=12,
-        discussions=3,
-        statements=20,
+        clients=5,  # two auditors, one approver and two readers at once
+        seconds=4,
+        discussions=2,
+        statements=10,
         web_processes=2,
         stdout=out,
     )
