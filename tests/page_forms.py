@@ -1,12 +1,17 @@
 """Every form a page shows, read from its HTML as a browser would submit it: the form's
 method and target (``action``, or htmx's ``hx-post``/``hx-get``), its controls with their
-values, and its named buttons. Not a test module: tests/test_bad_input_pages.py imports it."""
+values, and its named buttons; and every element outside a form that htmx sends elsewhere
+than by GET (a cancel button, a presence ping), as a form without controls. Not a test
+module: tests/test_bad_input_pages.py imports it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from urllib.parse import urljoin
+
+# htmx attributes that send a request, the method each sends.
+HX_VERBS = ("post", "put", "patch", "delete", "get")
 
 
 @dataclass
@@ -16,7 +21,7 @@ class PageForm:
     action: str
     fields: list[tuple[str, str]] = field(default_factory=list)
     buttons: list[tuple[str, str]] = field(default_factory=list)
-    # Buttons that send the form elsewhere (hx-post / formaction): (method, action).
+    # Controls that send the form elsewhere (hx-post, formaction...): (method, action).
     targets: list[tuple[str, str]] = field(default_factory=list)
 
     @property
@@ -47,26 +52,25 @@ class _Forms(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         a = {k: v or "" for k, v in attrs}
+        sends = [(v, urljoin(self.page, a[f"hx-{v}"])) for v in HX_VERBS if a.get(f"hx-{v}")]
         if tag == "form":
-            method = "get"
-            target = a.get("action") or ""
-            for verb in ("post", "get"):
-                if a.get(f"hx-{verb}"):
-                    method, target = verb, a[f"hx-{verb}"]
-            if a.get("method", "").lower() == "post":
-                method = "post"
-            self.current = PageForm(self.page, method, urljoin(self.page, target or self.page))
+            method, target = sends[0] if sends else ("get", urljoin(self.page, a.get("action", "")))
+            if a.get("method", "").lower() in ("post", "dialog"):  # dialog: closes, sends nothing
+                method = a["method"].lower()
+            self.current = PageForm(self.page, method, target)
             return
         form = self.current
-        if form is None:
-            return
         kind = a.get("type", "text").lower()
-        if (tag in ("input", "button") and kind in ("submit", "button")) or tag == "button":
+        button = (tag == "input" and kind in ("submit", "button")) or tag == "button"
+        if form is None:
+            # Outside a form htmx sends no values: what is not a plain read counts.
+            self.forms += [PageForm(self.page, verb, url) for verb, url in sends if verb != "get"]
+            return
+        # In a form, htmx sends its values from a button, and from anything else by POST etc.
+        form.targets += [(verb, url) for verb, url in sends if button or verb != "get"]
+        if button:
             if a.get("name"):
                 form.buttons.append((a["name"], a.get("value", "")))
-            for verb in ("post", "get"):
-                if a.get(f"hx-{verb}"):
-                    form.targets.append((verb, urljoin(self.page, a[f"hx-{verb}"])))
             if a.get("formaction"):
                 form.targets.append(("post", urljoin(self.page, a["formaction"])))
         elif tag == "input" and a.get("name") and kind != "file":
@@ -97,7 +101,8 @@ class _Forms(HTMLParser):
             form.fields.append((self._textarea, self._text))
             self._textarea = None
         elif tag == "form":
-            self.forms.append(form)
+            if form.method != "dialog":
+                self.forms.append(form)
             self.current = None
 
 

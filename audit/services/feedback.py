@@ -47,6 +47,7 @@ from audit.services.errors import (
 from audit.services.guidelines import guideline_current
 from audit.signals import ground_truth_changed_send
 from evalsite.access import admins, is_admin
+from metrics.families.json_input import text_problem
 from metrics.families.payload.rules import payload_ids, pdp_problems, pdp_warnings
 from metrics.families.payload.schema import PayloadIssue, validate_pdp
 
@@ -566,6 +567,9 @@ def _approval_kind(feedback: Feedback, admin, reason: str, *, authors: set[int])
             f"You cannot approve {what} without a written reason: as the only admin you may "
             "approve your own change, and the reason is logged."
         )
+    problem = text_problem(reason)
+    if problem:  # a NUL cannot be stored in PostgreSQL text
+        raise WorkflowError(f"self_approval_reason: the reason for approving it: {problem}.")
     return "self"
 
 
