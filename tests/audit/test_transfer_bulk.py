@@ -6,9 +6,10 @@ an extraction, per-statement runs, approved ground truth already in place, the f
 already coding, "imported" already coding), twice, and compares every row it writes or derives
 (ids as natural keys, in id order; clocks only as set or not) and what it marks stale with
 ``import_state.json``, which the one-write-per-statement import produced. Regenerate it only
-when a change of what is imported is intended:
+when a change of what is imported is intended (``DEBUG=1``, or a real SECRET_KEY: with DEBUG
+off a short or placeholder key stops the start):
 
-    GOLDEN_UPDATE=1 SECRET_KEY=x .venv/bin/python -m pytest tests/audit/test_transfer_bulk.py -q
+    GOLDEN_UPDATE=1 DEBUG=1 .venv/bin/python -m pytest tests/audit/test_transfer_bulk.py -q
 """
 
 from __future__ import annotations
