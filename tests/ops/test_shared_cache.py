@@ -1,5 +1,6 @@
 """With REDIS_URL, every process shares one cache (presence, throttling counters, cached pages):
-what one web process records, another sees. Without it each process has its own memory cache."""
+what one web process records (this test's), another sees (a process of its own, with its own
+Django settings from the environment). Without it each process has its own memory cache."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import uuid
 
 import pytest
 from django.conf import settings
-from django.core.cache import caches
+from django.core.cache import cache, caches
 from django.core.cache.backends.redis import RedisCache
+from django.test import override_settings
 
 from evalsite.cache import FailOpenRedisCache
 from tests.conftest import require_service
@@ -61,7 +63,14 @@ def _env(redis_url: str) -> dict[str, str]:
 
 
 def _seen_by_second_process(env: dict[str, str]) -> dict:
-    _process(TOUCH, env)
+    """This test's process records (with the cache ``env`` configures), another one looks."""
+    if env.get("REDIS_URL"):
+        here = {**settings.CACHES["default"], "KEY_PREFIX": env["CACHE_KEY_PREFIX"]}
+    else:
+        here = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "touch"}
+    with override_settings(CACHES={"default": here}):
+        exec(TOUCH, {})
+        assert cache.get("page:probe") == "cached by another process"  # recorded here
     return json.loads(_process(LOOK, env).strip().splitlines()[-1])
 
 
