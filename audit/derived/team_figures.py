@@ -264,9 +264,13 @@ def _tallies_weakest_refresh(*, discussion_ids: list[int]) -> None:
     tallies = CodingTally.objects.select_for_update(no_key=True).filter(
         discussion_id__in=discussion_ids
     )
-    rows = tallies.order_by("discussion_id", "auditor_id").values_list(
-        "pk", "discussion_id", "auditor_id", "weakest"
-    )
+    rows = list(
+        tallies.order_by("discussion_id", "auditor_id").values_list(
+            "pk", "discussion_id", "auditor_id", "weakest"
+        )
+    )  # locked now, before counting; none (nobody coded there yet): nothing to count
+    if not rows:
+        return
     counted = weakest_mine_counted(discussion_ids=discussion_ids)
     changed = [
         CodingTally(pk=pk, weakest=counted.get((d, a)))

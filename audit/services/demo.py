@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.definitions import definitions_markdown
+from audit.derived.tallies import tallies_batched
 from audit.models import (
     Comment,
     Discussion,
@@ -134,15 +135,16 @@ def demo_seed() -> DemoSummary:
         for m, p, n, _ in RUNS
     ]
     created = statements = 0
-    for index in range(N_DISCUSSIONS):
-        external_id = f"demo-{index + 1:02d}"
-        if Discussion.objects.filter(external_id=external_id).exists():
-            continue
-        synthetic = generate_discussion(
-            f"demo-{index}", _statement_count(index), noise=RUNS[0][2], ai_run=RUNS[0][3]
-        )
-        statements += _store_discussion(index, external_id, synthetic, runs, users, guidelines)
-        created += 1
+    with tallies_batched():  # one recount per (discussion, coder) pair, not one per coding
+        for index in range(N_DISCUSSIONS):
+            external_id = f"demo-{index + 1:02d}"
+            if Discussion.objects.filter(external_id=external_id).exists():
+                continue
+            synthetic = generate_discussion(
+                f"demo-{index}", _statement_count(index), noise=RUNS[0][2], ai_run=RUNS[0][3]
+            )
+            statements += _store_discussion(index, external_id, synthetic, runs, users, guidelines)
+            created += 1
     touched = list(
         Statement.objects.filter(discussion__external_id__startswith="demo-").values_list(
             "pk", flat=True
@@ -308,11 +310,12 @@ def demo_triage_seed() -> int:
     users = demo_users_ensure()
     run = ExtractionRun.objects.get(model_name=RUNS[1][0], prompt_version=RUNS[1][1])
     created: list[int] = []
-    for index in range(TRIAGE_DISCUSSIONS):
-        external_id = f"demo-triage-{index + 1:02d}"
-        if Discussion.objects.filter(external_id=external_id).exists():
-            continue
-        created += _store_triage_discussion(index, external_id, run, users)
+    with tallies_batched():
+        for index in range(TRIAGE_DISCUSSIONS):
+            external_id = f"demo-triage-{index + 1:02d}"
+            if Discussion.objects.filter(external_id=external_id).exists():
+                continue
+            created += _store_triage_discussion(index, external_id, run, users)
     TriageSettings.objects.get_or_create(
         run=run,
         defaults={
