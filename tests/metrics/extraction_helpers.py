@@ -212,16 +212,24 @@ def _reset_connection_pools(app) -> None:
         app.__dict__["amqp"]._producer_pool = None
 
 
+@contextlib.contextmanager
+def extraction_results_only():
+    """Other families hook into results_mark_stale too; their (slow, eager) computations are
+    tested with them, not here. Patched where it is called: the engine's modules import the
+    function by name (patching only its own module left every approval computing them)."""
+    import metrics.engine.recompute as recompute
+    import metrics.engine.services as services
+    import metrics.own_data.common as own_data
+
+    with contextlib.ExitStack() as patches:
+        for module in (own_data, services, recompute):
+            patches.enter_context(mock.patch.object(module, "own_results_mark_stale"))
+        yield
+
+
 @pytest.fixture
 def only_extraction_results():
-    """Other families hook into results_mark_stale too; their (slow, eager) computations are
-    tested with them, not here."""
-    try:
-        import metrics.own_data.common as own_data
-    except ImportError:
-        yield
-        return
-    with mock.patch.object(own_data, "own_results_mark_stale", create=True):
+    with extraction_results_only():
         yield
 
 
