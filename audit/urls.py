@@ -13,6 +13,7 @@ from audit.views import (
     jobs,
     queue,
     review,
+    snapshots,
     team,
 )
 
@@ -45,6 +46,8 @@ urlpatterns = [
     path("review/", queue.review_queue, name="review_queue"),
     path("blind/", blind.blind_reviews, name="blind_reviews"),
     path("log/", audit_log.audit_log, name="audit_log"),
+    path("snapshots/", snapshots.snapshots, name="snapshots"),
+    path("snapshots/<int:pk>/delete/", snapshots.snapshot_remove, name="snapshot_delete"),
     path("import/", imports.import_file, name="import"),
     path("blind/<int:pk>/unmark/", blind.blind_unmark, name="blind_unmark"),
     path("queue/", queue.my_queue, name="my_queue"),

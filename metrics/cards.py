@@ -6,7 +6,7 @@ from typing import Any
 
 from django.urls import reverse
 
-from audit.models import ExtractionRun
+from audit.models import LIVE_GROUND_TRUTH, ExtractionRun
 from evalsite.access import is_admin
 from metrics.families.extraction import SARF_VARIABLES
 from metrics.models import MetricResult
@@ -14,6 +14,14 @@ from metrics.registry import EXTRACTION, FAMILIES, Family
 from metrics.results import result_key, run_key
 
 FRESH, UPDATING, FAILED, EMPTY = "fresh", "updating", "failed", "empty"
+# The extraction card's statement figures, which a discussion-unit run does not have.
+STATEMENT_FIGURE_LABELS = (
+    "Overall F1",
+    "People F1",
+    "Events F1",
+    "Pair bonds F1",
+    "Perfect extractions",
+)
 
 
 def card_state(row: MetricResult | None, *, has_data: bool) -> str:
@@ -63,26 +71,35 @@ def whole_family_card_base(
     return card_base(row, state, url)
 
 
-def extraction_state(row: MetricResult | None) -> str:
-    return card_state(row, has_data=bool(((row and row.values) or {}).get("n_statements")))
+def extraction_state(row: MetricResult | None, *, whole: bool = False) -> str:
+    """A discussion-unit run (``whole``) has figures once a discussion is scored; a
+    statement-unit run once a statement is."""
+    counted = "n_discussions" if whole else "n_statements"
+    return card_state(row, has_data=bool(((row and row.values) or {}).get(counted)))
 
 
 def extraction_card(run: ExtractionRun) -> dict[str, Any]:
     """The run's extraction-F1 figures and their state: fresh, updating (stale), failed, empty.
 
-    While updating, the last figures (if any) are shown with an "updating…" note.
+    While updating, the last figures (if any) are shown with an "updating…" note. A
+    discussion-unit run (``whole``) has no statement figures: the card says "not applicable".
     """
     row = MetricResult.objects.filter(key=run_key(EXTRACTION, run.pk)).first()
     values = (row.values if row else None) or {}
-    state = extraction_state(row)
+    whole = run.is_discussion_unit
+    state = extraction_state(row, whole=whole)
     return {
         **card_base(row, state, reverse("metrics:extraction_card", args=[run.pk])),
         "run": run,
+        "whole": whole,
+        "statement_labels": STATEMENT_FIGURE_LABELS,
+        "basis": LIVE_GROUND_TRUTH,
         "system": values.get("system"),
         "sarf": sarf_rows(values.get("system")),
         "cumulative": values.get("cumulative"),
-        "n_statements": values.get("n_statements", 0),
-        "n_discussions": values.get("n_discussions", 0),
+        "n_statements": values.get("n_statements") or 0,
+        "n_discussions": values.get("n_discussions") or 0,
+        "n_left_out": values.get("n_left_out") or 0,
     }
 
 

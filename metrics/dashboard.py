@@ -10,6 +10,7 @@ and its htmx refresh); this module adds what the dashboards show around it.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from django.conf import settings as django_settings
@@ -18,7 +19,7 @@ from django.template.loader import get_template
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 
-from audit.models import ExtractionRun
+from audit.models import LIVE_GROUND_TRUTH, ExtractionRun, GroundTruthSnapshot, RunConfiguration
 from evalsite.match_settings import match_settings
 from metrics.cards import card_base, extraction_card, extraction_state
 from metrics.engine.recompute import results_outdated
@@ -27,9 +28,10 @@ from metrics.evaluations.services import evaluation_card
 from metrics.families.extraction import SARF_VARIABLES, MatchSettings
 from metrics.families.payload.rules import ENTITY_KINDS
 from metrics.families.plots import category_line_plot, heatmap
+from metrics.families.replicates import spread
 from metrics.models import Evaluation, MetricResult
 from metrics.registry import UPLOADED
-from metrics.selectors import DISCUSSION_COUNTS, SORTS, discussion_rows
+from metrics.selectors import DISCUSSION_COUNTS, SORTS, discussion_rows, run_rows_on
 
 log = logging.getLogger(__name__)
 Scope = MetricResult.Scope
@@ -59,27 +61,94 @@ def pick_run(
     return runs[0] if runs else None
 
 
-def run_table(runs: list[ExtractionRun], trend: list[dict], approved: int) -> list[dict]:
-    """Runs, newest first, with their stored figures and coverage of approved statements."""
-    summaries = {t["run_id"]: t for t in trend}
-    rows = []
+def basis_label(snapshot: GroundTruthSnapshot | None) -> str:
+    """What figures say beside them: "on live ground truth" or "on GT v12"."""
+    return snapshot.basis_label if snapshot else LIVE_GROUND_TRUTH
+
+
+def run_figures(run: ExtractionRun, row: MetricResult | None) -> dict[str, Any]:
+    """A run's headline figures from its stored run row (live or on a snapshot). A
+    discussion-unit run's statement figure is None: not applicable, never 0."""
+    values = (row.values if row else None) or {}
+    whole = run.is_discussion_unit
+    return {
+        "run": run,
+        "whole": whole,
+        "status": row.status if row else "none",
+        "overall": None if whole else (values.get("system") or {}).get("aggregate_micro_f1"),
+        "cumulative": (values.get("cumulative") or {}).get("aggregate_micro_f1"),
+        "n_statements": values.get("n_statements") or 0,
+        "n_discussions": values.get("n_discussions") or 0,
+        "n_left_out": values.get("n_left_out") or 0,
+    }
+
+
+def runs_by_configuration(
+    runs: list[ExtractionRun], rows: dict[int, MetricResult], approved: int
+) -> list[dict[str, Any]]:
+    """The runs grouped by configuration, the most recently run first: each replicate's figures
+    and coverage of the approved statements, and per figure the replicates' mean and spread
+    (min-max, SD). ``runs`` newest first, with their configurations; ``rows`` their run rows."""
+    groups: dict[int, dict[str, Any]] = {}
     for run in runs:
-        summary = summaries.get(run.pk, {})
-        covered = summary.get("n_statements", 0)
-        rows.append(
-            {
-                "run": run,
-                "summary": summary,
-                "covered": covered,
-                "coverage": covered / approved if approved else None,
-            }
+        group = groups.setdefault(
+            run.configuration_id, {"configuration": run.configuration, "replicates": []}
         )
-    return rows
+        figures = run_figures(run, rows.get(run.pk))
+        whole, covered = figures["whole"], figures["n_statements"]
+        figures["coverage"] = covered / approved if approved and not whole else None
+        group["replicates"].append(figures)
+    for group in groups.values():
+        group["replicates"].sort(key=lambda figures: figures["run"].replicate)
+        group.update(configuration_spreads(group["configuration"], group["replicates"]))
+    return list(groups.values())
+
+
+def configuration_spreads(
+    configuration: RunConfiguration, replicates: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A configuration's headline figures over its replicates (``run_figures`` dicts)."""
+    whole = configuration.is_discussion_unit
+    return {
+        "whole": whole,
+        "overall": None if whole else spread(f["overall"] for f in replicates),
+        "cumulative": spread(f["cumulative"] for f in replicates),
+    }
+
+
+def replicates_of(run: ExtractionRun, runs: list[ExtractionRun]) -> dict[str, Any] | None:
+    """The configuration of the shown run when it has more than one replicate: each replicate's
+    figures on live ground truth (reachable from the page) and their mean and spread. ``runs``:
+    every run with its configuration (read once for the page's run picker)."""
+    replicates = sorted(
+        (r for r in runs if r.configuration_id == run.configuration_id), key=lambda r: r.replicate
+    )
+    if len(replicates) < 2:
+        return None
+    rows = run_rows_on(None, run_ids=[r.pk for r in replicates])
+    figures = [run_figures(r, rows.get(r.pk)) for r in replicates]
+    return {
+        "configuration": run.configuration,
+        "current": run,
+        "replicates": figures,
+        "basis": LIVE_GROUND_TRUTH,
+        **configuration_spreads(run.configuration, figures),
+    }
+
+
+def _trend_category(summary: dict[str, Any]) -> str:
+    """A run on the trend's axis: its prompt version, and its replicate number after the first
+    ("v2-examples", "v2-examples #2"); a whole-discussion run's marked "(whole)"."""
+    label = re.sub(r" · replicate \d+$", "", summary["label"])
+    whole = label.endswith(" · whole discussions")
+    label = label.removesuffix(" · whole discussions").split(" · ")[-1]
+    replicate = summary.get("replicate") or 1
+    return label + (f" #{replicate}" if replicate > 1 else "") + (" (whole)" if whole else "")
 
 
 def trend_plot(trend: list[dict[str, Any]]) -> SafeString:
-    """F1 figures over runs, oldest first; categories are prompt versions."""
-    categories = [t["label"].split(" · ")[-1] for t in trend]
+    """F1 figures over runs, oldest first; categories are prompt versions (and replicates)."""
+    categories = [_trend_category(t) for t in trend]
     series = [
         {"label": label, "values": [t.get(key) for t in trend]}
         for key, label in TREND_SERIES.items()
@@ -114,24 +183,30 @@ def f1_card(run: ExtractionRun, *, admin: bool) -> dict[str, Any]:
 def cumulative_card(run: ExtractionRun, row: MetricResult | None, *, admin: bool) -> dict:
     """Per-discussion end state (accumulated PDP, AI vs ground truth), pooled and mean."""
     values = (row.values if row else None) or {}
+    state = extraction_state(row, whole=run.is_discussion_unit)
     card = {
-        **card_base(row, extraction_state(row), reverse("metrics:cumulative_card", args=[run.pk])),
+        **card_base(row, state, reverse("metrics:cumulative_card", args=[run.pk])),
         "run": run,
+        "basis": LIVE_GROUND_TRUTH,
         "cumulative": values.get("cumulative"),
         "n_discussions": values.get("n_discussions", 0),
+        "n_left_out": values.get("n_left_out") or 0,
     }
     if not admin:
         card["error"] = ""
     return card
 
 
-def f1_details(row: MetricResult | None) -> dict[str, Any]:
+def f1_details(row: MetricResult | None, run: ExtractionRun | None = None) -> dict[str, Any]:
     """What the figures compare, and the matching rules in force when they were computed."""
     values = (row.values if row else None) or {}
     stored = row.match_settings if row else {}
     return {
-        "n_statements": values.get("n_statements", 0),
-        "n_discussions": values.get("n_discussions", 0),
+        "whole": bool(run and run.is_discussion_unit),
+        "basis": LIVE_GROUND_TRUTH,
+        "n_statements": values.get("n_statements") or 0,
+        "n_discussions": values.get("n_discussions") or 0,
+        "n_left_out": values.get("n_left_out") or 0,
         "rules": match_rules(stored) if stored else [],
         "code_version": row.code_version if row else "",
         # Computed with other settings than those in force: being recomputed.

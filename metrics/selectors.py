@@ -17,12 +17,20 @@ from django.db.models.functions import Cast
 
 from audit.display import Labels
 from audit.figures import AuditorAgreement, StoredResult
-from audit.models import AuditorFigures, Extraction, ExtractionRun, Feedback, Statement
+from audit.models import (
+    AuditorFigures,
+    Extraction,
+    ExtractionRun,
+    Feedback,
+    GroundTruthSnapshot,
+    Statement,
+)
 from audit.selectors.lists import filtered_by
 from audit.selectors.threads import approved_codings_count
 from audit.services.blind import coding_sealed_statement_ids
 from evalsite.access import is_admin
 from metrics.engine.services import EXTRACTION, SYSTEM_KEY
+from metrics.engine.snapshots import SNAPSHOT_FAMILY
 from metrics.error_items import StatementPayloads
 from metrics.families.interauditor.measures import symmetric_mean
 from metrics.families.payload.rules import ENTITY_KINDS
@@ -193,6 +201,25 @@ def run_row(run: ExtractionRun, *, totals: bool = True) -> MetricResult | None:
     per discussion, which the cards do not need)."""
     rows = MetricResult.objects.filter(key=run_key(EXTRACTION, run.pk))
     return (rows if totals else rows.defer("contribution")).first()
+
+
+def run_rows_on(
+    snapshot: GroundTruthSnapshot | None, *, run_ids: list[int] | None = None
+) -> dict[int, MetricResult]:
+    """The runs' stored run rows on a ground truth (live, or the snapshot), by run id, without
+    their totals: one query whatever the number of runs (``run_ids`` None: every run)."""
+    rows = MetricResult.objects.filter(scope=MetricResult.Scope.RUN)
+    if snapshot is None:
+        rows = rows.filter(family=EXTRACTION)
+    else:
+        rows = rows.filter(family=SNAPSHOT_FAMILY, snapshot=snapshot)
+    if run_ids is not None:
+        rows = rows.filter(run_id__in=run_ids)
+    return {row.run_id: row for row in rows.defer("contribution") if row.run_id is not None}
+
+
+def snapshots_latest_first() -> list[GroundTruthSnapshot]:
+    return list(GroundTruthSnapshot.objects.order_by("-created_at", "-id"))
 
 
 def dashboard_status(run: ExtractionRun | None) -> str:

@@ -67,6 +67,8 @@ def site_pages(*, admin: bool) -> list[tuple[str, str]]:
         ("runs", reverse("metrics:runs")),
         ("run_compare_picker", compare),
         ("run_compare", f"{compare}?left={runs[0]}&right={runs[1]}"),
+        ("trend", reverse("metrics:trend")),
+        ("snapshots", reverse("audit:snapshots")),
         ("metric_discussions", reverse("metrics:discussions")),
         ("errors", reverse("metrics:errors")),
         (

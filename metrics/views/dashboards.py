@@ -10,15 +10,17 @@ from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.functional import cached_property
 
-from audit.models import ExtractionRun, Feedback
+from audit.models import ExtractionRun, Feedback, GroundTruthSnapshot
 from evalsite.access import admin_required, auditor_required, is_admin
 from evalsite.csv_cells import csv_dict_writer
 from evalsite.http import HtmxHttpRequest
 from evalsite.params import parse_id
 from metrics import dashboard as dash
 from metrics import selectors
+from metrics.engine.comparison import ComparisonInputError, snapshot_get
 from metrics.engine.derived import error_analysis_read
 from metrics.engine.errors import error_figure
+from metrics.engine.snapshots import snapshot_results_request
 from metrics.error_items import error_items
 from metrics.packets import DEFAULT_STATEMENTS, packet_patterns
 
@@ -82,7 +84,8 @@ def dashboard(request: HtmxHttpRequest) -> HttpResponse:
         "has_ground_truth": Feedback.objects.approved().exists(),
         "card": dash.f1_card(run, admin=admin) if run else None,
         "cumulative": dash.cumulative_card(run, row, admin=admin) if run else None,
-        "details": dash.f1_details(row),
+        "details": dash.f1_details(row, run),
+        "replicates": dash.replicates_of(run, runs) if run else None,
         "progress": selectors.my_progress(request.user),
         "family_cards": dash.family_cards(),
         "settings_in_force": dash.settings_in_force() if admin else None,
@@ -118,22 +121,45 @@ def cumulative_card(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
 
 @admin_required
 def runs(request: HtmxHttpRequest) -> HttpResponse:
-    """Every run with its coverage and figures, the F1 trend, and the pick of two to compare."""
+    """Every run grouped by configuration, with each replicate's coverage and figures and the
+    replicates' mean and spread, on live ground truth or a snapshot; the F1 trend; the way to
+    a comparison."""
     runs_list, trend, _ = _runs_and_selection(request)
     download = table_download(request, "f1-over-runs", dash.trend_export_rows(trend))
     if download:
         return download
-    approved = selectors.approved_count()
+    error = ""
+    try:
+        snapshot = snapshot_get(request.GET.get("snapshot"))
+    except ComparisonInputError as exc:
+        snapshot, error = None, str(exc)
+    rows = selectors.run_rows_on(snapshot)
+    if snapshot is not None:
+        rows.update(_snapshot_rows_requested(runs_list, rows, snapshot))
+    approved = snapshot.codings if snapshot else selectors.approved_count()
+    groups = dash.runs_by_configuration(runs_list, rows, approved)
     context = {
-        "rows": dash.run_table(runs_list, trend, approved),
+        "groups": groups,
         "runs": runs_list,
         "approved": approved,
+        "snapshot": snapshot,
+        "snapshots": selectors.snapshots_latest_first(),
+        "basis": dash.basis_label(snapshot),
+        "updating": any(f["status"] == "stale" for g in groups for f in g["replicates"]),
+        "error": error,
         "trend": trend,
         "trend_svg": dash.trend_plot(trend) if trend else "",
-        "left": runs_list[1] if len(runs_list) > 1 else None,
-        "right": runs_list[0] if runs_list else None,
     }
-    return render(request, "metrics/runs.html", context)
+    return render(request, "metrics/runs.html", context, status=400 if error else 200)
+
+
+def _snapshot_rows_requested(
+    runs_list: list[ExtractionRun], rows: dict[int, Any], snapshot: GroundTruthSnapshot
+) -> dict[int, Any]:
+    """The runs' figures on the snapshot that were never computed (or whose computation was
+    lost): asked for now (a worker computes them once), as their placeholders."""
+    wanted = [r for r in runs_list if r.pk not in rows or rows[r.pk].status == "stale"]
+    return {r.pk: snapshot_results_request(run=r, snapshot=snapshot) for r in wanted}
 
 
 def _run_param(request: HtmxHttpRequest, name: str) -> ExtractionRun | None:
@@ -167,6 +193,8 @@ def discussions(request: HtmxHttpRequest) -> HttpResponse:
             columns=dash.sort_links(sort),
             error_kinds=dash.error_kinds(totals),
             result=row,
+            basis=dash.basis_label(None),
+            replicates=dash.replicates_of(run, runs_list),
         )
     if request.htmx and request.htmx.target == "discussion-table":
         return render(request, "metrics/discussions.html#table", context)
@@ -283,6 +311,8 @@ def errors(request: HtmxHttpRequest) -> HttpResponse:
             error_kinds=dash.error_kinds(totals),
             patterns=packet_patterns(totals, event_kinds),
             packet_statements=DEFAULT_STATEMENTS,
+            basis=dash.basis_label(None),
+            replicates=dash.replicates_of(run, runs_list),
         )
     if request.htmx and request.htmx.target == "event-kinds":
         return render(request, "metrics/errors.html#event_kinds", context)

@@ -59,6 +59,16 @@ def _choices() -> dict[str, Any]:
 # --- comparison -------------------------------------------------------------------------------
 
 
+def _side_runs(baseline: cmp.Side, candidate: cmp.Side) -> list[tuple[str, list[ExtractionRun]]]:
+    """Each side's runs (a configuration's replicates), so that each one can be opened."""
+    ids = [*baseline.run_ids, *candidate.run_ids]
+    runs = ExtractionRun.objects.select_related("configuration").in_bulk(ids)
+    return [
+        (name, [runs[pk] for pk in side.run_ids if pk in runs])
+        for name, side in (("Baseline", baseline), ("Candidate", candidate))
+    ]
+
+
 @admin_required
 def comparison(request: HtmxHttpRequest) -> HttpResponse:
     """Baseline vs candidate: every figure's difference, its interval and verdict at the level
@@ -101,6 +111,7 @@ def comparison(request: HtmxHttpRequest) -> HttpResponse:
         snapshot=snapshot,
         basis=cmp.basis_label(snapshot),
         stored=stored,
+        side_runs=_side_runs(baseline, candidate),
         figure=figure,
         figure_text=LIST_LABELS[figure],
         direction=direction,
