@@ -126,7 +126,8 @@ class ExtractionRunListApi(ApiView):
         description=(
             "Register an extraction run: a new replicate (201) of `configuration`, or of the "
             "configuration the fields describe (found by model, prompt version, prompt hash, "
-            "parameters and unit, or created). Never merged with an earlier run: registering "
+            "parameters and unit, or created). Give `configuration` alone, or at least "
+            "`model_name` and `prompt_version` (400 otherwise). Never merged with an earlier run: registering "
             "the same configuration again is another replicate with its own id and notes. "
             "Idempotent only by `external_id`: the run registered under it answers 200, "
             "unchanged (409 if it belongs to another configuration). " + ROLE_NOTE.format("admins")
