@@ -107,6 +107,10 @@ class DiscussionDetailApi(ApiView):
 # --- extraction runs and extractions -------------------------------------------------------------
 
 
+# Where a JSON body's extractions go, as query parameters (a form upload's fields otherwise).
+IMPORT_RUN_PARAMS = ("run", "model_name", "prompt_version", "unit", "notes", "external_id")
+
+
 class ExtractionRunListApi(ApiView):
     permission_classes = READ_ALL_WRITE_ADMIN
 
@@ -296,7 +300,7 @@ class GroundTruthImportApi(ApiView):
         else:
             body = request.body  # read before request.data parses the stream
             params = request.query_params
-            query = {k: params[k] for k in ("run", "model_name", "prompt_version") if k in params}
+            query = {k: params[k] for k in IMPORT_RUN_PARAMS if k in params}
             serializer = ImportRunFieldsSerializer(data=query)
             serializer.is_valid(raise_exception=True)
             data, source = request.data, "request body"

@@ -782,6 +782,22 @@ class ImportRunFieldsSerializer(serializers.Serializer):
         "named after the file and the time (none when the file has no extraction)",
     )  # fmt: skip
     prompt_version = serializers.CharField(required=False, max_length=MAX_PROMPT_VERSION)
+    unit = serializers.ChoiceField(
+        choices=RunConfiguration.Unit.choices,
+        required=False,
+        help_text="with model_name: what one extraction of that run covers (default statement; "
+        "discussion: the file's discussion_extraction PDPs go there)",
+    )
+    notes = serializers.CharField(
+        required=False, max_length=MAX_TEXT, help_text="with model_name: the new replicate's notes"
+    )
+    external_id = serializers.CharField(
+        required=False,
+        min_length=1,
+        max_length=MAX_EXTERNAL_ID,
+        help_text="with model_name: your key for the new replicate (importing again with it "
+        "adds to that run instead of registering another)",
+    )
 
     def validate_run(self, value: int) -> ExtractionRun:
         return existing_run(value)
@@ -791,6 +807,9 @@ class ImportRunFieldsSerializer(serializers.Serializer):
             raise serializers.ValidationError("give run, or model_name and prompt_version")
         if "prompt_version" in attrs and "model_name" not in attrs:
             raise serializers.ValidationError({"model_name": ["required with prompt_version"]})
+        described = [key for key in ("unit", "notes", "external_id") if key in attrs]
+        if described and "model_name" not in attrs:
+            raise serializers.ValidationError({key: ["needs model_name"] for key in described})
         return attrs
 
     def import_run(self, source: str) -> ImportRun:
@@ -800,6 +819,9 @@ class ImportRunFieldsSerializer(serializers.Serializer):
             model_name=data.get("model_name", ""),
             prompt_version=data.get("prompt_version", ""),
             source=source,
+            unit=data.get("unit", ""),
+            notes=data.get("notes", ""),
+            external_id=data.get("external_id", ""),
         )
 
 

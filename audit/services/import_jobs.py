@@ -78,6 +78,9 @@ def _run_params(run: ImportRun) -> dict[str, Any]:
         "model_name": run.model_name,
         "prompt_version": run.prompt_version,
         "source": run.source,
+        "unit": run.unit,
+        "notes": run.notes,
+        "external_id": run.external_id,
     }
 
 

@@ -776,12 +776,18 @@ class ImportRun:
     model_name: str = ""
     prompt_version: str = ""
     source: str = "import"  # the file's name
+    # With a model: the new replicate's unit (default statement), notes and external id.
+    unit: str = ""
+    notes: str = ""
+    external_id: str = ""
 
     def info(self) -> dict[str, Any]:
         if self.run is not None:
             return {"external_id": self.run.external_id}
         if self.model_name:
-            return {"model_name": self.model_name, "prompt_version": self.prompt_version}
+            info = {"model_name": self.model_name, "prompt_version": self.prompt_version}
+            given = {"unit": self.unit, "notes": self.notes, "external_id": self.external_id}
+            return {**info, **{key: value for key, value in given.items() if value}}
         stamp = timezone.localtime().strftime("%Y-%m-%d %H:%M:%S")
         name = f"{self.source[: MAX_PROMPT_VERSION - len(stamp) - 1]} {stamp}"
         return {"model_name": IMPORT_RUN_MODEL, "prompt_version": name}

@@ -16,6 +16,8 @@ from evalsite.http import HtmxHttpRequest
 from metrics.families.json_input import InputError, JsonInputError
 from metrics.families.payload.schema import PayloadError
 
+MAX_RUN_NOTES = 100_000
+
 
 class ImportForm(forms.Form):
     file = forms.FileField(
@@ -33,9 +35,28 @@ class ImportForm(forms.Form):
         required=False,
         max_length=MAX_MODEL_NAME,
         label="or model",
-        help_text="With a prompt version: that run, created if new.",
+        help_text="With a prompt version: a new replicate of that configuration (the "
+        "configuration created if new).",
     )
     prompt_version = forms.CharField(required=False, max_length=MAX_PROMPT_VERSION)
+    unit = forms.ChoiceField(
+        choices=[
+            ("statement", "one extraction per statement"),
+            ("discussion", "one extraction per whole discussion"),
+        ],
+        initial="statement",
+        required=False,
+        label="Unit",
+        help_text="With a model: what one extraction of the new run covers (whole discussions: "
+        "the file's discussion_extraction PDPs).",
+    )
+    notes = forms.CharField(
+        required=False,
+        max_length=MAX_RUN_NOTES,
+        label="Replicate notes",
+        help_text="With a model: every import naming a model registers a new replicate of it, "
+        "with these notes.",
+    )
 
     def clean(self) -> dict:
         data = super().clean() or {}
@@ -47,11 +68,14 @@ class ImportForm(forms.Form):
 
     def import_run(self, source: str) -> ImportRun:
         data = self.cleaned_data
+        described = bool(data.get("model_name"))
         return ImportRun(
             run=data.get("run"),
             model_name=data.get("model_name") or "",
             prompt_version=data.get("prompt_version") or "",
             source=source,
+            unit=(data.get("unit") or "") if described else "",
+            notes=(data.get("notes") or "") if described else "",
         )
 
 

@@ -4,8 +4,11 @@ discussion's cumulative approved ground truth; statement figures not applicable.
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
 
 from audit.models import DiscussionExtraction, Extraction, Statement
 from audit.services import discussions_import
@@ -181,3 +184,53 @@ def test_an_import_file_carries_a_discussion_extraction(admin_user, run_committe
 def _gt(index: int) -> dict:
     names = {1: "John", 2: "Mary"}
     return {"people": [{"id": -index, "name": names[index]}], "events": [], "pair_bonds": []}
+
+
+def _whole_file(external_id: str) -> bytes:
+    """One discussion whose whole-discussion PDP names no run: the import's run takes it."""
+    data = {
+        "discussion": {
+            "external_id": external_id,
+            "summary": "s",
+            "discussion_extraction": {"pdp": {"people": [{"id": -1, "name": "John"}]}},
+        },
+        "statements": [
+            {"text": "My father John.", "speaker_type": "Subject", "ground_truth": _gt(1)}
+        ],
+    }
+    return json.dumps(data).encode()
+
+
+def test_the_upload_page_and_the_api_register_a_discussion_unit_replicate(
+    admin_client, api, admin_user, run_committed
+):
+    """The upload page, the API's import and the command take the same run description: a
+    model and prompt version make a new replicate, of the unit and with the notes given."""
+    page = run_committed(
+        admin_client.post,
+        reverse("audit:import"),
+        {
+            "file": SimpleUploadedFile("whole.json", _whole_file("d1")),
+            "model_name": "gpt-x",
+            "prompt_version": "full",
+            "unit": "discussion",
+            "notes": "first try",
+        },
+    )
+    assert page.status_code == 200, page.content.decode()[-2000:]
+    first = DiscussionExtraction.objects.get().run
+    assert (first.unit, first.replicate, first.notes) == ("discussion", 1, "first try")
+    assert discussion_rows(first)  # scored: its one statement is approved
+    query = "model_name=gpt-x&prompt_version=full&unit=discussion&notes=again&external_id=k2"
+    url = f"/api/v1/ground-truth/import?{query}"
+    response = run_committed(
+        api(admin_user).post, url, _whole_file("d2"), content_type="application/json"
+    )
+    assert response.status_code == 200, response.json()
+    second = DiscussionExtraction.objects.get(discussion__external_id="d2").run
+    assert (second.configuration_id, second.replicate) == (first.configuration_id, 2)
+    assert (second.notes, second.external_id) == ("again", "k2")
+    wrong = api(admin_user).post(
+        "/api/v1/ground-truth/import?unit=discussion", b"{}", content_type="application/json"
+    )
+    assert wrong.status_code == 400 and "unit" in wrong.json()["errors"][0]
