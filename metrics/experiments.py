@@ -191,7 +191,7 @@ def comparison_verdict(
     Raises ``ComparisonInputError`` (400, or 404 for a side or snapshot that names nothing)."""
     sides = cmp.side_get(baseline, name="baseline"), cmp.side_get(candidate, name="candidate")
     frozen = cmp.snapshot_get(snapshot)
-    stored = comparison_read(*sides, frozen)
+    stored = comparison_read(*sides, frozen, whole=False)  # its figures, not its lists
     values = stored.values
     status = "failed" if stored.error else "updating" if stored.updating else "fresh"
     return {

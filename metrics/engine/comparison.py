@@ -11,12 +11,14 @@ it lists. A page reads the stored row only.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+from django.db import connection
 from django.db.models import Case, IntegerField, QuerySet, When
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Coalesce
@@ -457,6 +459,67 @@ def snapshot_results_ensure(runs: Iterable[ExtractionRun], snapshot_id: int | No
 
 def runs_of(sides: Sequence[Side]) -> list[ExtractionRun]:
     return list({run.pk: run for side in sides for run in side.runs}.values())
+
+
+# --- reading a stored comparison (pages, the API) ------------------------------------------------
+
+LISTS = ("statements", "details")  # the parts of a stored comparison a reader takes one slice of
+_HEAD_SQL = "SELECT r.\"values\" - 'statements' - 'details' FROM {table} AS r WHERE r.key = %s"
+# One list (its path: statements, figure, direction) and the details of its statements only.
+_PART_SQL = """
+SELECT r."values" - 'statements' - 'details',
+       r."values" #> %s::text[],
+       (SELECT jsonb_object_agg(e.key, e.value)
+          FROM jsonb_each(r."values" -> 'details') AS e
+         WHERE e.key IN (SELECT s ->> 'statement_id'
+                           FROM jsonb_array_elements(r."values" #> %s::text[]) AS s))
+  FROM {table} AS r WHERE r.key = %s
+"""
+
+
+def comparison_part(key: str, *, listed: tuple[str, str] | None = None) -> dict[str, Any] | None:
+    """The stored comparison under ``key`` without its lists of statements, or with the one
+    ``listed`` names (figure, direction) and the details of its statements only, in the shape
+    of the whole (None when nothing is stored). A stored comparison holds the details of every
+    statement of every list (hundreds of KB); a page shows one list. On PostgreSQL the database
+    cuts the parts out of the row; elsewhere the row is read whole and cut here."""
+    if connection.vendor != "postgresql":
+        values = MetricResult.objects.filter(key=key).values_list("values", flat=True).first()
+        return _cut(values, listed)
+    table = connection.ops.quote_name(MetricResult._meta.db_table)
+    with connection.cursor() as cursor:
+        if listed is None:
+            cursor.execute(_HEAD_SQL.format(table=table), [key])
+            found = cursor.fetchone()
+            return _json(found[0]) if found else None
+        path = ["statements", *listed]
+        cursor.execute(_PART_SQL.format(table=table), [path, path, key])
+        found = cursor.fetchone()
+    if found is None or found[0] is None:
+        return None
+    head, rows, details = (_json(part) for part in found)
+    return {
+        **head,
+        "statements": {listed[0]: {listed[1]: rows or []}},
+        "details": details or {},
+    }
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+def _cut(values: dict[str, Any] | None, listed: tuple[str, str] | None) -> dict[str, Any] | None:
+    if values is None:
+        return None
+    head = {k: v for k, v in values.items() if k not in LISTS}
+    if listed is None:
+        return head
+    figure, direction = listed
+    rows = (values.get("statements") or {}).get(figure, {}).get(direction) or []
+    wanted = {str(row["statement_id"]) for row in rows}
+    details = {k: v for k, v in (values.get("details") or {}).items() if k in wanted}
+    return {**head, "statements": {figure: {direction: rows}}, "details": details}
 
 
 # --- the gate -----------------------------------------------------------------------------------

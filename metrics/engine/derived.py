@@ -131,29 +131,48 @@ def _claim(*, key: str, family: str, run_id: int) -> bool:
 
 
 def derived_read(
-    *, family: str, key: str, run_id: int, fingerprint: str, queue: Callable[[], bool]
+    *,
+    family: str,
+    key: str,
+    run_id: int,
+    fingerprint: str,
+    queue: Callable[[], bool],
+    part: Callable[[str], dict[str, Any] | None] | None = None,
 ) -> Derived:
     """The stored figures; when outdated, the last ones marked updating and one computation
-    queued. Two or three small queries whatever the size of the runs."""
+    queued. Two or three small queries whatever the size of the runs. ``part``: reads, by the
+    row's key, only the part of the stored figures the caller shows, in place of them all."""
     wanted = _input_hash(family, fingerprint)
-    row = MetricResult.objects.filter(key=key).first()
+
+    def stored() -> tuple[MetricResult | None, dict[str, Any] | None]:
+        rows = MetricResult.objects.filter(key=key)
+        if part is None:
+            row = rows.first()
+            return row, row.values if row else None
+        row = rows.defer("values", "contribution").first()
+        return row, part(key) if row else None
+
+    row, values = stored()
     if row is not None and row.input_hash == wanted and row.status != Status.STALE:
-        return _derived(row, updating=False)
+        return _derived(row, updating=False, values=values)
     if _claim(key=key, family=family, run_id=run_id) and queue():
-        row = MetricResult.objects.filter(key=key).first()  # an eager worker may have run
+        row, values = stored()  # an eager worker may have run
         if row is not None and row.input_hash == wanted and row.status != Status.STALE:
-            return _derived(row, updating=False)
+            return _derived(row, updating=False, values=values)
     return Derived(
-        values=row.values if row else None,
+        values=values,
         updating=True,
         computed_at=row.computed_at if row else None,
     )
 
 
-def _derived(row: MetricResult, *, updating: bool) -> Derived:
+_ROW_VALUES: Any = object()
+
+
+def _derived(row: MetricResult, *, updating: bool, values: Any = _ROW_VALUES) -> Derived:
     failed = row.status == Status.FAILED
     return Derived(
-        values=row.values,
+        values=row.values if values is _ROW_VALUES else values,
         updating=updating,
         error=row.error if failed else "",
         computed_at=row.computed_at,
@@ -204,8 +223,14 @@ def comparison_read(
     baseline: comparison.Side,
     candidate: comparison.Side,
     snapshot: GroundTruthSnapshot | None = None,
+    *,
+    whole: bool = True,
+    listed: tuple[str, str] | None = None,
 ) -> Derived:
-    """The stored comparison of two sides; queued when outdated (``derived_read``)."""
+    """The stored comparison of two sides; queued when outdated (``derived_read``). Not
+    ``whole``: its figures without the statements that changed most, but for the one list
+    ``listed`` names (figure, direction) and its statements' details
+    (``comparison.comparison_part``)."""
     snapshot_id = snapshot.pk if snapshot else None
     runs = comparison.runs_of((baseline, candidate))
     return derived_read(
@@ -219,6 +244,7 @@ def comparison_read(
             candidate=candidate.spec,
             snapshot=snapshot_id,
         ),
+        part=None if whole else lambda key: comparison.comparison_part(key, listed=listed),
     )
 
 

@@ -98,11 +98,12 @@ def comparison(request: HtmxHttpRequest) -> HttpResponse:
     except cmp.ComparisonInputError as exc:
         context.update(error=str(exc), baseline_spec=baseline_spec, candidate_spec=candidate_spec)
         return render(request, "metrics/run_compare.html", context, status=400)
-    stored = comparison_read(baseline, candidate, snapshot)
-    values = stored.values
     asked = params.get("figure") or ""
     figure = asked if asked in LIST_LABELS else "aggregate"
     direction = "better" if params.get("direction") == "better" else "worse"
+    # The figures and the one list shown, not every list the comparison stores.
+    stored = comparison_read(baseline, candidate, snapshot, whole=False, listed=(figure, direction))
+    values = stored.values
     context.update(
         baseline=baseline,
         candidate=candidate,

@@ -100,3 +100,25 @@ def test_the_api_answers_a_missing_side_404_and_auditors_403(loop, api):
     auditor.force_authenticate(loop.auditor)
     body = {"baseline": f"c{loop.configuration.pk}", "candidate": f"r{loop.degraded.pk}"}
     assert auditor.post("/api/v1/comparisons/", body, format="json").status_code == 403
+
+
+def test_a_page_reads_one_list_of_the_stored_comparison_as_the_whole_row_has_it(loop):
+    """The database cuts the figures and one list with its statements' details out of the
+    stored comparison (a page shows one list of many); they equal the whole row cut here."""
+    from metrics.engine.comparison import LIST_FIGURES, _cut, comparison_part
+    from metrics.models import MetricResult
+
+    sides = {"baseline": f"c{loop.configuration.pk}", "candidate": f"r{loop.degraded.pk}"}
+    app.tasks["metrics.tasks.compute_run_comparison"].apply(kwargs=sides, throw=True)
+    key = derived.comparison_key(sides["baseline"], sides["candidate"])
+    whole = MetricResult.objects.get(key=key).values
+    assert whole["details"] and comparison_part(key) == _cut(whole, None)
+    assert "statements" not in comparison_part(key) and "figures" in comparison_part(key)
+    for figure in LIST_FIGURES:
+        for direction in ("worse", "better"):
+            part = comparison_part(key, listed=(figure, direction))
+            assert part == _cut(whole, (figure, direction)), (figure, direction)
+    bonds = comparison_part(key, listed=("pair_bonds", "worse"))
+    listed = bonds["statements"]["pair_bonds"]["worse"]
+    assert listed and set(bonds["details"]) == {str(row["statement_id"]) for row in listed}
+    assert comparison_part("run_comparison:pair:c0:c0") is None
