@@ -407,6 +407,7 @@ class Bars:
     values: tuple[float | None, ...]
     lows: tuple[float | None, ...] = ()
     highs: tuple[float | None, ...] = ()
+    level: str = "95%"  # of the intervals, as the tooltips say it
 
 
 class CategoryLayout(TypedDict, total=False):
@@ -582,7 +583,7 @@ def _bar(
     high = group.highs[position] if position < len(group.highs) else None
     tip = f"{group.label}: {_tick_text(value)}" if group.label else _tick_text(value)
     if _finite(low) and _finite(high):
-        tip += f" (95% CI {_tick_text(low)} to {_tick_text(high)})"
+        tip += f" ({group.level} CI {_tick_text(low)} to {_tick_text(high)})"
     parts = [
         f'<g class="bar"><title>{escape(tip)}</title>'
         f'<rect x="{_num(x0 + 1)}" y="{_num(min(top, base))}" width="{_num(max(x1 - x0 - 2, 1))}" '

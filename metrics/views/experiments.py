@@ -31,6 +31,22 @@ LIST_LABELS = {
     "functioning": "Functioning codes",
 }
 KIND_NAMES = {"people": "people", "events": "events", "pair_bonds": "pair bonds"}
+# The figures' names under the chart's bars (the table beside it names them in full).
+CHART_LABELS = {
+    "aggregate": "Overall",
+    "people": "People",
+    "events": "Events",
+    "pair_bonds": "Pair bonds",
+    "symptom": "Symptom",
+    "anxiety": "Anxiety",
+    "relationship": "Relationship",
+    "functioning": "Functioning",
+    "exact_match": "Exact match",
+    "cumulative": "Cum. overall",
+    "cumulative_people": "Cum. people",
+    "cumulative_events": "Cum. events",
+    "cumulative_pair_bonds": "Cum. bonds",
+}
 
 
 def level_get(value: object) -> float:
@@ -80,6 +96,7 @@ def comparison(request: HtmxHttpRequest) -> HttpResponse:
     context: dict[str, Any] = {
         **_choices(),
         "level": level,
+        "level_text": f"{level:.0%}",
         "levels": [(lv, f"{lv:.0%}") for lv in LEVELS],
         "list_labels": LIST_LABELS,
     }
@@ -255,13 +272,14 @@ def _chart(rows: list[dict[str, Any]], level: float) -> Any:
         tuple(deltas),
         tuple(r["low"] for r in shown),
         tuple(r["high"] for r in shown),
+        level=f"{level:.0%}",
     )
     return bar_plot(
-        [r["label"].replace(" F1", "").split(" (")[0] for r in shown],
+        [CHART_LABELS.get(r["key"], r["label"]) for r in shown],
         [bars],
         "difference",
         y_range=(-max(reach, 0.05) * 1.1, max(reach, 0.05) * 1.1),
-        width=max(640, 64 * len(shown)),
+        width=max(640, 96 * len(shown)),
         title=f"Differences with their {level:.0%} intervals (above 0: the candidate is better)",
     )
 
@@ -295,6 +313,7 @@ def trend(request: HtmxHttpRequest) -> HttpResponse:
         "figure": figure,
         "figures": _figure_choices(),
         "level": level,
+        "level_text": f"{level:.0%}",
         "levels": [(lv, f"{lv:.0%}") for lv in LEVELS],
         "points": points,
         "updating": any(e["stored"].updating for e in entries),
@@ -326,9 +345,10 @@ def trend_points(entries: list[dict[str, Any]], figure: str, level: float) -> li
             (i for i in data.get("intervals") or [] if abs(i["level"] - level) < 1e-9), {}
         )
         reason = _break_reason(previous, values) if previous is not None and values else ""
+        runs = values.get("runs") or []
         notes = "; ".join(
-            f"replicate {r['replicate']}: {r['notes']}"
-            for r in values.get("runs", [])
+            f"replicate {r['replicate']}: {r['notes']}" if len(runs) > 1 else r["notes"]
+            for r in runs
             if r["notes"]
         )
         configuration = entry["configuration"]
