@@ -1,18 +1,21 @@
 """The gate a CI job calls, on demo-like data: ``compare_runs --fail-on worse`` exits 0 for a
 replicate against its own configuration and 1 for a degraded candidate; the same comparison
-over the API (ask, poll, read the verdict)."""
+over the API (ask, poll, read the verdict). On the same data (made once for the module), the
+trend across these configurations."""
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 from rest_framework.test import APIClient
 
 from evalsite.celery import app
-from metrics.engine import derived
+from metrics.engine import derived, trend
 
 pytest_plugins = ["tests.metrics.loop_data"]
 pytestmark = pytest.mark.django_db
@@ -122,3 +125,40 @@ def test_a_page_reads_one_list_of_the_stored_comparison_as_the_whole_row_has_it(
     listed = bonds["statements"]["pair_bonds"]["worse"]
     assert listed and set(bonds["details"]) == {str(row["statement_id"]) for row in listed}
     assert comparison_part("run_comparison:pair:c0:c0") is None
+
+
+def test_the_trend_reads_stored_summaries_and_marks_the_step_not_comparable(
+    loop, client, monkeypatch
+):
+    from tests.metrics.loop_data import partial_run_create, summaries_compute
+
+    queued: list[dict] = []
+    monkeypatch.setattr(trend, "task_enqueue", lambda task, **kw: queued.append(kw) or True)
+    partial = partial_run_create(loop)
+    client.force_login(loop.admin)
+    url = reverse("metrics:trend")
+
+    before = client.get(url)
+    assert before.status_code == 200
+    assert b'data-testid="trend-updating"' in before.content
+    ids = [loop.configuration.pk, loop.degraded.configuration_id, partial.configuration_id]
+    assert queued == [{"configuration_id": pk, "snapshot": None} for pk in ids]
+
+    summaries_compute()
+    queued.clear()
+    page = client.get(url).content.decode()
+    assert queued == [] and 'data-testid="trend-updating"' not in page
+    labels = ["gpt-4o · v2-examples", "gpt-4o · v3-terse", "gpt-4o · v4-partial"]
+    assert [page.index(label) for label in labels] == sorted(page.index(x) for x in labels)
+    assert "replicate 2: replicate 2" in page and "shorter prompt" in page
+    assert page.count(">not comparable</text>") == 1  # the chart's one break
+    assert "scored on different discussions" in page
+
+    rows = list(csv.DictReader(io.StringIO(client.get(url, {"format": "csv"}).content.decode())))
+    assert [r["label"] for r in rows] == labels
+    assert [r["not_comparable_with_previous"] for r in rows] == [
+        "",
+        "",
+        "scored on different discussions",
+    ]
+    assert rows[0]["replicates"] == "3" and float(rows[1]["mean"]) < float(rows[0]["mean"])
