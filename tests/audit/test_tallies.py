@@ -244,21 +244,23 @@ def test_stored_tallies_equal_a_recount_after_any_sequence_of_workflow_actions(
     for statement in statements[:3]:  # shared statements, for adjudication
         for coder in auditors[:2]:
             feedback_submit(feedback=feedback_start(statement=statement, auditor=coder), user=coder)
-    done = []
+    done, checked = [], False
     for _ in range(200):
         try:
             done.append(_step(rng, statements, auditors, admins))
         except WorkflowError as exc:
             done.append(f"refused: {exc}")  # a refused action changes nothing
+        if done[-1] == "" and checked:
+            continue  # no action was called: the state checked after the last one is unchanged
         assert tallies_stored() == tallies_counted(), done[-1]
         assert figures_stored() == figures_counted(), done[-1]
         assert to_code_stored() == to_code_recounted(), done[-1]
         assert weakest_stored() == weakest_counted(), done[-1]
         assert weakest_mine_stored() == weakest_mine_counted(), done[-1]
+        counted = to_adjudicate_counted(50)  # in a total order: each cut is its first items
         for limit in (1, 2, 50):
-            assert _listed(statements_to_adjudicate(limit=limit)) == to_adjudicate_counted(limit), (
-                done[-1]
-            )
+            assert _listed(statements_to_adjudicate(limit=limit)) == counted[:limit], done[-1]
+        checked = True
     wanted = {"submit", "approve", "reject", "assign", "skip", "reassign", "adjudicate", "triage"}
     assert wanted <= set(done), wanted - set(done)
     stored = tallies_stored()
