@@ -73,6 +73,13 @@ def assert_incremental_equals_full(run) -> None:
     assert system_row().status == MetricResult.Status.FRESH
 
 
+@pytest.fixture
+def coded_world(auditor):
+    """Made once for the test's examples (a function's fixture: hypothesis runs every example
+    in the one call), 2 discussions × 3 statements coded, nothing approved."""
+    return make_world(auditor, discussions=2, statements=3)
+
+
 @settings(
     # Each example is a workflow on the database: at most 25 (the quick profile's fewer).
     max_examples=min(25, settings.default.max_examples),
@@ -81,11 +88,12 @@ def assert_incremental_equals_full(run) -> None:
 )
 @given(operations=OPERATIONS)
 def test_incremental_totals_equal_a_full_recomputation(
-    operations, auditor, admin_user, django_capture_on_commit_callbacks
+    operations, coded_world, auditor, admin_user, django_capture_on_commit_callbacks
 ):
-    # Each example runs in a savepoint that is rolled back, so examples start from scratch.
+    # Each example runs in a savepoint that is rolled back, so examples start from the same
+    # coded world.
     with transaction.atomic():
-        f1_world = make_world(auditor, discussions=2, statements=3)
+        f1_world = coded_world
         for operation, index, variant in operations:
             statement = f1_world.statements[index]
             with django_capture_on_commit_callbacks(execute=True):
