@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import jsonschema_rs
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 
@@ -133,7 +134,10 @@ PDP_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
+# Two validators of the one schema: the compiled one answers "valid?" (nearly every payload
+# is), the Python one says what is wrong with one that is not, in the words of _describe.
 _PDP_VALIDATOR = Draft202012Validator(PDP_SCHEMA)
+_PDP_IS_VALID = jsonschema_rs.validator_for(PDP_SCHEMA).is_valid
 
 
 ISSUE_STATUS = {MALFORMED: 400, UNKNOWN: 404, CONFLICT: 409, RULE: 422}
@@ -238,16 +242,29 @@ def _duplicate_id_issues(payload: dict) -> list[PayloadIssue]:
     return issues
 
 
-def pdp_issues(payload: Any) -> list[PayloadIssue]:
-    """Every problem with a PDP-deltas payload, in document order; empty when it is valid."""
+def pdp_issues(payload: Any, *, texts_checked: bool = False) -> list[PayloadIssue]:
+    """Every problem with a PDP-deltas payload, in document order; empty when it is valid.
+    ``texts_checked``: the payload was read by json_input within its limits (json_problem),
+    so its texts and depth need no second look."""
     if not isinstance(payload, dict):
         return [PayloadIssue("", f"expected a JSON object, got {_json_type(payload)}")]
-    text_issues = _text_issues(payload)
+    text_issues = [] if texts_checked else _text_issues(payload)
     if text_issues:
         return text_issues
+    if _schema_valid(payload):
+        return _duplicate_id_issues(payload)
     errors = sorted(_PDP_VALIDATOR.iter_errors(payload), key=lambda e: list(map(str, e.path)))
     issues = [PayloadIssue(format_path(e.absolute_path), _describe(e)) for e in errors]
     return issues + _duplicate_id_issues(payload)
+
+
+def _schema_valid(payload: dict) -> bool:
+    """The compiled validator's answer; anything it cannot take (keys that are not text, a
+    type JSON does not have) is left to the Python validator to describe."""
+    try:
+        return _PDP_IS_VALID(payload)
+    except (ValueError, TypeError, OverflowError):
+        return False
 
 
 def _text_issues(payload: Any) -> list[PayloadIssue]:

@@ -1,6 +1,22 @@
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from metrics.families.payload.schema import PayloadError, pdp_issues, validate_pdp
+from metrics.families.payload.schema import (
+    _PDP_VALIDATOR,
+    DATE_CERTAINTIES,
+    DIRECTIONS,
+    EVENT_KINDS,
+    EVENT_SCHEMA,
+    GENDERS,
+    PAIR_BOND_SCHEMA,
+    PERSON_SCHEMA,
+    RELATIONSHIPS,
+    PayloadError,
+    _schema_valid,
+    pdp_issues,
+    validate_pdp,
+)
 from tests.factories import SIMPLE_PDP
 
 
@@ -75,3 +91,45 @@ def test_validate_pdp_raises_with_every_issue_and_location():
         )
     assert len(info.value.issues) == 2
     assert info.value.messages()[0].startswith("statement 3.")
+
+
+# --- the compiled validator answers as the schema does -----------------------------------------
+
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**64), 2**64),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([*GENDERS, *EVENT_KINDS, *DIRECTIONS, *RELATIONSHIPS, *DATE_CERTAINTIES]),
+    st.text(max_size=3),
+    st.lists(st.integers(-3, 3), max_size=2),
+)
+_KEYS = sorted(
+    {*PERSON_SCHEMA["properties"], *EVENT_SCHEMA["properties"], *PAIR_BOND_SCHEMA["properties"]}
+)
+
+
+@st.composite
+def near_valid_payloads(draw):
+    """Payloads of the schema's keys and values, each item often valid and often not."""
+    payload: dict = {}
+    for key in draw(st.sets(st.sampled_from(["people", "events", "pair_bonds", "delete", "x"]))):
+        if key == "delete":
+            payload[key] = draw(st.lists(_VALUES, max_size=2))
+            continue
+        items = draw(st.lists(st.dictionaries(st.sampled_from(_KEYS), _VALUES), max_size=3))
+        payload[key] = items if draw(st.booleans()) else draw(_VALUES)
+    return payload
+
+
+@settings(max_examples=100)
+@given(near_valid_payloads())
+def test_compiled_validator_agrees_with_the_schema(payload):
+    assert _schema_valid(payload) == (not list(_PDP_VALIDATOR.iter_errors(payload)))
+
+
+def test_compiled_validator_leaves_what_it_cannot_take_to_the_python_one():
+    assert not _schema_valid({1: []})
+    assert messages({"people": [{"id": 2**70}]}) == [
+        f"people[0].id: {2**70} is out of range (expected between {-(2**63 - 1)} and {2**63 - 1})"
+    ]
