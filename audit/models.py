@@ -16,6 +16,7 @@ from django.db.models import CASCADE, Exists, OuterRef, ProtectedError, Q
 from django.utils import timezone
 
 from evalsite.access import is_admin
+from evalsite.fields import RowJSONField
 from evalsite.indexes import NullsLastIndex
 
 if TYPE_CHECKING:
@@ -308,7 +309,7 @@ class ExtractionRun(models.Model):
 class Extraction(models.Model):
     statement = models.ForeignKey(Statement, on_delete=models.CASCADE, related_name="extractions")
     run = models.ForeignKey(ExtractionRun, on_delete=models.CASCADE, related_name="extractions")
-    pdp_deltas = models.JSONField(default=empty_pdp)
+    pdp_deltas = RowJSONField(default=empty_pdp)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -331,7 +332,7 @@ class DiscussionExtraction(models.Model):
     run = models.ForeignKey(
         ExtractionRun, on_delete=models.CASCADE, related_name="discussion_extractions"
     )
-    pdp = models.JSONField(default=empty_pdp)
+    pdp = RowJSONField(default=empty_pdp)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -368,7 +369,7 @@ class Feedback(models.Model):
     auditor = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="feedback"
     )
-    edited_extraction = models.JSONField(default=empty_pdp)
+    edited_extraction = RowJSONField(default=empty_pdp)
     source_extraction = models.ForeignKey(
         Extraction, null=True, blank=True, on_delete=models.SET_NULL, related_name="feedback"
     )
@@ -379,7 +380,7 @@ class Feedback(models.Model):
     # The coding as its auditor first submitted it: final for the agreement figures, since
     # submitting lifts the seal (docs/review.md, "Final once submitted"). Later changes are
     # revisions marked after_submit; an undone submit (nothing seen yet) clears it.
-    submitted_extraction = models.JSONField(
+    submitted_extraction = RowJSONField(
         null=True,
         blank=True,
         editable=False,
@@ -407,7 +408,7 @@ class Feedback(models.Model):
     approval_reason = models.TextField(blank=True)
     # A change to approved ground truth waits here for another admin; until then the approved
     # edited_extraction stays the ground truth (see docs/review.md).
-    proposed_extraction = models.JSONField(null=True, blank=True)
+    proposed_extraction = RowJSONField(null=True, blank=True)
     proposed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -509,8 +510,8 @@ class FeedbackRevision(HistoryModel):
     saves = models.PositiveIntegerField(default=1, help_text="Saves folded into this revision.")
     action = models.CharField(max_length=30)
     status = models.CharField(max_length=10, choices=Feedback.Status.choices)
-    before = models.JSONField(null=True, blank=True)
-    after = models.JSONField()
+    before = RowJSONField(null=True, blank=True)
+    after = RowJSONField()
     after_submit = models.BooleanField(
         default=False,
         help_text="A change made after the coding was first submitted: the agreement figures "

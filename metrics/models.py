@@ -14,20 +14,8 @@ from django.db.models.functions import Cast
 # The background-job record belongs to the ground floor (audit runs export/import jobs with it);
 # re-exported for metrics' own recompute jobs.
 from audit.models import ComputeJob as ComputeJob
+from evalsite.fields import RowJSONField as RowJSONField  # migrations 0005/0006 name it here
 from evalsite.indexes import NullsLastIndex as BaseNullsLastIndex
-
-
-class RowJSONField(models.JSONField):
-    """A JSONField bulk-inserted as one placeholder per row.
-
-    Django 5.2 bulk-inserts plain fields on PostgreSQL as UNNEST arrays, and psycopg escapes
-    every quote of every JSON text in an array from Python: most of a recompute's write time.
-    A field with ``get_placeholder`` opts the insert out of UNNEST; the SQL is otherwise the same.
-    """
-
-    def get_placeholder(self, value: object, compiler: object, connection: object) -> str:
-        return "%s"
-
 
 # The per-discussion table's sort columns: figures of a discussion row's values, by the name
 # the page sorts on (``metrics.selectors.discussion_rows``).
