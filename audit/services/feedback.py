@@ -140,6 +140,7 @@ def revision_record(
         return folded
     return FeedbackRevision.objects.create(
         **_revision_fields(feedback, author=author, action=action, before=before, now=now),
+        after=copy.deepcopy(feedback.edited_extraction),
         restored_from=restored_from,
         # A change after the first submit (the seal has lifted): marked, left out of agreement.
         after_submit=action in CONTENT_ACTIONS and feedback.submitted_extraction is not None,
@@ -153,14 +154,17 @@ def revisions_record(
     *, feedbacks: Sequence[Feedback], author, action: str
 ) -> list[FeedbackRevision]:
     """revision_record for many feedback rows at once (an import): one new revision each,
-    written in one insert. Only edits fold into an earlier revision, so never for an edit."""
+    written in one insert. Only edits fold into an earlier revision, so never for an edit.
+    The revisions are inserted here and now, so each one's payload is the feedback's own
+    (not a copy): what is written is the payload as it is at this moment."""
     if action == "edit":
         raise ValueError("an edit may fold into an earlier revision: record it on its own")
     now = timezone.now()
     revisions = FeedbackRevision.objects.bulk_create(
         [
             FeedbackRevision(
-                **_revision_fields(feedback, author=author, action=action, before=None, now=now)
+                **_revision_fields(feedback, author=author, action=action, before=None, now=now),
+                after=feedback.edited_extraction,
             )
             for feedback in feedbacks
         ],
@@ -172,7 +176,8 @@ def revisions_record(
 
 
 def _revision_fields(feedback: Feedback, *, author, action: str, before: dict | None, now) -> dict:
-    """A new revision's fields: the feedback as it is now, and the payload before the step."""
+    """A new revision's fields but its payload after the step (``after``): the feedback as it
+    is now, and the payload before the step."""
     return {
         "feedback": feedback,
         "author": author,
@@ -181,7 +186,6 @@ def _revision_fields(feedback: Feedback, *, author, action: str, before: dict | 
         "action": action,
         "status": feedback.status,
         "before": before,
-        "after": copy.deepcopy(feedback.edited_extraction),
         "updated_at": now,
     }
 

@@ -30,13 +30,13 @@ from audit.services.imports import ImportRun, ImportSummary, discussions_import_
 from audit.services.jobs import compute_job_start
 from evalsite.post_commit import after_commit
 from evalsite.queue import task_enqueue_named
-from metrics.families.json_input import JsonInputError, load_json
+from metrics.families.json_input import STREAM_CHUNK, JsonInputError, load_json
 from metrics.families.payload.schema import PayloadError
 
 log = logging.getLogger(__name__)
 
 IMPORT_TASK = "audit.tasks.import_ground_truth_job"
-IMPORT_CHUNK_BYTES = 256 * 1024  # read from the stored file at a time
+IMPORT_CHUNK_BYTES = STREAM_CHUNK  # read from the stored file at a time
 
 
 @dataclass

@@ -8,7 +8,8 @@
   come from the discussion's ``speakers`` by ``speaker_id``; ground truth with
   ``"approved": false`` is not ground truth (counted, not imported);
 - the origin's case list: ``[{"statement_text", "ai_extraction", "gt_extraction", "comment"}]``,
-  one discussion per file, or one per value of a ``discussion`` key when the cases have one.
+  one discussion per file, or one per value of a ``discussion`` key when the cases have one;
+  read a case at a time like the others' discussions (``case_discussions``).
 
 Keys the import does not use are ignored and named in the summary (``ImportNotes``), as is
 everything in a file that is not imported (an expert statement's extraction, ground truth that
@@ -22,7 +23,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,6 +119,10 @@ class ImportNotes:
     shape: str = ""
     ignored_keys: Counter[str] = field(default_factory=Counter)
     not_imported: Counter[str] = field(default_factory=Counter)
+    # A case list's: how many cases, the first that is not an object, the list's digest.
+    cases: int = 0
+    bad_case: int | None = None
+    case_digest: str = ""
 
     def ignore(self, path: str, keys: set[str]) -> None:
         pattern = INDEX.sub("[]", path)
@@ -213,20 +218,64 @@ def single_discussion(members: dict[str, Any], notes: ImportNotes) -> Any:
     )
 
 
-def case_discussions(cases: list, notes: ImportNotes) -> Iterator[tuple[str, Any]]:
-    """The case list as discussions: one for the file, or one per ``discussion`` value; the
-    external id is the file's digest (and the group), so importing it again finds them."""
+# Consecutive cases of one discussion read and written together: a discussion's statements
+# come in parts of at most this many, each part adding to the discussion the earlier made.
+CASES_PER_PART = 200
+# Marks a part that adds to a discussion an earlier part of the same file made.
+CONTINUED = "_continued"
+
+
+def case_discussions(
+    cases: Iterable[Any], notes: ImportNotes, *, digest: str = ""
+) -> Iterator[tuple[str, Any]]:
+    """The case list as discussions, read a case at a time: one discussion for the file, or
+    one per ``discussion`` value, each in parts of consecutive cases (CASES_PER_PART at most;
+    a discussion whose cases are apart gets a part for each run of them). Its external id is
+    the list's digest (and the group): ``digest``, what the check found (notes.case_digest, the
+    digest of the list as ``json.dumps(cases, sort_keys=True)`` writes it), so importing the
+    same list again finds the discussions."""
     notes.shape = CASES
-    digest = hashlib.sha256(json.dumps(cases, sort_keys=True).encode()).hexdigest()[:12]
-    groups: dict[str, list[tuple[int, Any]]] = {}
+    sha = hashlib.sha256(b"[")
+    orders: dict[str, int] = {}  # the statements each discussion has so far
+    part: list[tuple[int, dict]] = []
     for index, case in enumerate(cases):
-        groups.setdefault(_case_group(case), []).append((index, case))
-    for group, members in groups.items():
-        statements = [_case_statement(case, f"[{index}]", notes) for index, case in members]
-        external_id = f"cases-{digest}" + (f"-{group}" if group else "")
-        summary = f"Imported cases{f' ({group})' if group else ''}"
-        path = f"[{members[0][0]}]"
-        yield path, {"external_id": external_id[:200], "summary": summary, "statements": statements}
+        sha.update(b", " if index else b"")
+        sha.update(json.dumps(case, sort_keys=True).encode())
+        notes.cases += 1
+        if not isinstance(case, dict):
+            if notes.bad_case is None:
+                notes.bad_case = index
+            continue
+        if part and (_case_group(case) != _case_group(part[0][1]) or len(part) >= CASES_PER_PART):
+            yield _case_part(part, orders, notes, digest)
+            part = []
+        part.append((index, case))
+    if part:
+        yield _case_part(part, orders, notes, digest)
+    sha.update(b"]")
+    notes.case_digest = sha.hexdigest()[:12]
+
+
+def _case_part(
+    part: list[tuple[int, dict]], orders: dict[str, int], notes: ImportNotes, digest: str
+) -> tuple[str, dict]:
+    group = _case_group(part[0][1])
+    start = orders.get(group, 0)
+    orders[group] = start + len(part)
+    statements = [
+        {**_case_statement(case, f"[{index}]", notes), "order": start + n}
+        for n, (index, case) in enumerate(part)
+    ]
+    external_id = f"cases-{digest or '0' * 12}" + (f"-{group}" if group else "")
+    summary = f"Imported cases{f' ({group})' if group else ''}"
+    fields: dict[str, Any] = {
+        "external_id": external_id[:200],
+        "summary": summary,
+        "statements": statements,
+    }
+    if start:
+        fields[CONTINUED] = True
+    return f"[{part[0][0]}]", fields
 
 
 def _case_group(case: Any) -> str:
@@ -239,9 +288,7 @@ def _case_group(case: Any) -> str:
     return ""
 
 
-def _case_statement(case: Any, path: str, notes: ImportNotes) -> Any:
-    if not isinstance(case, dict):
-        return case
+def _case_statement(case: dict, path: str, notes: ImportNotes) -> dict:
     notes.ignore(path, set(case) - CASE_KEYS - set(CASE_DISCUSSION_KEYS))
     statement: dict[str, Any] = {"text": case.get("statement_text"), "speaker_type": "subject"}
     if case.get("ai_extraction") is not None:

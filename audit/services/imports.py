@@ -17,7 +17,7 @@ rows' post_save receivers would do is done once for the discussion (``_import_di
 from __future__ import annotations
 
 import contextlib
-import copy
+import itertools
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -46,6 +46,7 @@ from audit.models import (
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.feedback import NotAllowed, revisions_record
 from audit.services.import_shapes import (
+    CONTINUED,
     EVALSITE,
     TOP_KEYS,
     ImportNotes,
@@ -148,6 +149,7 @@ class _Reading(Protocol):
     else its top level holds (JsonListReader's attributes)."""
 
     is_object: bool
+    is_list: bool
     top: Any
     members: dict[str, Any]
     has_list: bool
@@ -160,8 +162,9 @@ class _ParsedReading:
 
     def __init__(self, data: Any):
         self.is_object = isinstance(data, dict)
-        self.top = data
-        items = data.get("discussions") if self.is_object else None
+        self.is_list = isinstance(data, list)
+        self.top = None if self.is_list else data
+        items = data.get("discussions") if self.is_object else data if self.is_list else None
         self.has_list = isinstance(items, list)
         self.members = (
             {k: v for k, v in data.items() if k != "discussions" or not self.has_list}
@@ -209,16 +212,13 @@ class _FileSource:
             raise PayloadError([PayloadIssue("", "the file changed while it was imported")])
 
 
-def _top_level_problem(reading: _Reading) -> PayloadError | None:
-    """What is wrong with the file's top level for an import, as the whole-file check said."""
+def _top_level_problem(reading: _Reading, notes: ImportNotes) -> PayloadError | None:
+    """What is wrong with the file's top level for an import, once it has been read through
+    (``notes``: what the reading found)."""
     if not reading.is_object:
-        cases = reading.top if isinstance(reading.top, list) else None
-        bad = next(
-            (i for i, case in enumerate(cases or [None]) if not isinstance(case, dict)), None
-        )
-        if cases is not None and bad is None:
+        if reading.is_list and notes.cases and notes.bad_case is None:
             return None  # a case list
-        where = f" ([{bad}] is not an object)" if cases else ""
+        where = f" ([{notes.bad_case}] is not an object)" if notes.bad_case is not None else ""
         message = f"expected a JSON object at the top level, or a list of case objects{where}"
         return PayloadError([PayloadIssue("", message)])
     if reading.has_list:
@@ -232,17 +232,24 @@ def _top_level_problem(reading: _Reading) -> PayloadError | None:
     )
 
 
-def _canonical(reading: _Reading, notes: ImportNotes) -> Iterator[tuple[str, Any]]:
+def _canonical(
+    reading: _Reading, notes: ImportNotes, *, case_digest: str = ""
+) -> Iterator[tuple[str, Any]]:
     """(path, discussion) for each discussion of the file, as it is read, in the one shape the
     import checks and writes (audit/services/import_shapes.py); the single-discussion form
-    ({"discussion": ..., "statements": ...}) and a case list are read whole."""
+    ({"discussion": ..., "statements": ...}) is read whole, a case list a case at a time (its
+    discussions named by ``case_digest``, what the check found: notes.case_digest)."""
     notes.shape = EVALSITE
-    for index, item in enumerate(reading):
+    read: Iterator[Any] = iter(reading)
+    first = next(read, _END)  # a reading knows whether the file is a list once it has begun
+    items: Iterator[Any] = itertools.chain([first], read) if first is not _END else iter(())
+    if reading.is_list:
+        yield from case_discussions(items, notes, digest=case_digest)
+        return
+    for index, item in enumerate(items):
         path = f"discussions[{index}]"
         yield path, discussion_item(item, path, notes)
     if not reading.is_object:
-        if isinstance(reading.top, list):
-            yield from case_discussions(reading.top, notes)
         return
     notes.ignore("", set(reading.members) - TOP_KEYS - {"statements"})
     if not reading.has_list and "discussion" in reading.members:
@@ -250,6 +257,9 @@ def _canonical(reading: _Reading, notes: ImportNotes) -> Iterator[tuple[str, Any
             yield "discussion", single_discussion(reading.members, notes)
         else:
             yield "", reading.members  # the check names what is wrong
+
+
+_END = object()
 
 
 def _split_discussion(item: Any, path: str) -> tuple[str, dict, list]:
@@ -375,7 +385,7 @@ def _prefixed(issues: list[PayloadIssue], prefix: str) -> list[PayloadIssue]:
 
 
 def _discussion_issues(
-    fields_path: str, fields: dict, statements: Any, warnings: IssueGroups
+    fields_path: str, fields: dict, statements: Any, warnings: IssueGroups, *, texts_checked: bool
 ) -> list[PayloadIssue]:
     issues = []
     if not isinstance(fields.get("summary", ""), str):
@@ -403,7 +413,7 @@ def _discussion_issues(
     earlier: dict[str, set] = payload_ids([])  # ids of the discussion's payloads so far
     for index, statement in enumerate(statements):
         statement_path = _join(_join(path, "statements"), index)
-        checked = _Checked()
+        checked = _Checked(texts_checked=texts_checked)
         issues += _statement_issues(statement, statement_path, checked)
         for warning in _ground_truth_problems(statement, statement_path, earlier, checked):
             warnings.add(warning)
@@ -411,17 +421,19 @@ def _discussion_issues(
 
 
 class _Checked:
-    """pdp_issues of each payload of a statement once: its checks ask up to five times, and
-    the schema's validation is most of the first pass's work."""
+    """pdp_issues of each payload of a statement once: its checks ask up to five times.
+    ``texts_checked``: the file's reader checked the texts and depth already."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, texts_checked: bool) -> None:
         # The payload is kept beside its issues, so its id is not reused while this lives.
         self._found: dict[int, tuple[Any, list[PayloadIssue]]] = {}
+        self.texts_checked = texts_checked
 
     def __call__(self, payload: Any) -> list[PayloadIssue]:
         found = self._found.get(id(payload))
         if found is None:
-            found = self._found[id(payload)] = (payload, pdp_issues(payload))
+            issues = pdp_issues(payload, texts_checked=self.texts_checked)
+            found = self._found[id(payload)] = (payload, issues)
         return found[1]
 
 
@@ -502,6 +514,8 @@ class _Known:
     by: User | None = None
     runs: dict[str, ExtractionRun] = field(default_factory=dict)
     users: dict[str, User] = field(default_factory=dict)
+    # Discussions given statements since their queue figures were last counted.
+    figures_due: set[int] = field(default_factory=set)
 
     def run_for(self, statement: dict) -> ExtractionRun:
         """The run of a statement's (or a discussion's) ``extraction_run``, else the run the
@@ -539,7 +553,8 @@ def _get_discussion(fields: dict, summary: ImportSummary) -> tuple[Discussion, b
     external_id = _external_id(fields)
     existing = Discussion.objects.filter(external_id=external_id).first() if external_id else None
     if existing:
-        summary.discussions_existing += 1
+        # A later part of a case list's discussion adds to it: counted with its first part.
+        summary.discussions_existing += 0 if fields.get(CONTINUED) else 1
         return existing, False
     summary.discussions_created += 1
     date = fields.get("date")
@@ -552,12 +567,20 @@ def _get_discussion(fields: dict, summary: ImportSummary) -> tuple[Discussion, b
 
 
 WRITE_BATCH = 1000  # rows per insert: a discussion's statements in one
+# Discussions whose derived counts (coding tallies, queue figures) are refreshed together: a
+# refresh is a few queries whatever it counts.
+GROUP_DISCUSSIONS = 20
 # What an import writes in bulk: the planner's statistics of these are refreshed after it.
 IMPORTED_MODELS = (Discussion, Speaker, Statement, Extraction, Feedback)
 
 
 def _get_statements(
-    discussion: Discussion, statements: list[dict], summary: ImportSummary, *, existing: bool
+    discussion: Discussion,
+    statements: list[dict],
+    known: _Known,
+    summary: ImportSummary,
+    *,
+    existing: bool,
 ) -> list[Statement]:
     """The discussion's statement at each order the file gives: the one in place (an existing
     discussion's), else a new one, all new ones written in one insert."""
@@ -576,8 +599,9 @@ def _get_statements(
     )
     if created:
         summary.statements_created += len(created)
-        # Inserted past Statement's post_save: the count of what is still to code follows.
-        queue_figures_refresh(discussion_ids=[discussion.pk])
+        # Inserted past Statement's post_save: the count of what is still to code follows
+        # (with the rest of the group's discussions, _import_group).
+        known.figures_due.add(discussion.pk)
     found |= {row.order: row for row in created}
     return [found[order] for order in orders]
 
@@ -761,7 +785,9 @@ def _provenance(meta: dict) -> str:
 
 
 def _normalized(payload: dict) -> dict:
-    return normalize_pdp(copy.deepcopy(payload))
+    """A payload of the file as stored: the file's parsed data is written once and dropped, so
+    its items are stored as they are, not copied."""
+    return normalize_pdp(payload)
 
 
 @dataclass
@@ -852,16 +878,25 @@ def _import(
     with transaction.atomic(), source.reading() as reading:
         _one_import_at_a_time()
         known = _Known(default_run=default_run, run_info=run_info, by=by)
-        items = _canonical(reading, ImportNotes())  # the notes were taken by the check
-        for done, (path, item) in enumerate(items, start=1):
-            _path, fields, statements = _split_discussion(item, path)
-            with tallies_batched():  # one recount per discussion, not one per coding
-                _import_discussion(fields, statements, known, summary, by)
+        # The notes were taken by the check; a case list's discussions are named by its digest.
+        items = _canonical(reading, ImportNotes(), case_digest=notes.case_digest)
+        done, group_start = 0, -1
+        while done > group_start:  # a group of discussions at a time, read one by one
+            group_start = done
+            with tallies_batched():  # one recount per group, not one per coding
+                for path, item in itertools.islice(items, GROUP_DISCUSSIONS):
+                    _path, fields, statements = _split_discussion(item, path)
+                    _import_discussion(fields, statements, known, summary, by)
+                    _query_log_forget()
+                    if len(external_ids) < LOGGED_EXTERNAL_IDS:
+                        external_ids.append(_external_id(fields))
+                    done += 1
+                    if progress:
+                        progress(done, count)
+                if known.figures_due:
+                    queue_figures_refresh(discussion_ids=known.figures_due)
+                    known.figures_due.clear()
             _query_log_forget()
-            if len(external_ids) < LOGGED_EXTERNAL_IDS:
-                external_ids.append(_external_id(fields))
-            if progress:
-                progress(done, count)
         source.check_unchanged(checked, reading)
         _log_import(summary, by, external_ids)
         _planner_statistics_after(summary)
@@ -899,9 +934,12 @@ def _check(reading: _Reading) -> tuple[int, ImportNotes, list[str]]:
             for issue in exc.issues:
                 errors.add(issue)
             continue
-        for issue in _discussion_issues(fields_path, fields, statements, warnings):
+        texts_checked = isinstance(reading, JsonListReader)
+        for issue in _discussion_issues(
+            fields_path, fields, statements, warnings, texts_checked=texts_checked
+        ):
             errors.add(issue)
-    problem = _top_level_problem(reading)
+    problem = _top_level_problem(reading, notes)
     if problem:
         raise problem
     if errors:
@@ -946,7 +984,7 @@ def _import_discussion(fields: dict, statements: list, known: _Known, summary, b
     """One discussion in a number of queries that does not grow with its statements: what is
     in place is read a table at a time, what is new written a table at a time."""
     discussion, created = _get_discussion(fields, summary)
-    rows = _get_statements(discussion, statements, summary, existing=not created)
+    rows = _get_statements(discussion, statements, known, summary, existing=not created)
     extracted = _import_extractions(rows, statements, known, summary)
     if _import_discussion_extraction(discussion, fields, known, summary):
         extracted |= {row.pk for row in rows if row.is_subject}

@@ -87,6 +87,23 @@ def json_problem(data: Any, *, depth: int = 1) -> str | None:
     return None
 
 
+def _nesting_problem(data: Any, *, depth: int) -> str | None:
+    """json_problem's depth rule alone: a value nested deeper than the limit (a container at
+    the limit holding anything puts that below it). Walks containers only."""
+    stack = [(data, depth)]
+    while stack:
+        value, level = stack.pop()
+        kind = type(value)
+        children = value.values() if kind is dict else value if kind is list else ()
+        if level > MAX_JSON_DEPTH or (level == MAX_JSON_DEPTH and children):
+            return f"nested deeper than {MAX_JSON_DEPTH} levels"
+        stack.extend([(child, level + 1) for child in children if type(child) in _CONTAINERS])
+    return None
+
+
+_CONTAINERS = (dict, list)
+
+
 def text_problem(text: str) -> str | None:
     """Why a string cannot be stored as text (NUL, lone surrogate), or None."""
     if "\x00" in text:
@@ -153,7 +170,10 @@ def load_jsonl(data: bytes | str, *, file: str) -> list[Any]:
 
 # --- reading a large file a piece at a time ------------------------------------------------------
 
-STREAM_CHUNK = 64 * 1024  # bytes read at a time
+# Bytes read at a time: a value longer than the text read so far is decoded again once more
+# is read, so a chunk holds a whole discussion of an export (about 0.5 MB at 50 statements)
+# more often than not.
+STREAM_CHUNK = 1024 * 1024
 # A decode that fails this close to the end of the text read so far may have met a value cut
 # short by the chunk boundary ("tru", "1e", "\\u00"): read on and try again.
 _CUT_MARGIN = 16
@@ -162,16 +182,31 @@ _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder(
     parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant
 )
+# The decoder without the number hooks is faster; text in which a hook might object is decoded
+# again with them: a run of 19 digits (an integer beyond 64 bits, a huge mantissa), a digit
+# before a three-digit exponent (1e400), NaN or Infinity. Strings may hold the same (an id
+# "a1e400b"): their value is then decoded again. Digits are found as zeros once the text's
+# bytes are translated (_NUMBER_SHAPES), which is much faster than a regular expression.
+_PLAIN_DECODER = json.JSONDecoder()
+_NUMBER_SHAPES = bytes.maketrans(b"0123456789E-", b"0000000000e+")
+_HOOKED_SHAPES = (b"0" * 19, b"0e000", b"0e+000")
+_HOOKED_WORDS = ("NaN", "Infinity")
+# NUL and lone surrogates reach a decoded string only through these escapes: the decoder
+# refuses raw control characters, and UTF-8 text cannot hold a surrogate. Without one, a
+# value's texts need no check (json_problem), only its depth.
+_RISKY_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
 
 
 class JsonListReader:
-    """A JSON file whose top level is an object, with one list member read an element at a time.
+    """A JSON file whose top level is an object with one list member, or a list, read an
+    element of that list at a time.
 
     Iterating yields the elements of the top-level member ``list_key`` (when it is a list) as
     they are read, so memory holds one element and a chunk of text, never the file. Once the
     iteration ends, ``members`` holds the other top-level members (and ``list_key`` itself when
-    it is not a list), ``has_list`` says whether the list was there, and a document that is not
-    an object at all is read whole into ``top`` (``is_object`` False).
+    it is not a list) and ``has_list`` says whether the list was there. A document that is a
+    list (``is_list``) yields its own elements the same way; one that is neither is read whole
+    into ``top``. ``is_object`` says whether the document is an object.
 
     The limits and messages are parse_json's: syntax errors name the line and column, the
     number hooks refuse what parse_json refuses, every element and member is checked by
@@ -183,22 +218,33 @@ class JsonListReader:
         self.members: dict[str, Any] = {}
         self.has_list = False
         self.is_object = True
+        self.is_list = False
         self.top: Any = None
         self._file, self._chunk = file, chunk_size
         self._utf8 = codecs.getincrementaldecoder("utf-8")()
         self._digest = hashlib.sha256()
         self._bytes_read = 0
         self._buf, self._pos, self._eof = "", 0, False
+        self._span = (0, 0)  # where in the buffer the value _value read last is
         self._line, self._column = 1, 0  # where self._buf[0] is (column counted from 0)
 
     @property
     def sha256(self) -> str:
         return self._digest.hexdigest()
 
+    @property
+    def bytes_read(self) -> int:
+        return self._bytes_read
+
     def __iter__(self) -> Iterator[Any]:
-        if self._skip() != "{":
+        first = self._skip()
+        if first != "{":
             self.is_object = False
-            self.top = self._checked(self._value(""), depth=1, where="")
+            if first == "[":
+                self.is_list = True
+                yield from self._elements("", depth=2)
+            else:
+                self.top = self._checked(self._value(""), depth=1, where="")
             self._end()
             return
         self._pos += 1
@@ -227,20 +273,22 @@ class JsonListReader:
             raise JsonInputError(f"{key!r} is given twice", self._where(self._pos))
         if key == self.list_key and self._skip() == "[":
             self.has_list = True
-            yield from self._elements()
+            yield from self._elements(self.list_key, depth=3)
         else:
             self._skip()
             self.members[key] = self._checked(self._value(key), depth=2, where=key)
 
-    def _elements(self) -> Iterator[Any]:
+    def _elements(self, name: str, *, depth: int) -> Iterator[Any]:
+        """The elements of the list starting here: ``name`` is the list's in the document
+        (empty for the document itself), ``depth`` its elements' level."""
         self._pos += 1  # the "["
         if self._skip() == "]":
             self._pos += 1
             return
         for index in itertools.count():
             self._skip()
-            where = f"{self.list_key}[{index}]"
-            yield self._checked(self._value(where), depth=3, where=where)
+            where = f"{name}[{index}]"
+            yield self._checked(self._value(where), depth=depth, where=where)
             char = self._skip()
             if char not in ("]", ","):
                 raise self._syntax_error("Expecting ',' delimiter")
@@ -249,7 +297,12 @@ class JsonListReader:
                 return
 
     def _checked(self, value: Any, *, depth: int, where: str) -> Any:
-        problem = json_problem(value, depth=depth)
+        """``value``, just read by _value (its text is still in the buffer), if within limits."""
+        start, end = self._span
+        if _RISKY_ESCAPE.search(self._buf, start, end):
+            problem = json_problem(value, depth=depth)
+        else:
+            problem = _nesting_problem(value, depth=depth)
         if problem:
             raise JsonInputError(problem, where)
         return value
@@ -259,12 +312,9 @@ class JsonListReader:
         read on until it is whole."""
         while True:
             try:
-                value, end = _DECODER.raw_decode(self._buf, self._pos)
+                value, end = self._decode()
             except json.JSONDecodeError as exc:
-                cut = exc.msg.startswith("Unterminated string") or (
-                    exc.pos >= len(self._buf) - _CUT_MARGIN
-                )
-                if self._eof or not cut:
+                if self._eof or not self._cut(exc):
                     raise self._syntax_error(exc.msg, exc.pos) from None
             except RecursionError:
                 raise JsonInputError(f"nested deeper than {MAX_JSON_DEPTH} levels") from None
@@ -275,11 +325,36 @@ class JsonListReader:
                 # A value ending near the end of the text read may be a number cut short
                 # ("1" of "1e5"): only accept it with more text after it.
                 if end <= len(self._buf) - _CUT_MARGIN or self._eof:
+                    self._span = (self._pos, end)
                     self._pos = end
                     return value
             # Read at least as much again as this value has taken, so a large value costs
             # a few decodes, not one per chunk.
             self._more(max(self._chunk, len(self._buf) - self._pos))
+
+    def _cut(self, exc: json.JSONDecodeError) -> bool:
+        """Whether the decode may have failed only because the text read ends mid-value."""
+        return exc.msg.startswith("Unterminated string") or exc.pos >= len(self._buf) - _CUT_MARGIN
+
+    def _decode(self) -> tuple[Any, int]:
+        """The value at the current position and where it ends, as _DECODER reads it."""
+        try:
+            value, end = _PLAIN_DECODER.raw_decode(self._buf, self._pos)
+        except json.JSONDecodeError as exc:
+            if not self._eof and self._cut(exc):
+                raise  # _value reads on
+            return _DECODER.raw_decode(self._buf, self._pos)  # it says what is wrong
+        except (ValueError, RecursionError):
+            return _DECODER.raw_decode(self._buf, self._pos)
+        if self._hooks_needed(self._pos, end):
+            return _DECODER.raw_decode(self._buf, self._pos)
+        return value, end
+
+    def _hooks_needed(self, start: int, end: int) -> bool:
+        if any(self._buf.find(word, start, end) >= 0 for word in _HOOKED_WORDS):
+            return True
+        shapes = self._buf[start:end].encode().translate(_NUMBER_SHAPES)
+        return any(shape in shapes for shape in _HOOKED_SHAPES)
 
     def _skip(self) -> str:
         """Skip whitespace; the next character, or "" at the end of the file."""

@@ -17,8 +17,9 @@ from django.db import transaction
 from django.urls import reverse
 
 from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Statement
-from audit.services import discussions_import
+from audit.services import discussions_import, import_shapes, imports
 from audit.services.imports import IMPORT_RUN_MODEL, ImportRun
+from metrics.families.json_input import JsonListReader
 from metrics.families.payload.schema import PayloadError
 
 pytest_plugins = ["tests.api_fixtures"]
@@ -160,6 +161,67 @@ def test_the_case_list_keeps_each_comment_and_imports_once(admin_user):
     assert (again.discussions_created, again.discussions_existing) == (0, 1)
     comments = sorted(Feedback.objects.approved().values_list("comment", flat=True))
     assert comments == ["Imported.\nAI got it right", "Imported.\nAI missed the anxiety shift"]
+
+
+def _cases(groups: str) -> list[dict]:
+    """One case per letter, its discussion the letter: "aab" is two cases of a, one of b."""
+    return [
+        {
+            "statement_text": f"{group} {n}",
+            "ai_extraction": {"people": [{"id": -1, "name": f"P{n}"}]},
+            "gt_extraction": {"people": [{"id": -1, "name": f"P{n}"}]},
+            "discussion": group,
+        }
+        for n, group in enumerate(groups)
+    ]
+
+
+def _statements() -> list[tuple[str, int, str]]:
+    rows = Statement.objects.order_by("discussion__external_id", "order")
+    return [(s.discussion.external_id[19:], s.order, s.text) for s in rows]
+
+
+def test_a_case_list_is_grouped_by_its_discussion_key_and_read_a_few_cases_at_a_time(
+    admin_user, monkeypatch, tmp_path
+):
+    """Cases of one discussion apart from each other, or more than a part holds, go to the same
+    discussion in the order of the file; the file is read a case at a time, the parsed list
+    the same way, with the same result; importing it again adds nothing."""
+    monkeypatch.setattr(import_shapes, "CASES_PER_PART", 2)
+    path = tmp_path / "cases.json"
+    path.write_text(json.dumps(_cases("aaabba")))
+    with _undone():
+        call_command(
+            "import_discussions", str(path), "--by", admin_user.username, stdout=io.StringIO()
+        )
+        from_file = _statements()
+    summary = discussions_import(data=_cases("aaabba"), by=admin_user)
+    assert _statements() == from_file == [
+        ("a", 0, "a 0"), ("a", 1, "a 1"), ("a", 2, "a 2"), ("a", 3, "a 5"),
+        ("b", 0, "b 3"), ("b", 1, "b 4"),
+    ]  # fmt: skip
+    assert (summary.discussions_created, summary.discussions_existing) == (2, 0)
+    assert (summary.statements_created, summary.approved_created) == (6, 6)
+    again = discussions_import(data=_cases("aaabba"), by=admin_user)
+    assert (again.discussions_created, again.discussions_existing) == (0, 2)
+    assert again.statements_created == again.approved_created == 0
+
+
+def test_a_case_list_file_gives_its_first_discussion_before_it_is_read_to_its_end():
+    file = io.BytesIO(json.dumps(_cases("aa" + "b" * 3000)).encode())
+    reader = JsonListReader(file, list_key="discussions", chunk_size=1024)
+    path, first = next(imports._canonical(reader, import_shapes.ImportNotes()))
+    assert (path, [s["text"] for s in first["statements"]]) == ("[0]", ["a 0", "a 1"])
+    assert file.tell() < len(file.getvalue()) / 100
+
+
+def test_a_case_list_with_something_else_than_cases_is_refused_by_its_place(admin_user):
+    with pytest.raises(PayloadError) as refused:
+        discussions_import(data=[*_cases("ab"), 5], by=admin_user)
+    assert refused.value.messages() == [
+        "expected a JSON object at the top level, or a list of case objects ([2] is not an object)"
+    ]
+    assert not Discussion.objects.exists()
 
 
 def test_a_problem_in_500_statements_is_fewer_than_20_lines(admin_user):

@@ -88,9 +88,21 @@ def test_other_members_and_a_list_member_that_is_not_a_list_are_kept():
     assert reader.members == {"discussion": {"a": 1}, "statements": [1, 2], "discussions": 5}
 
 
-def test_a_document_that_is_not_an_object_is_read_whole():
-    reader, items = read(b" [1, [2, 3]] ", chunk_size=2)
-    assert items == [] and not reader.is_object and reader.top == [1, [2, 3]]
+def test_a_document_that_is_a_list_is_read_an_element_at_a_time():
+    reader, items = read(b" [1, [2, 3], {}] ", chunk_size=2)
+    assert items == [1, [2, 3], {}] and reader.is_list and not reader.is_object
+    assert read(b"[]")[1] == []
+    file = io.BytesIO(b"[1, 2, " + b"3, " * 100_000 + b"4]")
+    elements = iter(JsonListReader(file, list_key="discussions", chunk_size=64))
+    assert [next(elements), next(elements)] == [1, 2]
+    assert file.tell() < 200
+    assert error_of(lambda: read(b"[1, 2, {]")) == error_of(lambda: parse_json("[1, 2, {]"))
+    assert "nested deeper" in error_of(lambda: read(b"[" * 70 + b"]" * 70))
+
+
+def test_a_document_that_is_neither_an_object_nor_a_list_is_read_whole():
+    reader, items = read(b' "text" ', chunk_size=2)
+    assert items == [] and not reader.is_object and not reader.is_list and reader.top == "text"
 
 
 BAD = [
@@ -140,9 +152,10 @@ def test_the_limits_of_parse_json_name_the_element(element, message, chunk_size)
     assert message in error and "(discussions[1])" in error
 
 
+@pytest.mark.parametrize("inner", ["", '1, "a", {}'])
 @pytest.mark.parametrize("levels", [MAX_JSON_DEPTH - 3, MAX_JSON_DEPTH - 2, MAX_JSON_DEPTH, 5000])
-def test_nesting_counts_from_the_top_of_the_document(levels):
-    text = '{"discussions": [' + "[" * levels + "]" * levels + "]}"
+def test_nesting_counts_from_the_top_of_the_document(levels, inner):
+    text = '{"discussions": [' + "[" * levels + inner + "]" * levels + "]}"
     try:
         parse_json(text)
         whole = None
@@ -154,7 +167,23 @@ def test_nesting_counts_from_the_top_of_the_document(levels):
     except JsonInputError as exc:
         streamed = exc.message
     assert streamed == whole
-    assert (whole is None) == (levels <= MAX_JSON_DEPTH - 2)
+    assert (whole is None) == (levels <= MAX_JSON_DEPTH - 2 - bool(inner))
+
+
+@pytest.mark.parametrize(
+    "element",
+    [
+        '"NaN, Infinity and 1e400"',
+        '"12345678901234567890123"',
+        '"a \\\\u0000 b \\\\ud800"',
+        '"\\ud83d\\ude00"',
+        '{"n": [1e308, -1.5e-300, 123456789012345678]}',
+    ],
+)
+def test_what_only_looks_out_of_limits_is_read_as_parse_json_reads_it(element):
+    data = f'{{"discussions": [{element}]}}'
+    _, items = read(data.encode(), chunk_size=5)
+    assert items == parse_json(data)["discussions"]
 
 
 def test_a_member_too_deep_is_refused():
