@@ -18,9 +18,10 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import connections, transaction
+from django.db.models import Q
 
 from audit.derived.tallies import tallies_batched
-from audit.models import Discussion, ExtractionRun
+from audit.models import Discussion, ExtractionRun, history_purge
 from audit.services import discussions_import_file
 from audit.services.exports import ground_truth_export_text
 from audit.services.imports import IMPORT_RUN_MODEL, ImportRun
@@ -114,15 +115,17 @@ def _import(path: Path, admin) -> str:
 
 def _delete_imported(tag: str) -> None:
     """What the import made: the discussions (a few per transaction, as the seed goes), its
-    run, the users it named."""
+    run, the users it named, with the history it wrote (the benchmark's own)."""
     ids = list(
         Discussion.objects.filter(external_id__startswith=f"{tag}-").values_list("pk", flat=True)
     )
-    with invalidation.suspended():
+    with invalidation.suspended(), history_purge():
         for start in range(0, len(ids), DELETE_CHUNK):
             with transaction.atomic(), tallies_batched():
                 Discussion.objects.filter(pk__in=ids[start : start + DELETE_CHUNK]).delete()
+        # The import's own run, and the seeded run it registered again from the file.
         ExtractionRun.objects.filter(
-            model_name=IMPORT_RUN_MODEL, prompt_version__startswith="ground-truth.json"
+            Q(model_name=IMPORT_RUN_MODEL, prompt_version__startswith="ground-truth.json")
+            | Q(prompt_version=tag)
         ).delete()
         get_user_model().objects.filter(username__startswith=tag).delete()
