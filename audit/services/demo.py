@@ -1,4 +1,6 @@
-"""The deterministic demo data set: family-history discussions, two AI runs, two auditors."""
+"""The deterministic demo data set: family-history discussions, two AI runs, two auditors;
+beside it, runs as experiments (replicates, a whole-discussion run, a ground-truth snapshot) and
+the review-triage example."""
 
 from __future__ import annotations
 
@@ -21,17 +23,21 @@ from audit.models import (
     Extraction,
     ExtractionRun,
     Feedback,
+    GroundTruthSnapshot,
     GuidelineVersion,
+    RunConfiguration,
     Speaker,
     Statement,
     TriageSettings,
 )
 from audit.services.assignments import AssignmentPlan, assignments_create
 from audit.services.feedback import feedback_problems
-from audit.signals import ground_truth_changed_send, triage_changed_send
+from audit.services.runs import ConfigurationSpec, discussion_extractions_import, run_register
+from audit.services.snapshots import snapshot_freeze
+from audit.signals import extractions_changed_send, ground_truth_changed_send, triage_changed_send
 from audit.synthetic import SyntheticDiscussion, extraction_run, generate_discussion, noisy_delta
 from evalsite.access import ensure_role_groups
-from metrics.families.payload.rules import payload_items
+from metrics.families.payload.rules import cumulative, payload_items
 from metrics.families.payload.schema import validate_pdp
 
 DEMO_USERS = (
@@ -128,21 +134,14 @@ def demo_seed() -> DemoSummary:
     """Idempotent: discussions already present (by external id) are left as they are."""
     users = demo_users_ensure()
     guidelines = demo_guidelines_ensure(users["admin"])
-    runs = [
-        ExtractionRun.objects.get_or_create(
-            model_name=m, prompt_version=p, defaults={"notes": f"demo run, noise {n}"}
-        )[0]
-        for m, p, n, _ in RUNS
-    ]
+    runs = [_first_run(model, prompt, noise) for model, prompt, noise, _ in RUNS]
     created = statements = 0
     with tallies_batched():  # one recount per (discussion, coder) pair, not one per coding
         for index in range(N_DISCUSSIONS):
-            external_id = f"demo-{index + 1:02d}"
+            external_id = _external_id(index)
             if Discussion.objects.filter(external_id=external_id).exists():
                 continue
-            synthetic = generate_discussion(
-                f"demo-{index}", _statement_count(index), noise=RUNS[0][2], ai_run=RUNS[0][3]
-            )
+            synthetic = _synthetic(index)
             statements += _store_discussion(index, external_id, synthetic, runs, users, guidelines)
             created += 1
     touched = list(
@@ -154,6 +153,27 @@ def demo_seed() -> DemoSummary:
         ground_truth_changed_send(statement_ids=touched, reason="demo data")
         _assign_untouched(users)
     return DemoSummary(discussions_created=created, statements_created=statements)
+
+
+def _first_run(model: str, prompt: str, noise: float) -> ExtractionRun:
+    """The first replicate of a demo configuration, created if new."""
+    configuration = RunConfiguration.plain(model_name=model, prompt_version=prompt)
+    run = configuration.runs.filter(replicate=1).first()
+    if run is None:
+        run = ExtractionRun.objects.create(
+            configuration=configuration, notes=f"demo run, noise {noise}"
+        )
+    return run
+
+
+def _external_id(index: int) -> str:
+    return f"demo-{index + 1:02d}"
+
+
+def _synthetic(index: int) -> SyntheticDiscussion:
+    return generate_discussion(
+        f"demo-{index}", _statement_count(index), noise=RUNS[0][2], ai_run=RUNS[0][3]
+    )
 
 
 def _assign_untouched(users: dict[str, User]) -> None:
@@ -290,6 +310,128 @@ def _second_coding(statement, position: int, coding: dict, ai_delta: dict) -> di
     return coding
 
 
+# --- runs as experiments -------------------------------------------------------------------------
+
+# Each demo configuration is run three times (replicates 2 and 3: the same prompt again, another
+# draw of its noise), one configuration extracts each demo discussion whole (one PDP per
+# discussion, scored by cumulative F1), and the approved ground truth is frozen as a snapshot.
+REPLICATES = 3
+WHOLE_RUN = ("gpt-4o", "v3-extract-full", 0.2, 5)  # model, prompt version, noise, AI seed
+SNAPSHOT_NAME = "GT v1"
+
+
+@dataclass
+class DemoExperiments:
+    runs_created: int
+    discussion_extractions_created: int
+    snapshot: GroundTruthSnapshot | None  # the one frozen now (None: it was there)
+
+
+@transaction.atomic
+def demo_experiments_seed() -> DemoExperiments:
+    """Add the replicates, the whole-discussion run and the snapshot to the demo discussions
+    (idempotent: each run by its external id, each extraction once, the snapshot by its name).
+    Kept apart from ``demo_seed`` so the figures of the original demo set stay as they were."""
+    users = demo_users_ensure()
+    subjects = _demo_subject_statements()
+    runs_created = 0
+    new: list[Extraction] = []
+    for model, prompt, noise, ai_run in RUNS:
+        for replicate in range(2, REPLICATES + 1):
+            run, created = run_register(
+                spec=ConfigurationSpec(model_name=model, prompt_version=prompt),
+                notes=f"demo replicate {replicate}, noise {noise}",
+                external_id=f"demo:{prompt}:{replicate}",
+                by=users["admin"],
+            )
+            runs_created += int(created)
+            new += _replicate_extractions(
+                run, subjects, noise=noise, ai_run=ai_run + 10 * replicate
+            )
+    Extraction.objects.bulk_create(new)
+    if new:  # one announcement: the results of every replicate follow together
+        extractions_changed_send(
+            statement_ids=[e.statement_id for e in new],
+            run_ids=[e.run_id for e in new],
+            reason="demo replicates",
+        )
+    whole, created = _whole_run(users["admin"])
+    runs_created += int(created)
+    extracted = _whole_extractions(whole, subjects)
+    snapshot = None
+    if not GroundTruthSnapshot.objects.filter(name=SNAPSHOT_NAME).exists():
+        snapshot = snapshot_freeze(
+            name=SNAPSHOT_NAME,
+            note="The approved ground truth when the demo data was loaded (on a fresh database: "
+            "discussions demo-01 to demo-06, before the review-triage example).",
+            by=users["admin"],
+        )
+    return DemoExperiments(runs_created, extracted, snapshot)
+
+
+def _demo_subject_statements() -> dict[int, tuple[Discussion, list[Statement], Any]]:
+    """Per demo discussion index: the discussion, its subject statements in order, and the
+    synthetic discussion they were made from."""
+    found = {}
+    for index in range(N_DISCUSSIONS):
+        discussion = Discussion.objects.filter(external_id=_external_id(index)).first()
+        if discussion is None:
+            continue
+        statements = list(discussion.statements.subjects().order_by("order"))
+        found[index] = (discussion, statements, _synthetic(index))
+    return found
+
+
+def _replicate_extractions(
+    run: ExtractionRun, subjects: dict, *, noise: float, ai_run: int
+) -> list[Extraction]:
+    """The replicate's extraction of every demo subject statement it has none of yet (not
+    saved)."""
+    have = set(Extraction.objects.filter(run=run).values_list("statement_id", flat=True))
+    new = []
+    for _discussion, statements, synthetic in subjects.values():
+        deltas = extraction_run(synthetic, noise=noise, ai_run=ai_run)
+        for statement, delta in zip(statements, deltas, strict=True):
+            if statement.pk not in have:
+                new.append(Extraction(statement=statement, run=run, pdp_deltas=validate_pdp(delta)))
+    return new
+
+
+def _whole_run(admin: User) -> tuple[ExtractionRun, bool]:
+    model, prompt, noise, _ = WHOLE_RUN
+    spec = ConfigurationSpec(
+        model_name=model,
+        prompt_version=prompt,
+        unit=RunConfiguration.Unit.DISCUSSION,
+        configuration_notes="One extraction per whole discussion (extract_full).",
+    )
+    return run_register(
+        spec=spec, notes=f"demo run, noise {noise}", external_id=f"demo:{prompt}:1", by=admin
+    )
+
+
+def _whole_extractions(run: ExtractionRun, subjects: dict) -> int:
+    """One PDP per demo discussion without one: what the AI extracted reading it whole."""
+    _, _, noise, ai_run = WHOLE_RUN
+    have = set(run.discussion_extractions.values_list("discussion_id", flat=True))
+    items = [
+        {
+            "discussion": discussion.pk,
+            "pdp": {
+                **cumulative(
+                    validate_pdp(d) for d in extraction_run(synthetic, noise=noise, ai_run=ai_run)
+                ),
+                "delete": [],
+            },
+        }
+        for discussion, _statements, synthetic in subjects.values()
+        if discussion.pk not in have
+    ]
+    if items:
+        discussion_extractions_import(run=run, items=items)
+    return len(items)
+
+
 # --- the review-triage example -------------------------------------------------------------------
 
 # A later batch the second run extracted alone, on which it is good: 5 subject statements per
@@ -308,7 +450,7 @@ def demo_triage_seed() -> int:
     from ``demo_seed`` so the figures of the original demo set stay as they were. Returns
     how many discussions were created."""
     users = demo_users_ensure()
-    run = ExtractionRun.objects.get(model_name=RUNS[1][0], prompt_version=RUNS[1][1])
+    run = _first_run(*RUNS[1][:3])
     created: list[int] = []
     with tallies_batched():
         for index in range(TRIAGE_DISCUSSIONS):

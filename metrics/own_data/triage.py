@@ -31,6 +31,7 @@ from audit.models import (
     Extraction,
     ExtractionRun,
     FeedbackRevision,
+    RunConfiguration,
     Speaker,
     TriageSettings,
     TriageStatement,
@@ -86,8 +87,13 @@ class RunStatement:
 
 
 def _partner_run(run: ExtractionRun) -> ExtractionRun | None:
-    """The newest other run: the consistency signal compares this run with it."""
-    return ExtractionRun.objects.exclude(pk=run.pk).latest_first().first()
+    """The newest other run that extracts statement by statement: the consistency signal
+    compares this run's extraction of each statement with it (a whole-discussion run has
+    none to compare)."""
+    others = ExtractionRun.objects.exclude(pk=run.pk).exclude(
+        configuration__unit=RunConfiguration.Unit.DISCUSSION
+    )
+    return others.latest_first().first()
 
 
 def _subject_extractions(run_id: int) -> Any:

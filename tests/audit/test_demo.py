@@ -8,14 +8,22 @@ from audit.derived.tallies import tallies_batched
 from audit.models import (
     Assignment,
     Discussion,
+    DiscussionExtraction,
     Extraction,
     ExtractionRun,
     Feedback,
+    GroundTruthSnapshot,
+    RunConfiguration,
     Statement,
     TriageSettings,
     history_purge,
 )
-from audit.services.demo import DEMO_UNTOUCHED, TRIAGE_DISCUSSIONS, demo_seed
+from audit.services.demo import (
+    DEMO_UNTOUCHED,
+    TRIAGE_DISCUSSIONS,
+    demo_experiments_seed,
+    demo_seed,
+)
 from evalsite.access import is_admin, is_auditor
 from metrics.families.payload.schema import pdp_issues
 
@@ -45,7 +53,6 @@ def test_seed_demo_makes_realistic_complete_data_and_users_with_roles(django_use
     assert demo.count() == 12
     for discussion in demo:
         assert 20 <= discussion.statements.count() <= 40
-    assert ExtractionRun.objects.count() == 2
     assert Feedback.objects.approved().count() > 0
     assert Feedback.objects.filter(status=Feedback.Status.SUBMITTED).exists()
     assert Feedback.objects.filter(status=Feedback.Status.REJECTED).exists()
@@ -74,6 +81,37 @@ def test_demo_seed_is_idempotent_and_deterministic(django_user_model):
         Feedback.objects.all().delete()
     demo_seed()
     assert demo_texts() == texts
+
+
+def test_the_demo_holds_runs_as_experiments():
+    """Two prompt versions with three replicates each, one whole-discussion run scored by
+    cumulative F1, and a snapshot of the ground truth; seeding again adds none of them."""
+    replicates = {
+        c.prompt_version: sorted(c.runs.values_list("replicate", flat=True))
+        for c in RunConfiguration.objects.all()
+    }
+    assert replicates == {
+        "v1-baseline": [1, 2, 3],
+        "v2-examples": [1, 2, 3],
+        "v3-extract-full": [1],
+    }
+    whole = ExtractionRun.objects.discussion_unit().get()
+    assert DiscussionExtraction.objects.filter(run=whole).count() == 12
+    assert all(pdp_issues(e.pdp) == [] for e in DiscussionExtraction.objects.all())
+    first = ExtractionRun.objects.get(prompt_version="v1-baseline", replicate=1)
+    demo_statements = set(first.extractions.values_list("statement_id", flat=True))
+    for replicate in ExtractionRun.objects.filter(replicate__gt=1):
+        assert set(replicate.extractions.values_list("statement_id", flat=True)) == demo_statements
+        assert replicate.notes.startswith(f"demo replicate {replicate.replicate}")
+    snapshot = GroundTruthSnapshot.objects.get()
+    assert (snapshot.name, snapshot.discussions, snapshot.complete_discussions) == ("GT v1", 6, 6)
+    again = demo_experiments_seed()
+    assert (again.runs_created, again.discussion_extractions_created, again.snapshot) == (
+        0,
+        0,
+        None,
+    )
+    assert ExtractionRun.objects.count() == 7
 
 
 def test_demo_codings_that_were_submitted_pass_the_ground_truth_checks():

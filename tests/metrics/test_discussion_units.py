@@ -234,3 +234,15 @@ def test_the_upload_page_and_the_api_register_a_discussion_unit_replicate(
         "/api/v1/ground-truth/import?unit=discussion", b"{}", content_type="application/json"
     )
     assert wrong.status_code == 400 and "unit" in wrong.json()["errors"][0]
+
+
+def test_triage_compares_a_run_with_the_newest_statement_unit_run(db):
+    """Triage's consistency signal compares each statement's extraction with another run's: a
+    whole-discussion run has none, so the partner is the newest run of statements."""
+    from metrics.own_data.triage import _partner_run
+    from tests.factories import ExtractionRunFactory
+
+    older, run = ExtractionRunFactory(), ExtractionRunFactory()
+    assert _partner_run(run) == older
+    whole_run()  # the newest run, extracting whole discussions
+    assert _partner_run(run) == older

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from audit.services.demo import demo_seed, demo_triage_seed
+from audit.services.demo import demo_experiments_seed, demo_seed, demo_triage_seed
 
 
 class Command(BaseCommand):
@@ -11,6 +11,13 @@ class Command(BaseCommand):
         self.stdout.write(
             f"demo data: {summary.discussions_created} discussions created "
             f"({summary.statements_created} statements); existing ones left unchanged"
+        )
+        experiments = demo_experiments_seed()
+        frozen = f"snapshot {experiments.snapshot.name} frozen" if experiments.snapshot else ""
+        self.stdout.write(
+            f"runs as experiments: {experiments.runs_created} runs registered (replicates, a "
+            f"whole-discussion run), {experiments.discussion_extractions_created} discussions "
+            f"extracted whole{'; ' + frozen if frozen else ''}"
         )
         triage = demo_triage_seed()
         self.stdout.write(
