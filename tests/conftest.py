@@ -126,20 +126,27 @@ def migrated_to(transactional_db):
     executor.migrate(executor.loader.graph.leaf_nodes())
 
 
-@pytest.fixture
-def make_user(db, django_user_model):
+def role_user_create(
+    username: str, *, role: str | None = "auditor", password: str = "pw-test-12345"
+):
+    """A user in the role's group ("auditor", "admin" or None): make_user's, for a fixture of
+    a wider scope."""
+    from django.contrib.auth import get_user_model
+
     from evalsite.access import ensure_role_groups
 
-    def make(username: str, *, role: str | None = "auditor", password: str = "pw-test-12345"):
-        auditor_group, admin_group = ensure_role_groups()
-        user = django_user_model.objects.create_user(username=username, password=password)
-        if role == "auditor":
-            user.groups.add(auditor_group)
-        elif role == "admin":
-            user.groups.add(admin_group)
-        return user
+    auditor_group, admin_group = ensure_role_groups()
+    user = get_user_model().objects.create_user(username=username, password=password)
+    if role == "auditor":
+        user.groups.add(auditor_group)
+    elif role == "admin":
+        user.groups.add(admin_group)
+    return user
 
-    return make
+
+@pytest.fixture
+def make_user(db):
+    return role_user_create
 
 
 @pytest.fixture

@@ -233,6 +233,48 @@ def only_extraction_results():
         yield
 
 
+@dataclass
+class Shared:
+    auditor_id: int
+    admin_id: int
+    world: World
+
+    def fresh(self) -> World:
+        """The world read afresh: a test's own instances of the shared rows."""
+        run = ExtractionRun.objects.get(pk=self.world.run.pk)
+        discussions = Discussion.objects.in_bulk([d.pk for d in self.world.discussions])
+        statements = Statement.objects.in_bulk([s.pk for s in self.world.statements])
+        feedback = Feedback.objects.in_bulk([f.pk for f in self.world.feedback.values()])
+        return World(
+            run=run,
+            discussions=[discussions[d.pk] for d in self.world.discussions],
+            statements=[statements[s.pk] for s in self.world.statements],
+            feedback={pk: feedback[f.pk] for pk, f in self.world.feedback.items()},
+        )
+
+
+@pytest.fixture(scope="module")
+def approved_but_the_last(django_db_setup, django_db_blocker):
+    """The auditor alice and the admin carol, and two discussions of three statements whose
+    coding the admin approved but the last statement's (through the service, its tasks run as
+    after a request, other families' off), made once for a module: each test runs in a
+    savepoint of this transaction, which is rolled back after the last one. The module's
+    ``auditor``, ``admin_user`` and ``world`` fixtures read them afresh."""
+    from django.db import transaction
+    from django.test import TestCase
+
+    from tests.conftest import role_user_create
+
+    with django_db_blocker.unblock(), transaction.atomic(), extraction_results_only():
+        auditor, admin = role_user_create("alice"), role_user_create("carol", role="admin")
+        world = make_world(auditor, discussions=2, statements=3)
+        for statement in world.statements[:5]:
+            with TestCase.captureOnCommitCallbacks(execute=True):
+                feedback_approve(feedback=world.fb(statement), admin=admin)
+        yield Shared(auditor.pk, admin.pk, world)
+        transaction.set_rollback(True)
+
+
 @pytest.fixture
 def one_item_batches(settings):
     """Recompute jobs store one result per batch, so a test can stop them between items."""

@@ -8,7 +8,7 @@ import pytest
 from audit.models import AuditLogEntry, GroundTruthSnapshot
 from audit.services import feedback_unapprove
 from metrics.families.payload.rules import cumulative
-from tests.metrics.extraction_helpers import AI, approve, make_world
+from tests.metrics.extraction_helpers import AI, approve
 
 pytest_plugins = ["tests.metrics.extraction_helpers", "tests.api_fixtures"]
 pytestmark = pytest.mark.usefixtures("only_extraction_results")
@@ -17,11 +17,20 @@ V1 = "/api/v1"
 
 
 @pytest.fixture
-def world(auditor, admin_user, run_committed):
-    world = make_world(auditor, discussions=2, statements=3)
-    for statement in world.statements[:5]:
-        approve(run_committed, world, statement, admin_user)
-    return world
+def world(approved_but_the_last, db):
+    """Two discussions of three statements; all approved but the last statement (made once for
+    the module: extraction_helpers.approved_but_the_last)."""
+    return approved_but_the_last.fresh()
+
+
+@pytest.fixture
+def auditor(approved_but_the_last, db, django_user_model):
+    return django_user_model.objects.get(pk=approved_but_the_last.auditor_id)
+
+
+@pytest.fixture
+def admin_user(approved_but_the_last, db, django_user_model):
+    return django_user_model.objects.get(pk=approved_but_the_last.admin_id)
 
 
 def test_freeze_change_export_and_compare_with_the_export_at_freezing(
