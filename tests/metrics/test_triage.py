@@ -6,12 +6,20 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from audit.models import AuditLogEntry, Feedback, TriageSettings, TriageStatement
+from audit.models import (
+    AuditLogEntry,
+    Discussion,
+    ExtractionRun,
+    Feedback,
+    Statement,
+    TriageSettings,
+    TriageStatement,
+)
 from audit.selectors.queues import discussion_queue, triage_counts
 from audit.services.exports import ground_truth_export
 from audit.services.triage import (
@@ -24,6 +32,7 @@ from metrics.models import MetricResult
 from metrics.own_data.triage import triage_result_compute
 from metrics.registry import TRIAGE
 from metrics.results import run_key
+from tests.conftest import role_user_create
 from tests.factories import (
     DiscussionFactory,
     ExtractionFactory,
@@ -43,26 +52,47 @@ def _payload(name: str, confidence: float) -> dict:
     return pdp(people=[person(-1, name, confidence)])
 
 
+@pytest.fixture(scope="module")
+def made_once(django_db_setup, django_db_blocker) -> tuple[int, int, int, list[int]]:
+    """The admin carol and the world's rows, made once for the module: each test runs in a
+    savepoint of this transaction, which is rolled back after the last one. Their ids."""
+    with django_db_blocker.unblock(), transaction.atomic():
+        admin = role_user_create("carol", role="admin")
+        run = ExtractionRunFactory()
+        for i in range(N_CALIBRATION):
+            statement = StatementFactory(discussion=DiscussionFactory())
+            ExtractionFactory(statement=statement, run=run, pdp_deltas=_payload(f"Ann{i}", 0.95))
+            FeedbackFactory(
+                statement=statement,
+                edited_extraction=_payload(f"Ann{i}", 1.0),
+                status=Feedback.Status.APPROVED,
+                approved_by=admin,
+                approved_at=timezone.now(),
+            )
+        fresh = DiscussionFactory()
+        new = [StatementFactory(discussion=fresh) for _ in range(3)]
+        for statement, confidence in zip(new, (0.97, 0.96, 0.30), strict=True):
+            ExtractionFactory(statement=statement, run=run, pdp_deltas=_payload("Bo", confidence))
+        yield admin.pk, run.pk, fresh.pk, [s.pk for s in new]
+        transaction.set_rollback(True)
+
+
 @pytest.fixture
-def world(db, admin_user):
+def admin_user(made_once, db, django_user_model):
+    return django_user_model.objects.get(pk=made_once[0])
+
+
+@pytest.fixture
+def world(made_once, db):
     """A run that is right on 24 approved discussions (confident), and a new discussion with
-    two confident statements and one hesitant one."""
-    run = ExtractionRunFactory()
-    for i in range(N_CALIBRATION):
-        statement = StatementFactory(discussion=DiscussionFactory())
-        ExtractionFactory(statement=statement, run=run, pdp_deltas=_payload(f"Ann{i}", 0.95))
-        FeedbackFactory(
-            statement=statement,
-            edited_extraction=_payload(f"Ann{i}", 1.0),
-            status=Feedback.Status.APPROVED,
-            approved_by=admin_user,
-            approved_at=timezone.now(),
-        )
-    fresh = DiscussionFactory()
-    new = [StatementFactory(discussion=fresh) for _ in range(3)]
-    for statement, confidence in zip(new, (0.97, 0.96, 0.30), strict=True):
-        ExtractionFactory(statement=statement, run=run, pdp_deltas=_payload("Bo", confidence))
-    return run, fresh, new
+    two confident statements and one hesitant one (read afresh from the rows made once)."""
+    _, run, fresh, new = made_once
+    statements = Statement.objects.in_bulk(new)
+    return (
+        ExtractionRun.objects.get(pk=run),
+        Discussion.objects.get(pk=fresh),
+        [statements[pk] for pk in new],
+    )
 
 
 def _turn_on(run, admin, **overrides):
