@@ -8,15 +8,24 @@ from typing import TextIO
 
 
 class ProgressBar:
-    def __init__(self, label: str, *, stream: TextIO | None = None, width: int = 30):
+    def __init__(
+        self, label: str, *, stream: TextIO | None = None, width: int = 30, uncounted: str = ""
+    ):
         self.label = label
+        self.uncounted = uncounted
         self.stream = stream or sys.stderr
         self.width = width
         self.started = time.monotonic()
         self.enabled = self.stream.isatty()
 
     def __call__(self, done: int, total: int) -> None:
-        if not self.enabled or not total:
+        """``total`` 0: the work is not counted yet (``uncounted`` says what happens then)."""
+        if not self.enabled or not (total or self.uncounted):
+            return
+        if not total:
+            elapsed = time.monotonic() - self.started
+            self.stream.write(f"\r{self.label}: {self.uncounted}, elapsed {elapsed:5.1f}s")
+            self.stream.flush()
             return
         filled = int(self.width * done / total)
         elapsed = time.monotonic() - self.started

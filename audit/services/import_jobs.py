@@ -118,6 +118,8 @@ def ground_truth_import_job_run(*, job_id: int) -> ComputeJob:
                 progress=progress,
                 chunk_size=IMPORT_CHUNK_BYTES,
             )
+    except ImportCancelled:
+        _finish(job_id, ComputeJob.Status.CANCELLED, "Cancelled: nothing imported.")
     except PayloadError as exc:
         _finish(job_id, ComputeJob.Status.FAILED, "Nothing imported: " + "; ".join(exc.messages()))
     except JsonInputError as exc:
@@ -174,12 +176,23 @@ class _ProgressWriter:
             self.connection.close()
 
     def __call__(self, done: int, total: int) -> None:
-        if self.connection is None or (time.monotonic() - self.saved_at < 0.5 and done < total):
+        """``total`` 0: the file is being checked (the heartbeat goes on). Raises
+        ImportCancelled once the job's cancel was asked for: the import rolls back."""
+        last = total > 0 and done >= total
+        if self.connection is None or (time.monotonic() - self.saved_at < 0.5 and not last):
             return
         table = ComputeJob._meta.db_table
         with self.connection.cursor() as cursor:
             cursor.execute(
-                f"UPDATE {table} SET done = %s, total = %s, heartbeat_at = %s WHERE id = %s",
+                f"UPDATE {table} SET done = %s, total = %s, heartbeat_at = %s WHERE id = %s "
+                "RETURNING cancel_requested",
                 [done, total, timezone.now(), self.job_id],
             )
+            cancelled = cursor.fetchone()
         self.saved_at = time.monotonic()
+        if cancelled and cancelled[0]:
+            raise ImportCancelled
+
+
+class ImportCancelled(Exception):
+    """The job's cancel was asked for while it imported."""

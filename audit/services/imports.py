@@ -98,6 +98,8 @@ MAX_USERNAME = 150
 MAX_IMPORT_ID = 10**18 - 1  # an exported discussion id, kept as its external id
 MAX_ORDER = 2**31 - 1
 
+# Called with (discussions imported, discussions in the file) as the import writes them, and
+# with (0, 0) while the file is checked first.
 Progress = Callable[[int, int], None]
 
 
@@ -872,7 +874,7 @@ def _import(
     if issues:
         raise PayloadError(issues)
     with source.reading() as checked:
-        count, notes, warnings = _check(checked)
+        count, notes, warnings = _check(checked, progress)
     summary = ImportSummary(notes=notes, warnings=warnings)
     external_ids: list[str | None] = []
     with transaction.atomic(), source.reading() as reading:
@@ -920,14 +922,17 @@ def _query_log_forget() -> None:
         connection.queries_log.clear()
 
 
-def _check(reading: _Reading) -> tuple[int, ImportNotes, list[str]]:
-    """The first pass: every discussion checked as it is read; raises PayloadError with one
-    line per distinct problem, else returns the number of discussions, the notes on the file
-    and its warnings (one line per distinct warning)."""
+def _check(reading: _Reading, progress: Progress | None) -> tuple[int, ImportNotes, list[str]]:
+    """The first pass: every discussion checked as it is read (``progress(0, 0)`` after each:
+    still checking); raises PayloadError with one line per distinct problem, else returns the
+    number of discussions, the notes on the file and its warnings (one line per distinct
+    warning)."""
     notes, errors, warnings = ImportNotes(), IssueGroups(), IssueGroups()
     count = 0
     for path, item in _canonical(reading, notes):
         count += 1
+        if progress:
+            progress(0, 0)
         try:
             fields_path, fields, statements = _split_discussion(item, path)
         except PayloadError as exc:  # not a discussion object

@@ -4,9 +4,12 @@ import copy
 import json
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
 
 from audit.models import ComputeJob, Discussion, Feedback, Statement, history_purge
 from audit.services import feedback_approve, import_jobs
+from audit.services.jobs import compute_job_cancel
 from tests.api_fixtures import approve
 from tests.audit.test_api_ground_truth import EXPORT, IMPORT, download
 
@@ -165,3 +168,46 @@ def test_a_stored_file_that_is_not_json_fails_its_job_saying_where(
         "Nothing imported: not valid JSON: "
         "Expecting property name enclosed in double quotes (line 3 column 12)"
     )
+
+
+def test_the_import_page_shows_a_large_files_progress_and_then_its_summary(
+    client, admin_user, three, large, django_capture_on_commit_callbacks
+):
+    client.force_login(admin_user)
+    upload = SimpleUploadedFile("three.json", json.dumps(three).encode())
+    with django_capture_on_commit_callbacks(execute=False):
+        page = client.post(reverse("audit:import"), {"file": upload})
+    job = ComputeJob.objects.get(kind=ComputeJob.Kind.IMPORT)
+    polled = reverse("audit:job_progress", args=[job.pk])
+    html = page.content.decode()
+    assert f'hx-get="{polled}"' in html and "Waiting for a worker" in html
+    import_jobs.ground_truth_import_job_run(job_id=job.pk)
+    done = client.get(polled).content.decode()
+    assert "hx-get" not in done  # done: it stops polling
+    assert "3/3 discussions imported · 100%" in done
+    assert 'data-testid="import-summary"' in done and "3 discussions created" in done
+
+
+@pytest.mark.django_db(transaction=True)  # the job's progress is written on a connection of its own
+def test_an_import_job_cancelled_while_it_runs_imports_nothing(
+    admin_user, three, large, monkeypatch
+):
+    monkeypatch.setattr(import_jobs, "_queue_import", lambda job_id: None)  # run below
+    outcome = import_jobs.ground_truth_import_start(
+        user=admin_user, body=json.dumps(three).encode()
+    )
+    assert outcome.job is not None
+    checked = []
+    real = import_jobs.discussions_import_file
+
+    def cancelled_once_running(**kwargs):
+        job = ComputeJob.objects.get(pk=outcome.job.pk)
+        checked.append(job.status)
+        compute_job_cancel(job=job)  # running: its task stops at its next progress
+        return real(**kwargs)
+
+    monkeypatch.setattr(import_jobs, "discussions_import_file", cancelled_once_running)
+    job = import_jobs.ground_truth_import_job_run(job_id=outcome.job.pk)
+    assert checked == [ComputeJob.Status.RUNNING]
+    assert (job.status, job.error) == (ComputeJob.Status.CANCELLED, "Cancelled: nothing imported.")
+    assert not Discussion.objects.exists()

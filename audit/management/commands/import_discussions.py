@@ -134,7 +134,7 @@ class Command(BaseCommand):
                     by=admin,
                     run=ImportRun(run=existing, source=path.name),
                     run_info=run_info,
-                    progress=ProgressBar(f"import {path.name}"),
+                    progress=ProgressBar(f"import {path.name}", uncounted="checking the file"),
                 )
             except JsonInputError as exc:
                 raise _not_json(path, exc) from None
