@@ -21,6 +21,7 @@ from audit.services import discussions_import, import_shapes, imports
 from audit.services.imports import IMPORT_RUN_MODEL, ImportRun
 from metrics.families.json_input import JsonListReader
 from metrics.families.payload.schema import PayloadError
+from tests.audit.test_views_support import hx_get
 
 pytest_plugins = ["tests.api_fixtures"]
 pytestmark = pytest.mark.django_db
@@ -268,3 +269,19 @@ def test_an_import_without_extractions_makes_no_run(admin_user):
 def test_the_import_page_is_for_admins(client, auditor):
     client.force_login(auditor)
     assert client.get(reverse("audit:import")).status_code == 403
+
+
+def test_the_editor_shows_what_the_import_warned_about(admin_user, client):
+    """The warning the summary lists (a shift event without a person: a rule the spec does not
+    state) shows at its field in the editor of the imported ground truth, never a problem."""
+    data = json.loads((FILES / "spec_example.json").read_text())
+    summary = discussions_import(data=data, by=admin_user)
+    assert summary.warnings == [
+        "statements[2].approved_feedback.edited_extraction.events[0].person: "
+        "a shift event needs a person"
+    ]
+    imported = Feedback.objects.approved().get(statement__text="Things got tense after that.")
+    client.force_login(admin_user)
+    html = hx_get(client, reverse("audit:feedback_edit", args=[imported.pk])).content.decode()
+    assert "1 warning" in html and "problem to fix" not in html
+    assert "warning: a shift event needs a person (submit allowed)" in html
