@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import transaction
 
 from audit.models import Extraction, ExtractionRun, Feedback, Speaker, Statement
 from audit.services.triage import triage_settings_get
@@ -349,138 +350,177 @@ def test_incremental_equals_full_recompute_after_random_changes(seed) -> None:
 
 
 @pytest.mark.django_db
-def test_an_approval_computes_one_statement_piece(monkeypatch) -> None:
-    world = World(seed=11)
-    run_id = world.runs[0].pk
-    for family in (REVIEW_SAVINGS, CALIBRATION):
-        own_result_compute(family=family, run_id=run_id)
-    own_result_compute(family=INTERAUDITOR)
-    waiting = (
-        Feedback.objects.filter(status=S.SUBMITTED, statement__extractions__run_id=run_id)
-        .exclude(statement__feedback__status=S.APPROVED)
-        .first()
-    )
-    assert waiting is not None
-    scored: list[int] = []
-    for module, name in (
-        (selective, "review_piece"),
-        (calibration, "calibration_piece"),
-    ):
-        real = getattr(module, name)
-        monkeypatch.setattr(
-            module, name, lambda pair, real=real: scored.append(pair.statement_id) or real(pair)
+class TestOneWorld:
+    """One seeded world, made once for these tests: each runs in a savepoint of its
+    transaction, rolled back after the last one."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def world(cls, django_db_setup, django_db_blocker):
+        with django_db_blocker.unblock(), transaction.atomic():
+            yield World(seed=3)
+            transaction.set_rollback(True)
+
+    def test_an_approval_computes_one_statement_piece(self, world, monkeypatch) -> None:
+        run_id = world.runs[0].pk
+        for family in (REVIEW_SAVINGS, CALIBRATION):
+            own_result_compute(family=family, run_id=run_id)
+        own_result_compute(family=INTERAUDITOR)
+        waiting = (
+            Feedback.objects.filter(status=S.SUBMITTED, statement__extractions__run_id=run_id)
+            .exclude(statement__feedback__status=S.APPROVED)
+            .first()
         )
-    compared: list[int] = []
-    real_piece = agreement.agreement_piece
-    monkeypatch.setattr(
-        agreement,
-        "agreement_piece",
-        lambda codings, ai: compared.append(codings[0].statement_id) or real_piece(codings, ai),
-    )
-    waiting.status, waiting.approved_by = S.APPROVED, world.admin
-    waiting.save()
-    for family in (REVIEW_SAVINGS, CALIBRATION):
-        own_result_compute(family=family, run_id=run_id)
-    own_result_compute(family=INTERAUDITOR)
-    # The new ground truth's statement only: for review savings of this run and of the run
-    # it is compared with (when that run extracted it too), and for calibration.
-    other = Extraction.objects.filter(statement=waiting.statement, run=world.runs[1]).exists()
-    assert scored == [waiting.statement_id] * (3 if other else 2)
-    # Inter-auditor: only that statement's codings changed (its piece, if it has two codings).
-    assert set(compared) <= {waiting.statement_id}
-    assert (
-        StatementPiece.objects.filter(family=REVIEW_SAVINGS, run_id=run_id).count()
-        == (MetricResult.objects.get(key=run_key(REVIEW_SAVINGS, run_id)).values["n_statements"])
-    )
+        assert waiting is not None
+        scored: list[int] = []
+        for module, name in (
+            (selective, "review_piece"),
+            (calibration, "calibration_piece"),
+        ):
+            real = getattr(module, name)
+            monkeypatch.setattr(
+                module, name, lambda pair, real=real: scored.append(pair.statement_id) or real(pair)
+            )
+        compared: list[int] = []
+        real_piece = agreement.agreement_piece
+        monkeypatch.setattr(
+            agreement,
+            "agreement_piece",
+            lambda codings, ai: compared.append(codings[0].statement_id) or real_piece(codings, ai),
+        )
+        waiting.status, waiting.approved_by = S.APPROVED, world.admin
+        waiting.save()
+        for family in (REVIEW_SAVINGS, CALIBRATION):
+            own_result_compute(family=family, run_id=run_id)
+        own_result_compute(family=INTERAUDITOR)
+        # The new ground truth's statement only: for review savings of this run and of the run
+        # it is compared with (when that run extracted it too), and for calibration.
+        other = Extraction.objects.filter(statement=waiting.statement, run=world.runs[1]).exists()
+        assert scored == [waiting.statement_id] * (3 if other else 2)
+        # Inter-auditor: only that statement's codings changed (its piece, if it has two codings).
+        assert set(compared) <= {waiting.statement_id}
+        assert (
+            StatementPiece.objects.filter(family=REVIEW_SAVINGS, run_id=run_id).count()
+            == (
+                MetricResult.objects.get(key=run_key(REVIEW_SAVINGS, run_id)).values["n_statements"]
+            )
+        )
 
+    def test_an_approval_computes_no_triage_piece_and_one_f1(self, world, monkeypatch) -> None:
+        run_id = world.runs[0].pk
+        own_result_compute(family=TRIAGE, run_id=run_id)
+        waiting = (
+            Feedback.objects.filter(status=S.SUBMITTED, statement__extractions__run_id=run_id)
+            .exclude(statement__feedback__status=S.APPROVED)
+            .first()
+        )
+        assert waiting is not None
+        unreviewed = MetricResult.objects.get(key=run_key(TRIAGE, run_id)).values["n_unreviewed"]
+        scored: list[int] = []
+        real_review = selective.review_piece
+        monkeypatch.setattr(
+            selective,
+            "review_piece",
+            lambda pair: scored.append(pair.statement_id) or real_review(pair),
+        )
+        signalled: list[int] = []
+        real_signals = triage.signals_piece
+        monkeypatch.setattr(
+            triage,
+            "signals_piece",
+            lambda d, ai, other, **kw: signalled.append(d) or real_signals(d, ai, other, **kw),
+        )
+        waiting.status, waiting.approved_by = S.APPROVED, world.admin
+        waiting.save()
+        own_result_compute(family=TRIAGE, run_id=run_id)
+        assert scored == [waiting.statement_id]
+        assert signalled == []
+        values = _stored(TRIAGE, run_id)
+        assert values["n_unreviewed"] == unreviewed - 1
+        assert str(waiting.statement_id) not in values["scores"]
+        assert (
+            StatementPiece.objects.filter(family=TRIAGE, run_id=run_id).count()
+            == (values["n_statements"])
+        )
 
-@pytest.mark.django_db
-def test_an_approval_computes_no_triage_piece_and_one_f1(monkeypatch) -> None:
-    world = World(seed=12)
-    run_id = world.runs[0].pk
-    own_result_compute(family=TRIAGE, run_id=run_id)
-    waiting = (
-        Feedback.objects.filter(status=S.SUBMITTED, statement__extractions__run_id=run_id)
-        .exclude(statement__feedback__status=S.APPROVED)
-        .first()
-    )
-    assert waiting is not None
-    unreviewed = MetricResult.objects.get(key=run_key(TRIAGE, run_id)).values["n_unreviewed"]
-    scored: list[int] = []
-    real_review = selective.review_piece
-    monkeypatch.setattr(
-        selective,
-        "review_piece",
-        lambda pair: scored.append(pair.statement_id) or real_review(pair),
-    )
-    signalled: list[int] = []
-    real_signals = triage.signals_piece
-    monkeypatch.setattr(
-        triage,
-        "signals_piece",
-        lambda d, ai, other, **kw: signalled.append(d) or real_signals(d, ai, other, **kw),
-    )
-    waiting.status, waiting.approved_by = S.APPROVED, world.admin
-    waiting.save()
-    own_result_compute(family=TRIAGE, run_id=run_id)
-    assert scored == [waiting.statement_id]
-    assert signalled == []
-    values = _stored(TRIAGE, run_id)
-    assert values["n_unreviewed"] == unreviewed - 1
-    assert str(waiting.statement_id) not in values["scores"]
-    assert (
-        StatementPiece.objects.filter(family=TRIAGE, run_id=run_id).count()
-        == (values["n_statements"])
-    )
+    def test_the_command_recomputes_in_full_or_follows_the_pieces(self, world, monkeypatch) -> None:
+        run_id = world.runs[0].pk
+        out = io.StringIO()
+        call_command(
+            "recompute_own_data", "--family", CALIBRATION, "--run", str(run_id), stdout=out
+        )
+        assert f"calibration (run {run_id})" in out.getvalue()
+        before = _stored(CALIBRATION, run_id)
+        n_pieces = StatementPiece.objects.filter(family=CALIBRATION, run_id=run_id).count()
+        scored: list[int] = []
+        real = calibration.calibration_piece
+        monkeypatch.setattr(
+            calibration,
+            "calibration_piece",
+            lambda pair: scored.append(pair.statement_id) or real(pair),
+        )
+        call_command(
+            "recompute_own_data", "--family", CALIBRATION, "--run", str(run_id), stdout=out
+        )
+        assert scored == []  # nothing changed: every piece is read back
+        call_command("recompute_own_data", "--family", CALIBRATION, "--full", stdout=io.StringIO())
+        assert len(scored) >= n_pieces > 0  # every piece again (of every run with ground truth)
+        assert _stored(CALIBRATION, run_id) == before
+        with pytest.raises(CommandError, match="No extraction run 0"):
+            call_command("recompute_own_data", "--run", "0")
 
+    def test_a_new_piece_format_computes_every_piece_again(self, world, monkeypatch) -> None:
+        run_id = world.runs[0].pk
+        own_result_compute(family=CALIBRATION, run_id=run_id)
+        before = _stored(CALIBRATION, run_id)
+        n_pieces = StatementPiece.objects.filter(family=CALIBRATION, run_id=run_id).count()
+        scored: list[int] = []
+        real = calibration.calibration_piece
+        monkeypatch.setattr(
+            calibration,
+            "calibration_piece",
+            lambda pair: scored.append(pair.statement_id) or real(pair),
+        )
+        MetricResult.objects.filter(key=run_key(CALIBRATION, run_id)).delete()
+        own_result_compute(family=CALIBRATION, run_id=run_id)
+        assert scored == []  # the row was computed again from the stored pieces
+        monkeypatch.setitem(pieces.PIECE_FORMATS, CALIBRATION, 99)
+        MetricResult.objects.filter(key=run_key(CALIBRATION, run_id)).delete()
+        own_result_compute(family=CALIBRATION, run_id=run_id)
+        assert len(scored) == n_pieces > 0
+        assert _stored(CALIBRATION, run_id) == before
 
-@pytest.mark.django_db
-def test_the_command_recomputes_in_full_or_follows_the_pieces(monkeypatch) -> None:
-    world = World(seed=3)
-    run_id = world.runs[0].pk
-    out = io.StringIO()
-    call_command("recompute_own_data", "--family", CALIBRATION, "--run", str(run_id), stdout=out)
-    assert f"calibration (run {run_id})" in out.getvalue()
-    before = _stored(CALIBRATION, run_id)
-    n_pieces = StatementPiece.objects.filter(family=CALIBRATION, run_id=run_id).count()
-    scored: list[int] = []
-    real = calibration.calibration_piece
-    monkeypatch.setattr(
-        calibration,
-        "calibration_piece",
-        lambda pair: scored.append(pair.statement_id) or real(pair),
-    )
-    call_command("recompute_own_data", "--family", CALIBRATION, "--run", str(run_id), stdout=out)
-    assert scored == []  # nothing changed: every piece is read back
-    call_command("recompute_own_data", "--family", CALIBRATION, "--full", stdout=io.StringIO())
-    assert len(scored) >= n_pieces > 0  # every piece again (of every run with ground truth)
-    assert _stored(CALIBRATION, run_id) == before
-    with pytest.raises(CommandError, match="No extraction run 0"):
-        call_command("recompute_own_data", "--run", "0")
+    def test_the_command_releases_memory_after_each_row(self, world, monkeypatch) -> None:
+        """Rows computed in process send no task_postrun: the command releases after each."""
+        from metrics.management.commands import recompute_own_data
 
+        released: list[int] = []
+        monkeypatch.setattr(recompute_own_data, "memory_release", lambda: released.append(1))
+        out = io.StringIO()
+        call_command(
+            "recompute_own_data",
+            "--family",
+            CALIBRATION,
+            REVIEW_SAVINGS,
+            "--run",
+            str(world.runs[0].pk),
+            stdout=out,
+        )
+        assert len(released) == 2 == out.getvalue().count(f"(run {world.runs[0].pk})")
 
-@pytest.mark.django_db
-def test_a_new_piece_format_computes_every_piece_again(monkeypatch) -> None:
-    world = World(seed=5)
-    run_id = world.runs[0].pk
-    own_result_compute(family=CALIBRATION, run_id=run_id)
-    before = _stored(CALIBRATION, run_id)
-    n_pieces = StatementPiece.objects.filter(family=CALIBRATION, run_id=run_id).count()
-    scored: list[int] = []
-    real = calibration.calibration_piece
-    monkeypatch.setattr(
-        calibration,
-        "calibration_piece",
-        lambda pair: scored.append(pair.statement_id) or real(pair),
-    )
-    MetricResult.objects.filter(key=run_key(CALIBRATION, run_id)).delete()
-    own_result_compute(family=CALIBRATION, run_id=run_id)
-    assert scored == []  # the row was computed again from the stored pieces
-    monkeypatch.setitem(pieces.PIECE_FORMATS, CALIBRATION, 99)
-    MetricResult.objects.filter(key=run_key(CALIBRATION, run_id)).delete()
-    own_result_compute(family=CALIBRATION, run_id=run_id)
-    assert len(scored) == n_pieces > 0
-    assert _stored(CALIBRATION, run_id) == before
+    def test_pieces_written_or_deleted_are_reported_for_the_planner_statistics(
+        self, world, planner_refreshes, django_capture_on_commit_callbacks
+    ) -> None:
+        run_id = world.runs[0].pk
+        asked = planner_refreshes
+        with django_capture_on_commit_callbacks(execute=True):
+            own_result_compute(family=CALIBRATION, run_id=run_id)  # every piece written
+            stored = StatementPiece.objects.filter(family=CALIBRATION, run_id=run_id).count()
+            own_result_compute(family=CALIBRATION, run_id=run_id)  # fresh: no piece is read
+            own_result_force(family=CALIBRATION, run_id=run_id)  # every piece written again
+
+        written = [(["StatementPiece"], n) for n in (stored, stored)]
+        assert stored > 0 and asked == written
 
 
 @pytest.mark.django_db
@@ -507,44 +547,6 @@ def test_a_diff_among_some_statements_reads_only_their_pieces() -> None:
         {third},
         3,
     )
-
-
-@pytest.mark.django_db
-def test_the_command_releases_memory_after_each_row(monkeypatch) -> None:
-    """Rows computed in process send no task_postrun: the command releases after each."""
-    from metrics.management.commands import recompute_own_data
-
-    world = World(seed=3)
-    released: list[int] = []
-    monkeypatch.setattr(recompute_own_data, "memory_release", lambda: released.append(1))
-    out = io.StringIO()
-    call_command(
-        "recompute_own_data",
-        "--family",
-        CALIBRATION,
-        REVIEW_SAVINGS,
-        "--run",
-        str(world.runs[0].pk),
-        stdout=out,
-    )
-    assert len(released) == 2 == out.getvalue().count(f"(run {world.runs[0].pk})")
-
-
-@pytest.mark.django_db
-def test_pieces_written_or_deleted_are_reported_for_the_planner_statistics(
-    planner_refreshes, django_capture_on_commit_callbacks
-) -> None:
-    world = World(seed=7)
-    run_id = world.runs[0].pk
-    asked = planner_refreshes
-    with django_capture_on_commit_callbacks(execute=True):
-        own_result_compute(family=CALIBRATION, run_id=run_id)  # every piece written
-        stored = StatementPiece.objects.filter(family=CALIBRATION, run_id=run_id).count()
-        own_result_compute(family=CALIBRATION, run_id=run_id)  # fresh: no piece is read
-        own_result_force(family=CALIBRATION, run_id=run_id)  # every piece written again
-
-    written = [(["StatementPiece"], n) for n in (stored, stored)]
-    assert stored > 0 and asked == written
 
 
 @pytest.mark.django_db
