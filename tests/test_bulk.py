@@ -10,10 +10,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from audit.models import TriageSettings, TriageStatement
+from audit.models import Feedback, TriageSettings, TriageStatement
 from audit.services.triage import triage_statements_apply
-from evalsite.bulk import rows_update
-from tests.factories import ExtractionRunFactory, StatementFactory
+from evalsite.bulk import rows_insert, rows_update
+from tests.factories import ExtractionRunFactory, StatementFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -64,3 +64,38 @@ def test_review_triage_writes_only_the_scores_that_changed():
     now = dict(TriageStatement.objects.values_list("pk", "updated_at"))
     assert [now[r.pk] == written[r.pk] for r in rows] == [True, False, True, True]
     assert TriageStatement.objects.get(pk=rows[1].pk).confidence == 0.9
+
+
+def _codings(statements: list) -> list:
+    auditor = UserFactory()
+    return [
+        Feedback(
+            statement=statement,
+            auditor=auditor,
+            edited_extraction={"people": [{"id": -1, "name": f'O\'Neil "{n}" \u00e9 \\ end'}]},
+            status=Feedback.Status.SUBMITTED,
+            comment="tab\there, line\nthere, NULL \\N",
+        )
+        for n, statement in enumerate(statements)
+    ]
+
+
+def test_new_rows_are_inserted_as_bulk_create_inserts_them():
+    """Every column as bulk_create writes it (defaults, times set on insert, JSON, text that
+    COPY must escape), each row given its key; one query for the keys and the COPY."""
+    statements = [StatementFactory() for _ in range(3)]
+    expected = Feedback.objects.bulk_create(_codings(statements))
+    copied = _codings(statements)
+    with CaptureQueriesContext(connection) as seen:
+        rows_insert(copied)
+    assert all(row.pk and not row._state.adding for row in copied)
+    if connection.vendor == "postgresql":
+        assert len(seen.captured_queries) == 1  # the keys (COPY is not logged)
+    skip = {"id", "auditor", "created_at", "updated_at"}
+    fields = [f.attname for f in Feedback._meta.concrete_fields if f.name not in skip]
+    stored = {row.pk: row for row in Feedback.objects.all()}
+    for before, after in zip(expected, copied, strict=True):
+        old, new = stored[before.pk], stored[after.pk]
+        assert [getattr(new, f) for f in fields] == [getattr(old, f) for f in fields]
+        assert new.created_at and new.updated_at and new.created_at >= old.created_at
+    assert rows_insert([]) is None

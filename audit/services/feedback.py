@@ -47,6 +47,7 @@ from audit.services.errors import (
 from audit.services.guidelines import guideline_current
 from audit.signals import ground_truth_changed_send
 from evalsite.access import admins, is_admin
+from evalsite.bulk import rows_insert
 from metrics.families.json_input import text_problem
 from metrics.families.payload.rules import payload_ids, pdp_problems, pdp_warnings
 from metrics.families.payload.schema import PayloadIssue, validate_pdp
@@ -147,9 +148,6 @@ def revision_record(
     )
 
 
-REVISIONS_BATCH = 1000
-
-
 def revisions_record(
     *, feedbacks: Sequence[Feedback], author, action: str
 ) -> list[FeedbackRevision]:
@@ -160,16 +158,14 @@ def revisions_record(
     if action == "edit":
         raise ValueError("an edit may fold into an earlier revision: record it on its own")
     now = timezone.now()
-    revisions = FeedbackRevision.objects.bulk_create(
-        [
-            FeedbackRevision(
-                **_revision_fields(feedback, author=author, action=action, before=None, now=now),
-                after=feedback.edited_extraction,
-            )
-            for feedback in feedbacks
-        ],
-        batch_size=REVISIONS_BATCH,
-    )
+    revisions = [
+        FeedbackRevision(
+            **_revision_fields(feedback, author=author, action=action, before=None, now=now),
+            after=feedback.edited_extraction,
+        )
+        for feedback in feedbacks
+    ]
+    rows_insert(revisions)
     # Inserted past the model's post_save: the coders' time follows them as it would.
     revisions_written(revisions=revisions)
     return revisions

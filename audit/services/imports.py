@@ -71,6 +71,7 @@ from audit.services.runs import (
 )
 from audit.signals import coding_changed_send, extractions_changed_send, ground_truth_changed_send
 from evalsite.access import ensure_role_groups, is_admin
+from evalsite.bulk import rows_insert
 from evalsite.planner import planner_statistics_after_commit
 from metrics.families.json_input import STREAM_CHUNK, JsonListReader
 from metrics.families.payload.rules import (
@@ -568,7 +569,6 @@ def _get_discussion(fields: dict, summary: ImportSummary) -> tuple[Discussion, b
     return created, True
 
 
-WRITE_BATCH = 1000  # rows per insert: a discussion's statements in one
 # Discussions whose derived counts (coding tallies, queue figures) are refreshed together: a
 # refresh is a few queries whatever it counts.
 GROUP_DISCUSSIONS = 20
@@ -595,14 +595,12 @@ def _get_statements(
         (order, data) for order, data in zip(orders, statements, strict=True) if order not in found
     ]
     speakers = _get_speakers(discussion, [data for _, data in new], existing=existing)
-    created = Statement.objects.bulk_create(
-        [_new_statement(discussion, speakers, order, data) for order, data in new],
-        batch_size=WRITE_BATCH,
-    )
+    created = [_new_statement(discussion, speakers, order, data) for order, data in new]
+    rows_insert(created)
     if created:
         summary.statements_created += len(created)
         # Inserted past Statement's post_save: the count of what is still to code follows
-        # (with the rest of the group's discussions, _import_group).
+        # (with the rest of the group's discussions, in _import).
         known.figures_due.add(discussion.pk)
     found |= {row.order: row for row in created}
     return [found[order] for order in orders]
@@ -672,7 +670,7 @@ def _import_extractions(
         for row, run, payload in given
         if (row.pk, run.pk) not in have
     ]
-    Extraction.objects.bulk_create(new, batch_size=WRITE_BATCH)
+    rows_insert(new)
     summary.extractions_created += len(new)
     if len(given) > len(new):
         kept = "extraction already in place for its run (kept)"
@@ -758,7 +756,7 @@ def _imported_feedback(row: Statement, owner: User, payload: dict, meta: dict, b
 def _feedback_create(feedback: list[Feedback], coders: dict, summary, by) -> None:
     """Insert the discussion's imported ground truth with its history, then do what
     Feedback's post_save receivers did for each row."""
-    Feedback.objects.bulk_create(feedback, batch_size=WRITE_BATCH)
+    rows_insert(feedback)
     if feedback and not summary.approved_created:
         # Once per import, as the post_save marking did once per transaction.
         coding_changed_send(reason="coding changed")
