@@ -36,32 +36,38 @@ def _resident_kb() -> int:
         return int(statm.read().split()[1]) * PAGE_KB
 
 
-def _in_child(phase: Callable[[], str]) -> tuple[float, float, str]:
-    """Run ``phase`` in a forked process: (seconds, peak MB above its start, what it said)."""
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _in_child(phase: Callable[[], str]) -> tuple[float, float, float, str]:
+    """Run ``phase`` in a forked process: (seconds, its CPU seconds, peak MB above its start,
+    what it said). The CPU seconds tell a loaded host's figure from the work itself."""
     connections.close_all()  # the child opens its own
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child
         os.close(read)
-        start_kb, started = _resident_kb(), time.perf_counter()
+        start_kb, started, cpu = _resident_kb(), time.perf_counter(), _cpu_seconds()
         try:
             said = phase()
-            seconds = time.perf_counter() - started
+            seconds, cpu = time.perf_counter() - started, _cpu_seconds() - cpu
             peak_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - start_kb) / 1024
-            line = f"{seconds}\t{peak_mb}\t{said}"
+            line = f"{seconds}\t{cpu}\t{peak_mb}\t{said}"
         except Exception as exc:  # reported by the parent
-            line = f"-1\t-1\t{type(exc).__name__}: {str(exc)[:500]}"
+            line = f"-1\t-1\t-1\t{type(exc).__name__}: {str(exc)[:500]}"
         with os.fdopen(write, "w") as out:
             out.write(line)
         connections.close_all()
         os._exit(0)
     os.close(write)
     with os.fdopen(read) as answer:
-        took, peak, said = answer.read().split("\t", 2)
+        took, cpu, peak, said = answer.read().split("\t", 3)
     os.waitpid(pid, 0)
     if float(took) < 0:
         raise RuntimeError(said)
-    return float(took), float(peak), said
+    return float(took), float(cpu), float(peak), said
 
 
 class Command(BaseCommand):
@@ -82,18 +88,22 @@ class Command(BaseCommand):
         )
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "ground-truth.json"
-            seconds, peak, _ = _in_child(lambda: _export(ids, path))
+            seconds, cpu, peak, _ = _in_child(lambda: _export(ids, path))
             size_mb = path.stat().st_size / 1e6
             self.stdout.write(
-                f"export: {seconds:.1f} s, peak memory +{peak:.0f} MB, file {size_mb:.0f} MB"
+                f"export: {seconds:.1f} s ({cpu:.1f} s of CPU), peak memory +{peak:.0f} MB, "
+                f"file {size_mb:.0f} MB"
             )
             workload.delete()  # the import finds none of them: it creates everything again
             admin = get_user_model().objects.create(
                 username=f"{workload.tag}-importer", is_superuser=True
             )
             try:
-                seconds, peak, said = _in_child(lambda: _import(path, admin))
-                self.stdout.write(f"import: {seconds:.1f} s, peak memory +{peak:.0f} MB ({said})")
+                seconds, cpu, peak, said = _in_child(lambda: _import(path, admin))
+                self.stdout.write(
+                    f"import: {seconds:.1f} s ({cpu:.1f} s of CPU), peak memory "
+                    f"+{peak:.0f} MB ({said}); load average {os.getloadavg()[0]:.1f}"
+                )
             finally:
                 _delete_imported(workload.tag)
 
