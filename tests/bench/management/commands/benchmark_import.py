@@ -49,10 +49,10 @@ def _in_child(phase: Callable[[], str]) -> tuple[float, float, float, str]:
     pid = os.fork()
     if pid == 0:  # the child
         os.close(read)
-        start_kb, started, cpu = _resident_kb(), time.perf_counter(), _cpu_seconds()
+        start_kb, started, cpu_before = _resident_kb(), time.perf_counter(), _cpu_seconds()
         try:
             said = phase()
-            seconds, cpu = time.perf_counter() - started, _cpu_seconds() - cpu
+            seconds, cpu = time.perf_counter() - started, _cpu_seconds() - cpu_before
             peak_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - start_kb) / 1024
             line = f"{seconds}\t{cpu}\t{peak_mb}\t{said}"
         except Exception as exc:  # reported by the parent
@@ -63,11 +63,11 @@ def _in_child(phase: Callable[[], str]) -> tuple[float, float, float, str]:
         os._exit(0)
     os.close(write)
     with os.fdopen(read) as answer:
-        took, cpu, peak, said = answer.read().split("\t", 3)
+        took, used, peak, said = answer.read().split("\t", 3)
     os.waitpid(pid, 0)
     if float(took) < 0:
         raise RuntimeError(said)
-    return float(took), float(cpu), float(peak), said
+    return float(took), float(used), float(peak), said
 
 
 class Command(BaseCommand):
