@@ -367,6 +367,8 @@ def trend_points(entries: list[dict[str, Any]], figure: str, level: float) -> li
             "not_comparable_with_previous": reason,
             "notes": notes,
             "updating": entry["stored"].updating,
+            # A whole-discussion run has cumulative figures only: the others are not applicable.
+            "applicable": figure == "cumulative" or not configuration.is_discussion_unit,
         }
         row["point"] = TrendPoint(
             label=configuration.prompt_version,

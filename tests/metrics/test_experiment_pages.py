@@ -148,3 +148,17 @@ def test_auditors_cannot_freeze(auditor_client):
     assert auditor_client.get(SNAPSHOTS).status_code == 403
     assert auditor_client.post(SNAPSHOTS, {"name": "GT x"}).status_code == 403
     assert not GroundTruthSnapshot.objects.exists()
+
+
+def test_the_trend_says_not_applicable_for_a_whole_discussion_configuration(
+    admin_client, experiments, django_capture_on_commit_callbacks
+):
+    trend = reverse("metrics:trend")
+    with django_capture_on_commit_callbacks(execute=True):  # the summaries (worker, eager)
+        admin_client.get(trend)
+
+    def table(**query) -> str:
+        return _html(admin_client.get(trend, query)).split('data-testid="trend-table"')[1]
+
+    assert table().count("not applicable") == 1  # overall F1: the whole-discussion run's
+    assert "not applicable" not in table(figure="cumulative")
