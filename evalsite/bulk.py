@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from django.db import connection, models
+from django.db import connection, connections, models
 
 BATCH = 500
 
@@ -68,9 +68,10 @@ def rows_insert(rows: Sequence[models.Model]) -> None:
     if connection.vendor != "postgresql":
         model._default_manager.bulk_create(rows, batch_size=BATCH)
         return
-    meta, quote = model._meta, connection.ops.quote_name
+    db = connections[connection.alias]  # not the proxy: its every attribute is a lookup
+    meta, quote = model._meta, db.ops.quote_name
     missing = [row for row in rows if row.pk is None]
-    with connection.cursor() as cursor:
+    with db.cursor() as cursor:
         if missing:
             cursor.execute(
                 "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
@@ -83,8 +84,6 @@ def rows_insert(rows: Sequence[models.Model]) -> None:
         # The underlying psycopg cursor: Django's wrapper has no COPY (nor logs it).
         with cursor.cursor.copy(f"COPY {quote(meta.db_table)} ({columns}) FROM STDIN") as copy:
             for row in rows:
-                copy.write_row(
-                    [f.get_db_prep_save(f.pre_save(row, add=True), connection) for f in fields]
-                )
+                copy.write_row([f.get_db_prep_save(f.pre_save(row, add=True), db) for f in fields])
     for row in rows:
-        row._state.adding, row._state.db = False, connection.alias
+        row._state.adding, row._state.db = False, db.alias
