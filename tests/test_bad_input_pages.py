@@ -23,6 +23,7 @@ from audit.models import Assignment, BlindReview, ComputeJob, Feedback
 from audit.services import feedback_save, feedback_start, feedback_submit
 from audit.services.assignments import AssignmentPlan, assignments_create
 from audit.services.guidelines import guideline_save
+from audit.services.snapshots import snapshot_freeze
 from metrics.evaluations.registry import InputFile
 from metrics.evaluations.services import evaluation_compute, evaluation_create
 from metrics.models import Evaluation
@@ -108,7 +109,7 @@ def site(auditor, second_auditor, admin_user, two_codings):
     bond, a removal from the family), a submitted and an approved coding, one replacing
     approved ground truth, one the only admin coded (self-approval), an assignment, a skipped
     one, two runs, two codings to adjudicate, a guidelines version, evaluations (two done, to
-    pair; a failed and a queued one, to retry) and a waiting job of each kind (to cancel)."""
+    pair; a failed and a queued one, to retry), a snapshot and a waiting job of each kind (to cancel)."""
     scene = make_scene()
     plan = AssignmentPlan(
         discussions=[scene.discussion], auditors=[auditor], first_order=1, last_order=1
@@ -138,6 +139,7 @@ def site(auditor, second_auditor, admin_user, two_codings):
                     user=admin_user)  # fmt: skip
     ExtractionRunFactory()  # a second run: the comparison page
     guideline_save(text="# Coding guidelines", admin=admin_user)
+    snapshot_freeze(name="GT v1", by=admin_user)  # a snapshot to delete
     done = [_evaluation(name) for name in ("left", "right")]
     Evaluation.objects.create(family="agreement", name="broke", status="failed", error="Boom")
     Evaluation.objects.create(family="agreement", name="waits")  # the broker never got it

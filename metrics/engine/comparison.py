@@ -555,7 +555,7 @@ def comparison_gate(
     worse = [figure for figure in gated if verdicts.get(figure) == "worse"]
     return {
         "level": level,
-        "verdicts": verdicts,
+        "figure_verdicts": verdicts,
         "gated": gated,
         "worse": worse,
         "passed": not worse,

@@ -157,7 +157,7 @@ def test_failed_saves_say_what_went_wrong_and_keep_the_input(open_as, live_serve
     textarea.fill('{"events": [{"id": 1, "kind": "party"}]}')
     page.click("text=Validate and save JSON")
     expect(page.locator(f"#json-status-{feedback.pk}")).to_contain_text(
-        "events[0].kind: 'party' is not one of"
+        "kind: 'party' is not one of: bonded, married"
     )
     expect(textarea).to_have_value('{"events": [{"id": 1, "kind": "party"}]}')
     assert Feedback.objects.get().version == 1

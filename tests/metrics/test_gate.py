@@ -53,7 +53,7 @@ def test_the_gate_checks_the_figures_named(loop):
     assert code == 1
     assert report["gated"] == ["people", "pair_bonds"] and report["worse"] == ["pair_bonds"]
     assert report["passed"] is False and report["level"] == 0.95
-    assert report["verdicts"]["people"] == "within noise"
+    assert report["figure_verdicts"]["people"] == "within noise"
     bonds = next(f for f in report["figures"] if f["key"] == "pair_bonds")
     assert bonds["high"] < 0 and bonds["candidate"] < bonds["baseline"]
 

@@ -49,6 +49,7 @@ def _in_child(phase: Callable[[], str]) -> tuple[float, float, float, str]:
     pid = os.fork()
     if pid == 0:  # the child
         os.close(read)
+        _drop_inherited_connections()
         start_kb, started, cpu_before = _resident_kb(), time.perf_counter(), _cpu_seconds()
         try:
             said = phase()
@@ -68,6 +69,19 @@ def _in_child(phase: Callable[[], str]) -> tuple[float, float, float, str]:
     if float(took) < 0:
         raise RuntimeError(said)
     return float(took), float(used), float(peak), said
+
+
+def _drop_inherited_connections() -> None:
+    """In the child, leave any connection the parent still holds (close_all reaches only the
+    wrappers of the caller's context) to the parent: the child opens its own. The objects are
+    kept, never closed: closing one would end the parent's session on the shared socket."""
+    for db in connections.all(initialized_only=True):
+        if db.connection is not None:
+            _INHERITED.append(db.connection)
+            db.connection = None
+
+
+_INHERITED: list[object] = []
 
 
 class Command(BaseCommand):
