@@ -746,6 +746,12 @@ class SnapshotCoding(models.Model):
         return f"statement {self.statement_id} in snapshot {self.snapshot_id}"
 
 
+class ComputeJobQuerySet(models.QuerySet):
+    def active(self) -> ComputeJobQuerySet:
+        """Queued or running."""
+        return self.filter(status__in=["queued", "running"])
+
+
 class ComputeJob(models.Model):
     """A long background job whose progress a page can poll: a large ground-truth export or
     import (audit) or a recompute of stored metrics (metrics). The table keeps its first name,
@@ -787,6 +793,8 @@ class ComputeJob(models.Model):
     # task that lost its lease notices and stops.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     attempt = models.PositiveSmallIntegerField(default=0)
+
+    objects = ComputeJobQuerySet.as_manager()
 
     class Meta:
         db_table = "metrics_computejob"

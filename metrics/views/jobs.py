@@ -1,7 +1,8 @@
-"""Recompute-all jobs (admin) and the self-refreshing extraction-F1 card partial.
+"""The jobs page (admin): recompute-all jobs started here, with the large ground-truth imports
+and exports started elsewhere; and the self-refreshing extraction-F1 card partial.
 
-The job page reads the ComputeJob row, so its progress survives a reload; htmx polls the
-job's progress partial (audit.views.jobs, like any job's) every second while it is active.
+The page reads the ComputeJob rows, so their progress survives a reload; htmx polls the
+panel every second while a job in it is active.
 """
 
 from __future__ import annotations
@@ -22,11 +23,13 @@ RECENT_JOBS = 10
 
 
 def _jobs_context() -> dict:
-    jobs = list(ComputeJob.objects.filter(kind=ComputeJob.Kind.RECOMPUTE)[:RECENT_JOBS])
-    active = next((job for job in jobs if job.is_active), None)
+    jobs = list(ComputeJob.objects.select_related("created_by")[:RECENT_JOBS])
+    active = ComputeJob.objects.active().filter(kind=ComputeJob.Kind.RECOMPUTE).first()
+    transfers = ComputeJob.objects.active().exclude(kind=ComputeJob.Kind.RECOMPUTE)
     return {
         "jobs": jobs,
         "active": active,
+        "transfers": list(transfers.select_related("created_by")),
         "runs": ExtractionRun.objects.select_related("configuration"),
     }
 

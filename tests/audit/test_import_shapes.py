@@ -17,8 +17,9 @@ from django.db import transaction
 from django.urls import reverse
 
 from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Statement
-from audit.services import discussions_import, import_shapes, imports
+from audit.services import discussions_import, import_shapes
 from audit.services.imports import IMPORT_RUN_MODEL, ImportRun
+from audit.services.imports.reading import canonical
 from metrics.families.json_input import JsonListReader
 from metrics.families.payload.schema import PayloadError
 from tests.audit.test_views_support import hx_get
@@ -211,7 +212,7 @@ def test_a_case_list_is_grouped_by_its_discussion_key_and_read_a_few_cases_at_a_
 def test_a_case_list_file_gives_its_first_discussion_before_it_is_read_to_its_end():
     file = io.BytesIO(json.dumps(_cases("aa" + "b" * 3000)).encode())
     reader = JsonListReader(file, list_key="discussions", chunk_size=1024)
-    path, first = next(imports._canonical(reader, import_shapes.ImportNotes()))
+    path, first = next(canonical(reader, import_shapes.ImportNotes()))
     assert (path, [s["text"] for s in first["statements"]]) == ("[0]", ["a 0", "a 1"])
     assert file.tell() < len(file.getvalue()) / 100
 

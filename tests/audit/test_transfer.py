@@ -330,7 +330,7 @@ def test_the_import_command_reads_many_discussions_and_prints_its_peak_memory(tm
 def test_what_an_import_keeps_in_memory_does_not_grow_with_its_size(admin_user, monkeypatch):
     """Each touched statement once (not once for its extraction and again for its ground
     truth), and only the feedback ids the audit log names."""
-    monkeypatch.setattr(transfer, "LOGGED_FEEDBACK_IDS", 2)
+    monkeypatch.setattr(transfer.ground_truth, "LOGGED_FEEDBACK_IDS", 2)
     data = {"discussions": [discussion_file(f"d{i}") for i in range(3)]}
     summary = discussions_import(by=admin_user, data=data)
     touched = Statement.objects.filter(extractions__isnull=False).order_by("pk")

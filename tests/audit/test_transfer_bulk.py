@@ -344,7 +344,7 @@ def _import_committed(data: dict, by, monkeypatch) -> dict:
 # Committed for real: what runs once per transaction (the inter-auditor marking) is seen.
 @pytest.mark.django_db(transaction=True)
 def test_an_import_leaves_the_database_as_before(make_user, admin_user, monkeypatch):
-    monkeypatch.setattr(transfer, "LOGGED_FEEDBACK_IDS", 3)
+    monkeypatch.setattr(transfer.ground_truth, "LOGGED_FEEDBACK_IDS", 3)
     _existing_discussion(make_user)
     first = _import_committed(_file(), admin_user, monkeypatch)
     again = _import_committed(_file(), admin_user, monkeypatch)

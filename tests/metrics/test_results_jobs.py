@@ -217,3 +217,20 @@ def test_the_old_job_addresses_redirect_to_audit_keeping_the_method(admin_client
     answer = admin_client.post(f"/metrics/jobs/{job.pk}/cancel/", follow=True)
     assert answer.redirect_chain[0] == (reverse("audit:job_cancel", args=[job.pk]), 308)
     assert ComputeJob.objects.get().status == Job.CANCELLED
+
+
+def test_the_page_lists_imports_and_exports_and_follows_a_running_import(admin_client, admin_user):
+    """The import page sends a large file's job here: it shows with its progress and polls."""
+    running = ComputeJob.objects.create(
+        kind=ComputeJob.Kind.IMPORT, status=Job.RUNNING, total=40, done=10, created_by=admin_user
+    )
+    exported = ComputeJob.objects.create(kind=ComputeJob.Kind.EXPORT, status=Job.DONE, total=3)
+    html = admin_client.get(reverse("metrics:jobs")).content.decode()
+    assert f'id="job-{running.pk}"' in html and "10/40 discussions imported" in html
+    assert 'hx-trigger="every 1s"' in html and "Recompute all</button>" in html
+    assert "Ground-truth export" in html
+    assert reverse("api-job-download", args=[exported.pk]) in html
+
+    ComputeJob.objects.filter(pk=running.pk).update(status=Job.DONE, done=40)
+    html = admin_client.get(reverse("metrics:jobs"), HTTP_HX_REQUEST="true").content.decode()
+    assert "hx-trigger" not in html and "Ground-truth import" in html

@@ -90,8 +90,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--discussions", type=int, default=1000)
         parser.add_argument("--statements", type=int, default=50)
+        parser.add_argument(
+            "--profile",
+            metavar="FILE",
+            help="profile the import with pyinstrument and write its report here (HTML for "
+            "FILE.html, else text)",
+        )
 
-    def handle(self, *args, discussions: int, statements: int, **options):
+    def handle(self, *args, discussions: int, statements: int, profile: str | None, **options):
         self.stdout.write(f"seeding {discussions} x {statements} ...")
         with invalidation.suspended():
             workload = SeededWorkload.create(discussions=discussions, statements=statements)
@@ -113,7 +119,7 @@ class Command(BaseCommand):
                 username=f"{workload.tag}-importer", is_superuser=True
             )
             try:
-                seconds, cpu, peak, said = _in_child(lambda: _import(path, admin))
+                seconds, cpu, peak, said = _in_child(lambda: _import(path, admin, profile))
                 self.stdout.write(
                     f"import: {seconds:.1f} s ({cpu:.1f} s of CPU), peak memory "
                     f"+{peak:.0f} MB ({said}); load average {os.getloadavg()[0]:.1f}"
@@ -129,12 +135,25 @@ def _export(ids: list[int], path: Path) -> str:
     return ""
 
 
-def _import(path: Path, admin) -> str:
+def _import(path: Path, admin, profile: str | None = None) -> str:
+    profiler = _profiler_started() if profile else None
     with invalidation.suspended():
         summary = discussions_import_file(
             open_file=lambda: path.open("rb"), by=admin, run=ImportRun(source=path.name)
         )
+    if profiler is not None and profile:
+        profiler.stop()
+        report = profiler.output_html() if profile.endswith(".html") else profiler.output_text()
+        Path(profile).write_text(report, encoding="utf-8")
     return summary.line()
+
+
+def _profiler_started():
+    from pyinstrument import Profiler  # a development tool: only when asked for
+
+    profiler = Profiler(interval=0.002)
+    profiler.start()
+    return profiler
 
 
 def _delete_imported(tag: str) -> None:
