@@ -354,7 +354,7 @@ SPECTACULAR_SETTINGS = {
     # Every operation documents the error responses the exception handler produces.
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "audit.api.serializers.add_payload_components",
+        "audit.api.serializers.payloads.add_payload_components",
         "metrics.api.serializers.add_metric_value_components",
         "evalsite.api.add_error_responses",
         "evalsite.api.state_input_limits",

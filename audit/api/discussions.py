@@ -14,12 +14,14 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 
 from audit.api.responses import ROLE_NOTE
-from audit.api.serializers import (
+from audit.api.serializers.discussions import (
     DiscussionCreatedSerializer,
     DiscussionCreateInputSerializer,
     DiscussionDetailOutputSerializer,
     DiscussionFilterSerializer,
     DiscussionOutputSerializer,
+)
+from audit.api.serializers.runs import (
     ExtractionBulkInputSerializer,
     ExtractionBulkOutputSerializer,
     ExtractionFilterSerializer,
@@ -28,6 +30,8 @@ from audit.api.serializers import (
     ExtractionRunInputSerializer,
     ExtractionRunOutputSerializer,
     ExtractionRunUpdateInputSerializer,
+)
+from audit.api.serializers.transfer import (
     GroundTruthExportQuerySerializer,
     GroundTruthFileSerializer,
     GroundTruthImportUploadSerializer,

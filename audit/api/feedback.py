@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 
 from audit.api.responses import CONFLICT, NOT_READY, ROLE_NOTE
-from audit.api.serializers import (
+from audit.api.serializers.feedback import (
     AuditLogEntryOutputSerializer,
     AuditLogFilterSerializer,
     FeedbackActionInputSerializer,

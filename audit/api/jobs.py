@@ -12,7 +12,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from audit.api.serializers import ImportSummarySerializer
+from audit.api.serializers.transfer import ImportSummarySerializer
 from audit.models import ComputeJob
 from audit.selectors.lists import compute_jobs_list
 from evalsite.access import ADMIN_ONLY

@@ -9,7 +9,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
 from audit.api.responses import ROLE_NOTE
-from audit.api.serializers import (
+from audit.api.serializers.runs import (
     ConfigurationDetailOutputSerializer,
     ConfigurationFilterSerializer,
     ConfigurationOutputSerializer,

@@ -10,7 +10,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
 from audit.api.responses import ROLE_NOTE
-from audit.api.serializers import (
+from audit.api.serializers.snapshots import (
     SnapshotCreateInputSerializer,
     SnapshotDeleteQuerySerializer,
     SnapshotOutputSerializer,

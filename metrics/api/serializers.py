@@ -6,7 +6,7 @@ from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from audit.api.serializers import existing_run
+from audit.api.serializers.runs import existing_run
 from audit.models import LIVE_GROUND_TRUTH, ExtractionRun, RunConfiguration
 from evalsite.api import (
     FilterTextField,

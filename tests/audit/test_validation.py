@@ -19,7 +19,7 @@ from audit.services import (
     feedback_start,
     feedback_submit,
 )
-from audit.services import feedback as feedback_service
+from audit.services.feedback import rules as feedback_rules
 from metrics.families.payload.schema import PayloadError
 from tests.audit.test_views_support import (
     as_post,
@@ -208,7 +208,7 @@ def _refer_to(feedback: Feedback, ident: int) -> dict:
 def test_problems_from_payloads_already_read_skip_the_discussion_read(auditor, scene, monkeypatch):
     feedback = feedback_start(statement=scene.second, auditor=auditor)
     full = feedback_problems(feedback=feedback)
-    monkeypatch.setattr(feedback_service, "earlier_item_ids", _must_not_read)
+    monkeypatch.setattr(feedback_rules, "earlier_item_ids", _must_not_read)
     # The first statement's AI extraction, as the editor has read it, knows John and Mary.
     read = [scene.extraction.pdp_deltas]
     assert feedback_problems(feedback=feedback, earlier=read) == full == []
