@@ -161,7 +161,7 @@ def trend_plot(trend: list[dict[str, Any]]) -> SafeString:
         title="F1 over extraction runs",
         width=560,
     )
-    return mark_safe(svg)  # plots.py escapes every label
+    return mark_safe(svg)  # metrics.families.plots escapes every label
 
 
 def trend_export_rows(trend: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -381,7 +381,7 @@ def _heatmap(variable: str, labels: list[str], matrix: list[list[int]]) -> SafeS
         y_label=f"ground truth {variable}",
         title=f"{variable.title()}: ground truth against AI over matched events",
     )
-    return mark_safe(svg)  # plots.py escapes every label
+    return mark_safe(svg)  # metrics.families.plots escapes every label
 
 
 def confusion_export_rows(confusions: list[dict]) -> list[dict[str, Any]]:

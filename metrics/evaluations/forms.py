@@ -13,7 +13,7 @@ from django import forms
 
 from metrics.evaluations.registry import Family, FileRole, InputFile, Option
 from metrics.evaluations.services import MODE_ROLE, max_file_bytes
-from metrics.families.selective.run import experiment_modes
+from metrics.families.selective.run_file import experiment_modes
 from metrics.models import Evaluation
 from metrics.registry import UPLOADED
 

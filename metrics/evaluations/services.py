@@ -35,7 +35,7 @@ from evalsite.post_commit import after_commit
 from evalsite.queue import TRANSIENT_ERRORS, task_enqueue_named
 from metrics.evaluations.registry import Family, InputFile
 from metrics.families.json_input import InputError
-from metrics.families.selective.run import experiment_modes
+from metrics.families.selective.run_file import experiment_modes
 from metrics.models import Evaluation, EvaluationFile
 from metrics.registry import UPLOADED, upload_get
 from metrics.results import json_ready

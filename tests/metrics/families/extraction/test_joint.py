@@ -27,8 +27,8 @@ from metrics.families.extraction.matching import (
     bond_listing,
     event_listing,
     people_listing,
-    similar_pairs,
 )
+from metrics.families.extraction.text import similar_pairs
 
 OPTIMAL, GREEDY = MatchSettings(strategy="optimal"), MatchSettings(strategy="greedy")
 # Statements per hypothesis example (a seed drives the generator; batches keep the
