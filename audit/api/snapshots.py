@@ -5,7 +5,6 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.http import FileResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
@@ -15,6 +14,7 @@ from audit.api.serializers.snapshots import (
     SnapshotDeleteQuerySerializer,
     SnapshotOutputSerializer,
 )
+from audit.api.serializers.transfer import GroundTruthFileSerializer
 from audit.models import GroundTruthSnapshot
 from audit.services.snapshots import (
     snapshot_delete,
@@ -95,7 +95,7 @@ class SnapshotExportApi(ApiView):
         operation_id="snapshots_export",
         responses={
             (200, "application/json"): OpenApiResponse(
-                OpenApiTypes.OBJECT,
+                GroundTruthFileSerializer,
                 description="The ground-truth export file written when it was frozen "
                 "(attachment; schema: /api/schema/ground-truth.json), byte for byte.",
             )

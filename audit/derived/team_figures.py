@@ -313,7 +313,10 @@ def figures_rebuild() -> None:
 
 
 def discussion_label_changed(sender: type, instance: Discussion, **kwargs: object) -> None:
-    """A discussion's summary changed: its row's label follows (no row: nothing to do)."""
+    """A discussion's summary changed: its row's label follows (no row: nothing to do, as for
+    a discussion just created)."""
+    if kwargs.get("created"):
+        return
     DiscussionFigures.objects.filter(pk=instance.pk).update(label=instance.summary[:80])
 
 

@@ -162,3 +162,22 @@ def test_the_trend_says_not_applicable_for_a_whole_discussion_configuration(
 
     assert table().count("not applicable") == 1  # overall F1: the whole-discussion run's
     assert "not applicable" not in table(figure="cumulative")
+
+
+def test_the_comparison_names_each_replicate_by_its_configuration(admin_client, experiments):
+    """Replicate links read "replicate 2 of gpt-4o · v1", not a run id a coder does not know."""
+    _, second, whole = experiments
+    configuration = second.configuration
+    url = reverse("metrics:run_compare")
+    query = {"baseline": f"c{configuration.pk}", "candidate": f"r{whole.pk}"}
+    html = _html(admin_client.get(url, query))
+    links = html[html.index('data-testid="replicate-links"') :]
+    links = links[: links.index("</p>")]
+    names = re.findall(r">(replicate \d+ of [^<]+)</a>", links)
+    label = configuration.label
+    assert names == [
+        f"replicate 1 of {label}",
+        f"replicate 2 of {label}",
+        f"replicate 1 of {whole.configuration.label}",
+    ]
+    assert "(#" not in links and f'title="run {second.pk}: second try"' in links

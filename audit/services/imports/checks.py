@@ -42,7 +42,7 @@ def _statement_issues(statement: Any, path: str, checked: _Checked) -> list[Payl
     if not isinstance(statement.get("text"), str):
         issues.append(PayloadIssue(join(path, "text"), "missing or not a string"))
     speaker_type = str(statement.get("speaker_type", "")).lower()
-    if speaker_type not in Speaker.Type.values:
+    if speaker_type not in SPEAKER_TYPES:
         issues.append(
             PayloadIssue(
                 join(path, "speaker_type"),
@@ -74,6 +74,7 @@ def _statement_issues(statement: Any, path: str, checked: _Checked) -> list[Payl
 
 
 USERNAME = UnicodeUsernameValidator()
+SPEAKER_TYPES = frozenset(Speaker.Type.values)  # the enum builds its list at each call
 
 
 def _username_issues(approved: dict, path: str) -> list[PayloadIssue]:

@@ -100,7 +100,7 @@ def _import(
         count, notes, warnings = check(checked, progress)
     summary = ImportSummary(notes=notes, warnings=warnings)
     external_ids: list[str | None] = []
-    with transaction.atomic(), source.reading() as reading:
+    with transaction.atomic(), source.reading(verified=True) as reading:
         _one_import_at_a_time()
         known = Known(default_run=default_run, run_info=run_info, by=by)
         # The notes were taken by the check; a case list's discussions are named by its digest.
@@ -182,10 +182,11 @@ def _import_discussion(fields: dict, statements: list, known: Known, summary, by
     in place is read a table at a time, what is new written a table at a time."""
     discussion, created = get_discussion(fields, summary)
     rows = get_statements(discussion, statements, known, summary, existing=not created)
-    extracted = import_extractions(rows, statements, known, summary)
+    # A discussion just created has nothing in place to look for.
+    extracted = import_extractions(rows, statements, known, summary, existing=not created)
     if import_discussion_extraction(discussion, fields, known, summary):
         extracted |= {row.pk for row in rows if row.is_subject}
-    approved = import_ground_truths(rows, statements, known, summary, by)
+    approved = import_ground_truths(rows, statements, known, summary, by, existing=not created)
     for row in rows:
         if row.pk in extracted or row.pk in approved:
             summary.touched_statement_ids.append(row.pk)

@@ -26,10 +26,10 @@ from metrics.families.payload.schema import PayloadError, PayloadIssue, normaliz
 
 
 def import_extractions(
-    rows: list[Statement], statements: list[dict], known: Known, summary
+    rows: list[Statement], statements: list[dict], known: Known, summary, *, existing: bool
 ) -> set[int]:
-    """The subject statements' extractions the file gives, where their run has none yet;
-    returns the statements given one."""
+    """The subject statements' extractions the file gives, where their run has none yet
+    (``existing``: the statements may have some); returns the statements given one."""
     given = [
         (row, known.run_for(data), data["pdp_deltas"])
         for row, data in zip(rows, statements, strict=True)
@@ -48,11 +48,13 @@ def import_extractions(
             message = f"run {run.pk} ({run.label}) extracts whole discussions: give its PDP as "
             message += "the discussion's discussion_extraction"
             raise PayloadError([PayloadIssue("pdp_deltas", message, CONFLICT)])
-    have = set(
-        Extraction.objects.filter(statement__in=[row for row, _, _ in given]).values_list(
-            "statement_id", "run_id"
+    have = set()
+    if existing:
+        have = set(
+            Extraction.objects.filter(statement__in=[row for row, _, _ in given]).values_list(
+                "statement_id", "run_id"
+            )
         )
-    )
     new = [
         Extraction(statement=row, run=run, pdp_deltas=normalized(payload))
         for row, run, payload in given

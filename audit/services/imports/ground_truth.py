@@ -17,10 +17,10 @@ from evalsite.bulk import rows_insert
 
 
 def import_ground_truths(
-    rows: list[Statement], statements: list[dict], known: Known, summary, by
+    rows: list[Statement], statements: list[dict], known: Known, summary, by, *, existing: bool
 ) -> set[int]:
     """Imported ground truth becomes its own feedback, approved by the importing admin;
-    returns the statements given one.
+    returns the statements given one (``existing``: the statements may have codings).
 
     It never touches anyone's feedback: approved ground truth already in place is kept, and
     when the file's auditor already codes this statement the import is owned by "imported".
@@ -32,7 +32,7 @@ def import_ground_truths(
             given.append((row, payload, meta))
     if not given:
         return set()
-    coders = _coders(statement_ids=[row.pk for row, _, _ in given])
+    coders = _coders(statement_ids=[row.pk for row, _, _ in given]) if existing else {}
     known.users_read({IMPORT_USER, *(_owner_name(meta) for _, _, meta in given)})
     feedback = []
     for row, payload, meta in given:

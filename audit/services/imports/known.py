@@ -43,6 +43,7 @@ class Known:
     by: User | None = None
     runs: dict[str, ExtractionRun] = field(default_factory=dict)
     users: dict[str, User] = field(default_factory=dict)
+    users_looked_up: set[str] = field(default_factory=set)  # found in ``users`` or not
     # Discussions given statements since their queue figures were last counted.
     figures_due: set[int] = field(default_factory=set)
 
@@ -67,10 +68,11 @@ class Known:
 
     def users_read(self, names: set[str]) -> None:
         """Read these users in one query (a name no user has is created when it is needed)."""
-        missing = names - set(self.users)
+        missing = names - self.users_looked_up
         if missing:
             for user in get_user_model().objects.filter(username__in=missing):
                 self.users[user.username] = user
+            self.users_looked_up |= missing
 
     def user(self, name: str) -> User:
         if name not in self.users:

@@ -55,7 +55,10 @@ class _ParsedReading:
 
 
 class Source(Protocol):
-    def reading(self) -> contextlib.AbstractContextManager[Reading]: ...
+    def reading(self, *, verified: bool = False) -> contextlib.AbstractContextManager[Reading]:
+        """A pass over the source; ``verified``: a pass before this one checked it (and
+        check_unchanged compares the two afterwards)."""
+        ...
 
     def check_unchanged(self, first: Reading, second: Reading) -> None: ...
 
@@ -65,7 +68,7 @@ class ParsedSource:
         self.data = data
 
     @contextlib.contextmanager
-    def reading(self) -> Iterator[Reading]:
+    def reading(self, *, verified: bool = False) -> Iterator[Reading]:
         yield _ParsedReading(self.data)
 
     def check_unchanged(self, first: Reading, second: Reading) -> None:
@@ -79,9 +82,11 @@ class FileSource:
         self.open_file, self.chunk_size = open_file, chunk_size
 
     @contextlib.contextmanager
-    def reading(self) -> Iterator[Reading]:
+    def reading(self, *, verified: bool = False) -> Iterator[Reading]:
         with self.open_file() as file:
-            yield JsonListReader(file, list_key="discussions", chunk_size=self.chunk_size)
+            yield JsonListReader(
+                file, list_key="discussions", chunk_size=self.chunk_size, verified=verified
+            )
 
     def check_unchanged(self, first: Reading, second: Reading) -> None:
         # The second pass imports what the first one checked, or nothing.

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import functools
 import re
 import warnings
 from collections.abc import Iterable, Mapping
@@ -551,6 +552,13 @@ def date_problem(value: Any) -> str:
     does, or when it is empty: an unknown date is left empty)."""
     if not isinstance(value, str) or _blank(value):
         return ""
+    return _text_date_problem(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_date_problem(value: str) -> str:
+    """date_problem of a text: a file's dates repeat (an import checks thousands), each is
+    read once."""
     text = " ".join(value.lower().split())
     parsed = parse_date(text)
     if parsed is None:

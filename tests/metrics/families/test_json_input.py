@@ -65,6 +65,18 @@ def test_tiny_chunks_read_every_element_and_the_digest_of_the_file(chunk_size):
     assert reader.sha256 == hashlib.sha256(TEXT).hexdigest()
 
 
+@pytest.mark.parametrize("chunk_size", [3, 64 * 1024])
+def test_a_verified_pass_reads_what_the_checking_pass_read(chunk_size):
+    """An import's second pass over a file its first pass checked: the same elements, members
+    and digest (the limits are not checked again; the caller compares the digests)."""
+    checking, first = read(TEXT, chunk_size=chunk_size)
+    verified = JsonListReader(
+        io.BytesIO(TEXT), list_key="discussions", chunk_size=chunk_size, verified=True
+    )
+    assert list(verified) == first == DOC["discussions"]
+    assert (verified.members, verified.sha256) == (checking.members, checking.sha256)
+
+
 @pytest.mark.parametrize(
     "number", ["12345", "-0.000125", "6.02e23", "1E-7", "-9223372036854775807"]
 )
