@@ -20,7 +20,7 @@ from django.http import QueryDict
 from audit.definitions import code_definition
 from audit.models import AuditLogEntry
 from metrics.families.json_input import JsonInputError, parse_json, text_problem
-from metrics.families.payload.rules import ENTITY_KINDS
+from metrics.families.payload.items import ENTITY_KINDS
 from metrics.families.payload.schema import (
     DATE_CERTAINTIES,
     DIRECTIONS,

@@ -14,11 +14,6 @@ class MetricsConfig(AppConfig):
         from metrics.engine import invalidation
 
         invalidation.connect()
-        # What audit pages show of metrics: filled in here, so audit never imports metrics.
-        figures.readers_register(
-            statement_f1=selectors.statement_f1_results,
-            disagreement=selectors.statement_disagreement_read,
-            agreement=selectors.auditor_agreement_read,
-            discussion_agreement=selectors.discussion_agreement_read,
-        )
+        # The stored statement F1 audit's pages show: filled in here, so audit never imports metrics.
+        figures.readers_register(statement_f1=selectors.statement_f1_results)
         check_match_settings()

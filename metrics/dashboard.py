@@ -26,7 +26,7 @@ from metrics.engine.recompute import results_outdated
 from metrics.engine.services import CODE_VERSION, EXTRACTION
 from metrics.evaluations.services import evaluation_card
 from metrics.families.extraction import SARF_VARIABLES, MatchSettings
-from metrics.families.payload.rules import ENTITY_KINDS
+from metrics.families.payload.items import ENTITY_KINDS
 from metrics.families.plots import category_line_plot, heatmap
 from metrics.families.replicates import spread
 from metrics.models import Evaluation, MetricResult

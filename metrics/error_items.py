@@ -16,7 +16,7 @@ from typing import Any
 from audit.display import FIELD_WORDS, Labels, item_words
 from metrics.families.extraction.sarf import SARF_VARIABLES
 from metrics.families.extraction.text import normalize_text
-from metrics.families.payload.rules import ENTITY_KINDS, entity_items
+from metrics.families.payload.items import ENTITY_KINDS, entity_items
 
 SHOWN = 6  # items named per statement; the rest are counted
 

@@ -25,8 +25,9 @@ from celery.app.task import Task
 from django.utils.module_loading import import_string
 
 from metrics.evaluations.base import Family as UploadSpec
-from metrics.evaluations.base import UnknownFamilyError
 from metrics.evaluations.registry import UPLOADS
+from metrics.evaluations.registry import example_files as example_files
+from metrics.evaluations.registry import upload_get as upload_get
 from metrics.models import MetricResult
 
 OUR_DATA = "our-data"
@@ -171,18 +172,3 @@ UPLOADED: dict[str, UploadSpec] = {
 WHOLE: tuple[str, ...] = tuple(name for name, family in FAMILIES.items() if family.is_whole)
 RECOMPUTE_JOB: tuple[str, ...] = tuple(n for n, f in FAMILIES.items() if f.recompute_job)
 ADMIN_ONLY: tuple[str, ...] = tuple(n for n, f in FAMILIES.items() if f.admin_only)
-
-
-def upload_get(name: str) -> UploadSpec:
-    """The upload spec of an uploaded-run family, or ``UnknownFamilyError`` naming the known."""
-    try:
-        return UPLOADED[name]
-    except KeyError:
-        raise UnknownFamilyError(name, list(UPLOADED)) from None
-
-
-def example_files() -> dict[str, str]:
-    """Every example file the uploaded families declare: file name → family name."""
-    return {
-        role.example: spec.name for spec in UPLOADED.values() for role in spec.roles if role.example
-    }

@@ -1,5 +1,5 @@
 """Reads of stored metric results, for pages, the API (stable id order for pagination) and
-audit's extension point (audit.figures).
+the statement F1 audit's pages show (``audit.figures``).
 
 Selectors only read: computing and storing stay in the services and tasks.
 """
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from statistics import fmean
 from typing import Any
 
 from django.db.models import FloatField, IntegerField, Q, QuerySet
@@ -16,7 +15,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
 from audit.display import Labels
-from audit.figures import AuditorAgreement, StoredResult
+from audit.figures import StoredResult
 from audit.models import (
     AuditorFigures,
     Extraction,
@@ -25,26 +24,22 @@ from audit.models import (
     GroundTruthSnapshot,
     Statement,
 )
+from audit.selectors.blind import coding_sealed_statement_ids
 from audit.selectors.lists import filtered_by
 from audit.selectors.threads import approved_codings_count
-from audit.services.blind import coding_sealed_statement_ids
 from evalsite.access import is_admin
 from metrics.engine.services import EXTRACTION, SYSTEM_KEY
 from metrics.engine.snapshots import SNAPSHOT_FAMILY
 from metrics.error_items import StatementPayloads
-from metrics.families.interauditor.measures import symmetric_mean
-from metrics.families.payload.rules import ENTITY_KINDS
+from metrics.families.payload.items import ENTITY_KINDS
 from metrics.models import (
     DISCUSSION_ROWS,
     DISCUSSION_SORT_FIGURES,
     MetricResult,
     StatementError,
-    StatementPiece,
     values_figure,
 )
-from metrics.own_data.common import INTERAUDITOR_KEY
-from metrics.own_data.interauditor import statement_disagreement
-from metrics.registry import ADMIN_ONLY, INTERAUDITOR
+from metrics.registry import ADMIN_ONLY
 from metrics.results import run_key
 
 
@@ -62,72 +57,6 @@ def statement_f1_results(*, run_id: int, statement_ids: list[int]) -> dict[int, 
             status=row.status, values=row.values, computed_at=row.computed_at, error=row.error
         )
         for row in rows
-    }
-
-
-def statement_disagreement_read(*, statement_id: int) -> dict[str, Any] | None:
-    """Whether the statement's auditors disagree, from their codings (computed on request:
-    two or three codings are compared, never stored)."""
-    statement = Statement.objects.filter(pk=statement_id).first()
-    return statement_disagreement(statement) if statement else None
-
-
-def auditor_agreement_read() -> dict[str, AuditorAgreement]:
-    """Per auditor, from the stored inter-auditor result: mean F1 against the approved ground
-    truth, and the mean symmetric F1 over the pairs they are part of (weighted by the number
-    of statements compared)."""
-    result = MetricResult.objects.filter(key=INTERAUDITOR_KEY).first()
-    if result is None or not result.values:
-        return {}
-    values = result.values
-    pooled: dict[str, list[float]] = {}
-    for pair in values.get("pairs", []):
-        point, n = (pair.get("symmetric_f1") or {}).get("point"), pair.get("n_comparisons", 0)
-        if point is None or not n:
-            continue
-        for name in (pair["auditor_a"], pair["auditor_b"]):
-            sums = pooled.setdefault(name, [0.0, 0.0])
-            sums[0] += point * n
-            sums[1] += n
-    truth = {
-        row["auditor"]: (row.get("mean_f1") or {}).get("point")
-        for row in values.get("auditors", [])
-    }
-    return {
-        name: AuditorAgreement(
-            with_ground_truth=truth.get(name),
-            with_coders=pooled[name][0] / pooled[name][1] if name in pooled else None,
-            status=result.status,
-        )
-        for name in sorted(set(truth) | set(pooled))
-    }
-
-
-def discussion_agreement_read() -> dict[int, AuditorAgreement]:
-    """Per discussion, from the inter-auditor family's stored per-statement pieces: the mean F1
-    of its codings against the approved ground truth, and the mean symmetric F1 of its auditor
-    pairs (each statement's pair counted once). As fresh as the stored result (its status)."""
-    result = MetricResult.objects.filter(key=INTERAUDITOR_KEY).only("status").first()
-    if result is None:
-        return {}
-    truth: dict[int, list[float]] = defaultdict(list)
-    coders: dict[int, list[float]] = defaultdict(list)
-    pieces = StatementPiece.objects.filter(family=INTERAUDITOR, run=None)
-    for discussion_id, piece in pieces.values_list("statement__discussion_id", "piece").iterator(
-        chunk_size=2000
-    ):
-        for _a, _b, f1_ab, f1_ba, *_rest in piece["pairs"]:
-            mean = symmetric_mean(f1_ab, f1_ba)
-            if mean is not None:
-                coders[discussion_id].append(mean)
-        truth[discussion_id].extend(f1 for _feedback, f1, *_rest in piece["truth"])
-    return {
-        discussion_id: AuditorAgreement(
-            with_ground_truth=fmean(truth[discussion_id]) if truth[discussion_id] else None,
-            with_coders=fmean(coders[discussion_id]) if coders[discussion_id] else None,
-            status=result.status,
-        )
-        for discussion_id in sorted(set(truth) | set(coders))
     }
 
 

@@ -47,7 +47,7 @@ from evalsite.api import (
     ApiRequest,
     ApiView,
 )
-from metrics.families.payload.rules import mark_edited
+from metrics.families.payload.edits import mark_edited
 from metrics.families.payload.schema import validate_pdp
 
 # --- feedback ----------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from typing import Any
 
 from evalsite.match_settings import match_settings
 from metrics.families.extraction import compare_payloads
-from metrics.families.payload.rules import ENTITY_KINDS
+from metrics.families.payload.items import ENTITY_KINDS
 
 
 def item_alignment(*, ai: dict, coded: dict) -> dict[str, list[tuple[Any, Any]]]:

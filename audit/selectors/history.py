@@ -14,7 +14,7 @@ from audit.models import (
     FeedbackRevision,
     Statement,
 )
-from metrics.families.payload.rules import ENTITY_KINDS, as_id, payload_ids
+from metrics.families.payload.items import ENTITY_KINDS, as_id, payload_ids
 
 
 def feedback_revisions(*, feedback: Feedback) -> list[FeedbackRevision]:

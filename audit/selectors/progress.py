@@ -6,15 +6,15 @@ Active coding time comes from editor activity: every step of a coder's own histo
 autosaves, submit; ``FeedbackRevision`` keeps the first and the last save of a folded
 session) is a moment they were at work. The time between two consecutive moments of one coder
 counts, towards the statement of the later one, unless it is longer than
-``CODING_IDLE_SECONDS`` (a pause, a night). Agreement is read from the stored inter-auditor
-result through ``audit.figures`` (audit never imports metrics).
+``CODING_IDLE_SECONDS`` (a pause, a night). Agreement is what the worker computing the
+inter-auditor family stored on the team page's rows (``team_agreement_store``).
 """
 
 from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from itertools import pairwise
@@ -25,7 +25,6 @@ from django.contrib.auth.models import Group, User
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Sum
 from django.db.models.functions import Left
 
-from audit.figures import auditor_agreement, discussion_agreement
 from audit.models import (
     AuditorFigures,
     CodingTally,
@@ -324,8 +323,7 @@ def auditor_progress(*, auditors: Iterable[User]) -> list[ProgressRow]:
     )
     spent = active_time(coding_moments(auditor_ids=ids))
     _add_time(rows, spent, "auditor_id", _submitted_pairs(spent))
-    agreement = auditor_agreement()
-    return _with_agreement(rows, lambda row: agreement.get(row.label))
+    return _with_agreement(rows, AuditorFigures)
 
 
 def discussion_progress() -> list[ProgressRow]:
@@ -339,16 +337,19 @@ def discussion_progress() -> list[ProgressRow]:
     _count_into(rows, counted, "discussion_id")
     spent = active_time(coding_moments())
     _add_time(rows, spent, "discussion_id", _submitted_pairs(spent))
-    agreement = discussion_agreement()
-    return _with_agreement(rows, lambda row: agreement.get(row.id))
+    return _with_agreement(rows, DiscussionFigures)
 
 
-def _with_agreement(rows: dict[int, ProgressRow], found_for: Callable) -> list[ProgressRow]:
-    """The rows, each with its agreement figures where the inter-auditor family has some."""
-    for row in rows.values():
-        found = found_for(row)
-        if found is not None:
-            row.agreement_gt, row.agreement_coders = found.with_ground_truth, found.with_coders
+def _with_agreement(
+    rows: dict[int, ProgressRow], model: type[AuditorFigures] | type[DiscussionFigures]
+) -> list[ProgressRow]:
+    """The rows, each with the agreement figures stored on its row of the team page (by the
+    worker that computes the inter-auditor family: ``team_agreement_store``)."""
+    stored = model.objects.filter(pk__in=list(rows)).values_list(
+        "pk", "agreement_gt", "agreement_coders"
+    )
+    for pk, with_ground_truth, with_coders in stored:
+        rows[pk].agreement_gt, rows[pk].agreement_coders = with_ground_truth, with_coders
     return list(rows.values())
 
 

@@ -26,7 +26,7 @@ from audit.models import (
     Statement,
     ThreadRead,
 )
-from audit.services.blind import submitted_statement_ids
+from audit.selectors.blind import submitted_statement_ids
 from evalsite.access import admins, is_admin
 
 

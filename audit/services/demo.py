@@ -37,7 +37,7 @@ from audit.services.snapshots import snapshot_freeze
 from audit.signals import extractions_changed_send, ground_truth_changed_send, triage_changed_send
 from audit.synthetic import SyntheticDiscussion, extraction_run, generate_discussion, noisy_delta
 from evalsite.access import ensure_role_groups
-from metrics.families.payload.rules import cumulative, payload_items
+from metrics.families.payload.items import cumulative, payload_items
 from metrics.families.payload.schema import validate_pdp
 
 DEMO_USERS = (

@@ -27,7 +27,7 @@ from audit.services.imports import SCHEMA_VERSION, Progress
 from audit.services.runs import run_reference
 from evalsite.api import DomainError
 from metrics.families.extraction.sarf import SARF_VARIABLES
-from metrics.families.payload.rules import ENTITY_KINDS, as_id, entity_items
+from metrics.families.payload.items import ENTITY_KINDS, as_id, entity_items
 
 # --- export ------------------------------------------------------------------------------------
 

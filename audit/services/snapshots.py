@@ -25,7 +25,7 @@ from audit.services.errors import NotAllowed, WrongState
 from audit.services.exports import NothingToExport, ground_truth_frozen_text
 from evalsite.access import is_admin
 from evalsite.post_commit import after_commit
-from metrics.families.payload.rules import ENTITY_KINDS, entity_items
+from metrics.families.payload.items import ENTITY_KINDS, entity_items
 from metrics.families.payload.schema import PayloadError, PayloadIssue
 
 MAX_NAME = 100

@@ -28,7 +28,7 @@ from audit.views.rows import (
 from evalsite.access import admin_required, auditor_required
 from evalsite.http import HtmxHttpRequest
 from evalsite.params import BadParameter, parse_id
-from metrics.families.payload.rules import ENTITY_KINDS, cumulative
+from metrics.families.payload.items import ENTITY_KINDS, cumulative
 
 # Subject statements of a window rendered in full, the rest load as they scroll into view. A
 # full card is 640-1,010 px tall at 1,440 px wide (2,000-3,100 at 390): three fill two to

@@ -11,10 +11,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from audit.display import Labels, present
-from audit.figures import statement_disagreement
 from audit.forms import RejectForm
 from audit.models import Adjudication, Feedback, Statement
 from audit.selectors.adjudication import adjudication_codings
+from audit.selectors.disagreement import statement_disagreement
 from audit.selectors.queues import discussion_runs
 from audit.selectors.stream import review_stream_next
 from audit.services import NotReady, WorkflowError, feedback_approve, feedback_reject

@@ -29,8 +29,8 @@ from audit.models import (
     TriageStatement,
     empty_pdp,
 )
+from audit.selectors.blind import blind_sealed_statement_ids
 from audit.selectors.threads import UnreadComments
-from audit.services.blind import blind_sealed_statement_ids
 from audit.services.feedback import (
     feedback_can_submit,
     feedback_opens_in_editor,

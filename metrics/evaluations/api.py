@@ -18,6 +18,7 @@ from evalsite.access import ADMIN_ONLY, READ_ALL_WRITE_ADMIN, IsAuditor
 from evalsite.api import ApiRequest, ApiView, ErrorSerializer
 from evalsite.middleware import body_limit
 from metrics.evaluations import services
+from metrics.evaluations.registry import UPLOADS
 from metrics.evaluations.serializers import (
     EvaluationCreateInputSerializer,
     EvaluationDetailOutputSerializer,
@@ -25,14 +26,13 @@ from metrics.evaluations.serializers import (
     EvaluationOutputSerializer,
 )
 from metrics.models import Evaluation
-from metrics.registry import UPLOADED
 
-_ROLES = sorted({role.name for family in UPLOADED.values() for role in family.roles})
+_ROLES = sorted({role.name for family in UPLOADS.values() for role in family.roles})
 _UPLOAD_SCHEMA = {
     "multipart/form-data": {
         "type": "object",
         "properties": {
-            "family": {"type": "string", "enum": sorted(UPLOADED)},
+            "family": {"type": "string", "enum": sorted(UPLOADS)},
             "name": {"type": "string"},
             "options": {"type": "string", "description": "JSON object of family options."},
             **{

@@ -13,10 +13,9 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from metrics.evaluations import services
-from metrics.evaluations.registry import InputFile
+from metrics.evaluations.registry import InputFile, upload_get
 from metrics.families.json_input import InputError
 from metrics.models import Evaluation
-from metrics.registry import upload_get
 
 
 def split_assignment(text: str, what: str) -> tuple[str, str]:

@@ -11,11 +11,10 @@ from typing import Any
 
 from django import forms
 
-from metrics.evaluations.registry import Family, FileRole, InputFile, Option
+from metrics.evaluations.registry import UPLOADS, Family, FileRole, InputFile, Option
 from metrics.evaluations.services import MODE_ROLE, max_file_bytes
 from metrics.families.selective.run_file import experiment_modes
 from metrics.models import Evaluation
-from metrics.registry import UPLOADED
 
 FILE_PREFIX = "file_"
 OPTION_PREFIX = "option_"
@@ -208,7 +207,7 @@ class EvaluationUploadForm(forms.Form):
 class EvaluationFilterForm(forms.Form):
     family = forms.ChoiceField(
         required=False,
-        choices=[("", "All families")] + [(f.name, f.label) for f in UPLOADED.values()],
+        choices=[("", "All families")] + [(f.name, f.label) for f in UPLOADS.values()],
     )
     status = forms.ChoiceField(
         required=False, choices=[("", "Any status"), *Evaluation.Status.choices]

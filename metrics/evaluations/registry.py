@@ -40,6 +40,8 @@ __all__ = [
     "Option",
     "OptionError",
     "UnknownFamilyError",
+    "example_files",
+    "upload_get",
 ]
 
 EXAMPLES_DIR = "metrics/families/examples"
@@ -164,3 +166,18 @@ UPLOADS: dict[str, Family] = {
         ),
     )
 }
+
+
+def upload_get(name: str) -> Family:
+    """The upload spec of an uploaded-run family, or ``UnknownFamilyError`` naming the known."""
+    try:
+        return UPLOADS[name]
+    except KeyError:
+        raise UnknownFamilyError(name, list(UPLOADS)) from None
+
+
+def example_files() -> dict[str, str]:
+    """Every example file the uploaded families declare: file name → family name."""
+    return {
+        role.example: spec.name for spec in UPLOADS.values() for role in spec.roles if role.example
+    }

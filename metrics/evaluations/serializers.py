@@ -8,13 +8,13 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from evalsite.api import FilterTextField
+from metrics.evaluations.registry import UPLOADS
 from metrics.families.json_input import JsonInputError, parse_json
 from metrics.models import Evaluation, EvaluationFile
-from metrics.registry import UPLOADED
 
 
 class EvaluationFilterSerializer(serializers.Serializer):
-    family = serializers.ChoiceField(choices=sorted(UPLOADED), required=False)
+    family = serializers.ChoiceField(choices=sorted(UPLOADS), required=False)
     status = serializers.ChoiceField(choices=Evaluation.Status.choices, required=False)
     q = FilterTextField(max_length=200, help_text="Name contains.")
 
@@ -22,7 +22,7 @@ class EvaluationFilterSerializer(serializers.Serializer):
 class EvaluationCreateInputSerializer(serializers.Serializer):
     """The multipart form's text fields; every file field is named after its role."""
 
-    family = serializers.ChoiceField(choices=sorted(UPLOADED))
+    family = serializers.ChoiceField(choices=sorted(UPLOADS))
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
     options = serializers.CharField(
         required=False,

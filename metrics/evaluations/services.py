@@ -33,11 +33,10 @@ from django.utils.text import get_valid_filename
 from audit.services.audit_log import Action, audit_log_record
 from evalsite.post_commit import after_commit
 from evalsite.queue import TRANSIENT_ERRORS, task_enqueue_named
-from metrics.evaluations.registry import Family, InputFile
+from metrics.evaluations.registry import UPLOADS, Family, InputFile, upload_get
 from metrics.families.json_input import InputError
 from metrics.families.selective.run_file import experiment_modes
 from metrics.models import Evaluation, EvaluationFile
-from metrics.registry import UPLOADED, upload_get
 from metrics.results import json_ready
 
 log = logging.getLogger(__name__)
@@ -62,7 +61,7 @@ def max_file_bytes() -> int:
 def max_upload_bytes() -> int:
     """The largest upload request: every file of the family taking the most, each at its
     limit, plus the usual limit for the rest of the form."""
-    files = max(sum(role.max_files for role in family.roles) for family in UPLOADED.values())
+    files = max(sum(role.max_files for role in family.roles) for family in UPLOADS.values())
     return max_file_bytes() * files + int(settings.DATA_UPLOAD_MAX_MEMORY_SIZE)
 
 

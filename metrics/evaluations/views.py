@@ -26,10 +26,16 @@ from evalsite.middleware import body_limit
 from evalsite.params import parse_id
 from metrics.evaluations import services
 from metrics.evaluations.forms import FILE_PREFIX, EvaluationFilterForm, EvaluationUploadForm
-from metrics.evaluations.registry import EXAMPLES_DIR, InputFile, OptionError
+from metrics.evaluations.registry import (
+    EXAMPLES_DIR,
+    UPLOADS,
+    InputFile,
+    OptionError,
+    example_files,
+    upload_get,
+)
 from metrics.families.json_input import InputError
 from metrics.models import Evaluation
-from metrics.registry import UPLOADED, example_files, upload_get
 
 log = logging.getLogger(__name__)
 LIST_LIMIT = 200
@@ -50,7 +56,7 @@ def evaluation_list(request: HtmxHttpRequest) -> HttpResponse:
         {
             "form": form,
             "evaluations": evaluations[:LIST_LIMIT],
-            "families": UPLOADED,
+            "families": UPLOADS,
             "can_upload": is_admin(request.user),
         },
     )
@@ -60,7 +66,7 @@ def evaluation_list(request: HtmxHttpRequest) -> HttpResponse:
 
 
 def _family_from(request: HtmxHttpRequest) -> Any:
-    name = request.POST.get("family") or request.GET.get("family") or next(iter(UPLOADED))
+    name = request.POST.get("family") or request.GET.get("family") or next(iter(UPLOADS))
     try:
         return upload_get(name)
     except ValidationError:
@@ -133,7 +139,7 @@ def evaluation_upload(request: HtmxHttpRequest) -> HttpResponse:
         "kept_token": kept_token,
         "form": form,
         "family": family,
-        "families": UPLOADED.values(),
+        "families": UPLOADS.values(),
         "max_bytes": services.max_file_bytes(),
     }
     return render(request, "metrics/evaluations/upload.html", context, status=status)
@@ -154,7 +160,7 @@ def _result_context(request: HtmxHttpRequest, evaluation: Evaluation) -> dict[st
         "card": card,
         "card_error": card_error,
         "card_template": upload_get(evaluation.family).card_template
-        if evaluation.family in UPLOADED
+        if evaluation.family in UPLOADS
         else "",
         "can_retry": is_admin(request.user),
         "poll_seconds": POLL_SECONDS,
@@ -177,7 +183,7 @@ def _detail_context(request: HtmxHttpRequest, evaluation: Evaluation) -> dict[st
     """Everything the page shows about the evaluation, read once: the heading's status chip,
     the summary (finished time) and the result section always agree."""
     context = _result_context(request, evaluation)
-    context["family"] = UPLOADED.get(evaluation.family)
+    context["family"] = UPLOADS.get(evaluation.family)
     context["pairs"] = [e for e in (evaluation.paired_left, evaluation.paired_right) if e]
     context["options"] = _options_rows(evaluation)
     context["on_detail"] = True
@@ -254,7 +260,7 @@ def evaluation_compare(request: HtmxHttpRequest) -> HttpResponse:
     context: dict[str, Any] = {"left": left, "right": right, "problem": problem}
     if left and right and not problem:
         context["sides"] = [_result_context(request, e) for e in (left, right)]
-        family = UPLOADED.get(left.family)
+        family = UPLOADS.get(left.family)
         context["family"] = family
         if family and family.pairable:
             paired = services.evaluation_pair_get(left=left, right=right)
@@ -301,7 +307,7 @@ def evaluation_example(request: HtmxHttpRequest, name: str) -> FileResponse:
 
 
 def _options_rows(evaluation: Evaluation) -> list[tuple[str, str]]:
-    family = UPLOADED.get(evaluation.family)
+    family = UPLOADS.get(evaluation.family)
     rows = []
     for name, value in evaluation.options.items():
         option = family.option(name) if family else None

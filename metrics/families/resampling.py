@@ -16,10 +16,35 @@ rule:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
 CI_PERCENTILES = (2.5, 97.5)
+
+
+@dataclass(frozen=True, slots=True)
+class BootstrapResult:
+    """Point estimate and participant-bootstrap summary of one metric."""
+
+    point_estimate: float | None
+    ci95: tuple[float, float] | None
+    std_error: float
+    drop_rate: float
+    n_resamples: int
+
+
+@dataclass(frozen=True, slots=True)
+class BootstrapDeltaResult:
+    """Paired bootstrap of delta = right - left over the participants both sides have."""
+
+    point_estimate_left: float | None
+    point_estimate_right: float | None
+    delta_point_estimate: float | None
+    ci95: tuple[float, float] | None
+    std_error: float
+    drop_rate: float
+    n_resamples: int
 
 
 def check_resamples(n_resamples: int) -> None:

@@ -4,7 +4,7 @@
   statements (family ``review_savings``, one row per run);
 - ``calibration``: are the AI's item confidences probabilities? (family ``calibration``, per run);
 - ``agreement``: inter-auditor agreement and blind vs pre-filled coding (family
-  ``interauditor``, one system row), plus ``statement_disagreement`` for the review view.
+  ``interauditor``, one system row, and each auditor's and discussion's on the team page).
 
 Each module reads the database, calls the pure libraries in ``metrics.families`` and stores a
 ``MetricResult`` (its ``*_result_compute`` service), and builds its card from the stored row

@@ -35,7 +35,7 @@ from metrics.families.calibration import (
     fit_isotonic_calibrator,
 )
 from metrics.families.extraction import StatementF1Metrics
-from metrics.families.payload.rules import ENTITY_KINDS
+from metrics.families.payload.items import ENTITY_KINDS
 from metrics.families.plots import Svg, line_plot
 from metrics.models import MetricResult
 from metrics.own_data.common import (

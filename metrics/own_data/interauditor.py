@@ -14,8 +14,9 @@ coding (docs/review.md, "Final once submitted"). Figures:
   coding; the difference pre-filled − blind (discussion-cluster bootstrap CI) estimates how
   much starting from the AI's extraction anchors auditors to it.
 
-Stored as one MetricResult(interauditor, system). ``statement_disagreement`` computes the
-per-statement "auditors disagree" marker on request (two or three small payloads).
+Stored as one MetricResult(interauditor, system), and per auditor and discussion on the team
+page's rows (``team_agreement_write``). The review screen's "auditors disagree" marker is
+audit's own (``audit.selectors.disagreement``).
 """
 
 from __future__ import annotations
@@ -31,8 +32,7 @@ from django.db.models import Case, F, JSONField, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from audit.derived.team_figures import team_agreement_store
-from audit.models import BlindReview, Extraction, Feedback, Speaker, Statement
+from audit.models import BlindReview, Extraction, Feedback, Speaker
 from audit.selectors.adjudication import adjudication_counts
 from evalsite.match_settings import match_settings
 from metrics.cards import FRESH, UPDATING, card_state, whole_family_card_base, whole_family_row
@@ -44,10 +44,11 @@ from metrics.families.interauditor import (
     lins_ccc,
     symmetric_mean,
 )
-from metrics.families.payload.rules import payload_items
+from metrics.families.payload.items import payload_items
 from metrics.models import MetricResult
 from metrics.own_data.common import INTERAUDITOR_KEY, SEED, Scope, n_resamples, result_compute
 from metrics.own_data.pieces import pieces_refresh
+from metrics.own_data.team_agreement import team_agreement_write
 from metrics.registry import INTERAUDITOR
 
 CODED = (Feedback.Status.SUBMITTED, Feedback.Status.APPROVED)
@@ -495,20 +496,6 @@ def interauditor_result_compute(*, force: bool = False) -> MetricResult:
     return result
 
 
-def team_agreement_write() -> None:
-    """Store each discussion's and auditor's agreement on the team page's rows (read there
-    without aggregating the pieces on every view), from the stored result and pieces."""
-    from metrics.selectors import auditor_agreement_read, discussion_agreement_read
-
-    def figures(found: dict) -> dict:
-        return {key: (a.with_ground_truth, a.with_coders) for key, a in found.items()}
-
-    team_agreement_store(
-        discussions=figures(discussion_agreement_read()),
-        auditors=figures(auditor_agreement_read()),
-    )
-
-
 # --- the card (stored row only) ----------------------------------------------------------------
 
 
@@ -533,30 +520,4 @@ def interauditor_card() -> dict[str, Any]:
         "blind": blind,
         "disagreements": values.get("disagreements") or [],
         "adjudication": values.get("adjudication") or {},
-    }
-
-
-# --- per statement, on request -----------------------------------------------------------------
-
-
-def statement_disagreement(statement: Statement) -> dict[str, Any] | None:
-    """None when fewer than two auditors coded the statement or they all agree (symmetric
-    F1 = 1 for every pair); else {"f1": the lowest pair's symmetric F1, "n_auditors",
-    "auditors": usernames, "pairs": [{auditor_a, auditor_b, f1}]}."""
-    # The codings as they are now: what the reviewer and an adjudication see.
-    codings = _codings(Feedback.objects.filter(statement_id=statement.pk), as_submitted=False)
-    if len({c.auditor_id for c in codings}) < 2:
-        return None
-    comparisons = statement_comparisons(codings)
-    lowest = min(c.symmetric_f1 for c in comparisons)
-    if lowest >= 1.0:
-        return None
-    return {
-        "f1": lowest,
-        "n_auditors": len({c.auditor_id for c in codings}),
-        "auditors": sorted({c.auditor for c in codings}),
-        "pairs": [
-            {"auditor_a": c.a.auditor, "auditor_b": c.b.auditor, "f1": c.symmetric_f1}
-            for c in comparisons
-        ],
     }

@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from audit.models import ExtractionRun
 from metrics.cards import card_state, whole_family_card_base, whole_family_row
-from metrics.families.payload.rules import payload_items
+from metrics.families.payload.items import payload_items
 from metrics.families.plots import Svg, line_plot
 from metrics.families.review_savings import (
     ReviewItem,

@@ -12,9 +12,10 @@ import pytest
 from django.urls import reverse
 
 from audit.models import BlindReview, Feedback
+from audit.selectors.disagreement import statement_disagreement
 from audit.services import feedback_save, feedback_start, feedback_submit
 from audit.services.feedback import feedback_unsubmit
-from metrics.own_data.interauditor import interauditor_result_compute, statement_disagreement
+from metrics.own_data.interauditor import interauditor_result_compute
 from tests.audit.test_views_pages import approve_with_metric
 from tests.audit.test_views_support import hx_get, make_scene
 
@@ -62,7 +63,7 @@ def test_a_change_after_seeing_the_score_is_left_out_of_the_agreement(client, au
     (scored,) = [a for a in values["auditors"] if a["auditor"] == "alice"]
     assert scored["mean_f1"]["point"] == 0.0  # against the approved ground truth, as submitted
     # The reviewer still sees the codings as they are now: no disagreement left.
-    assert statement_disagreement(scene.first) is None
+    assert statement_disagreement(statement_id=scene.first.pk) is None
 
     change = resubmitted.revisions.get(action="edit")
     assert change.after_submit

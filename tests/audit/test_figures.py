@@ -1,4 +1,4 @@
-"""audit.figures: the extension point through which pages show figures computed elsewhere."""
+"""audit.figures: the extension point through which pages show the stored statement F1."""
 
 import pytest
 
@@ -13,7 +13,6 @@ def no_readers(monkeypatch):
 
 def test_without_a_registered_reader_pages_show_no_figures(no_readers):
     assert figures.statement_f1_results(run_id=1, statement_ids=[2]) == {}
-    assert figures.statement_disagreement(statement_id=3) is None
 
 
 def test_registered_readers_answer_with_plain_ids(no_readers):
@@ -23,9 +22,8 @@ def test_registered_readers_answer_with_plain_ids(no_readers):
         asked.append((run_id, statement_ids))
         return {7: StoredResult(status="fresh", values={"aggregate_micro_f1": 0.5})}
 
-    figures.readers_register(statement_f1=f1, disagreement=lambda *, statement_id: {"f1": 0.0})
+    figures.readers_register(statement_f1=f1)
     assert figures.statement_f1_results(run_id=1, statement_ids=[7])[7].values == {
         "aggregate_micro_f1": 0.5
     }
     assert asked == [(1, [7])]
-    assert figures.statement_disagreement(statement_id=3) == {"f1": 0.0}

@@ -87,7 +87,7 @@ def _odd_payload(rng) -> dict:
 def test_earlier_item_ids_are_the_ids_of_every_earlier_payload(seed, auditor, second_auditor):
     import random
 
-    from metrics.families.payload.rules import payload_ids
+    from metrics.families.payload.items import payload_ids
 
     rng = random.Random(seed)
     discussion = DiscussionFactory()

@@ -10,7 +10,8 @@ from metrics.families.extraction import (
     calculate_system_f1,
     normalize_for_exact_match,
 )
-from metrics.families.payload.rules import payload_ids, pdp_problems
+from metrics.families.payload.items import payload_ids
+from metrics.families.payload.rules import pdp_problems
 
 
 def test_same_seed_same_discussion():

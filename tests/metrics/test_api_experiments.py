@@ -7,7 +7,7 @@ import pytest
 
 from audit.models import AuditLogEntry, GroundTruthSnapshot
 from audit.services import feedback_unapprove
-from metrics.families.payload.rules import cumulative
+from metrics.families.payload.items import cumulative
 from tests.metrics.extraction_helpers import AI, approve
 
 pytest_plugins = ["tests.metrics.extraction_helpers", "tests.api_fixtures"]

@@ -15,7 +15,7 @@ from audit.services import discussions_import
 from audit.services.runs import ConfigurationSpec, discussion_extractions_import, run_register
 from metrics.engine.recompute import compute_job_run, metrics_recompute_all
 from metrics.engine.services import EXTRACTION
-from metrics.families.payload.rules import cumulative
+from metrics.families.payload.items import cumulative
 from metrics.models import MetricResult
 from metrics.results import run_key
 from tests.metrics.extraction_helpers import approve, make_world

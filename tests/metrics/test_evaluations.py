@@ -13,10 +13,10 @@ from django.urls import reverse
 
 from metrics import tasks
 from metrics.evaluations import services
-from metrics.evaluations.registry import InputFile, OptionError
+from metrics.evaluations.registry import UPLOADS, InputFile, OptionError, upload_get
 from metrics.families.json_input import InputError
 from metrics.models import Evaluation, EvaluationFile
-from metrics.registry import UPLOADED, upload_get
+from metrics.registry import UPLOADED
 from tests.metrics.test_evaluations_fixtures import (
     EXAMPLE_UPLOADS,
     example_bytes,
@@ -276,7 +276,7 @@ def _break_compute(monkeypatch, family: str, error: Exception) -> None:
     def boom(parsed, options):
         raise error
 
-    monkeypatch.setitem(UPLOADED, family, dataclasses.replace(UPLOADED[family], compute=boom))
+    monkeypatch.setitem(UPLOADS, family, dataclasses.replace(UPLOADS[family], compute=boom))
 
 
 def test_a_failed_computation_shows_its_error_and_can_be_retried(
@@ -330,7 +330,7 @@ def test_input_errors_found_while_computing_are_shown_in_full(monkeypatch, media
         raise InputError("tests.csv", "row 9", "expected a number")
 
     monkeypatch.setitem(
-        UPLOADED, "agreement", dataclasses.replace(UPLOADED["agreement"], compute=refuse)
+        UPLOADS, "agreement", dataclasses.replace(UPLOADS["agreement"], compute=refuse)
     )
     with run_on_commit():
         evaluation = _create("agreement")

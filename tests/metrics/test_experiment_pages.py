@@ -14,7 +14,7 @@ from audit.services import extractions_import
 from audit.services.runs import ConfigurationSpec, discussion_extractions_import, run_register
 from audit.services.snapshots import snapshot_freeze
 from metrics.engine.snapshots import SNAPSHOT_FAMILY
-from metrics.families.payload.rules import cumulative
+from metrics.families.payload.items import cumulative
 from metrics.models import MetricResult
 from tests.metrics.extraction_helpers import AI, approve, make_world
 

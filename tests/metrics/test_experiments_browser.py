@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 from audit.models import GroundTruthSnapshot
 from audit.services import feedback_approve
 from audit.services.runs import ConfigurationSpec, discussion_extractions_import, run_register
-from metrics.families.payload.rules import cumulative
+from metrics.families.payload.items import cumulative
 from tests.conftest import screenshot
 from tests.metrics.extraction_helpers import AI, make_world
 from tests.site_pages import AXE_JS, axe_serious, describe

@@ -7,9 +7,10 @@ import pytest
 from django.urls import reverse
 
 from audit.models import Feedback
+from audit.selectors.disagreement import statement_disagreement
 from audit.selectors.progress import auditor_progress, discussion_progress
 from metrics.own_data.common import INTERAUDITOR_KEY
-from metrics.own_data.interauditor import interauditor_result_compute, statement_disagreement
+from metrics.own_data.interauditor import interauditor_result_compute
 from tests.factories import (
     DiscussionFactory,
     ExtractionFactory,
@@ -134,26 +135,26 @@ class TestTwoAuditors:
 class TestStatementDisagreement:
     def test_marker(self, two_auditors) -> None:
         s1, s2, s3 = two_auditors
-        assert statement_disagreement(s1) is None  # they agree
-        marker = statement_disagreement(s2)
+        assert statement_disagreement(statement_id=s1.pk) is None  # they agree
+        marker = statement_disagreement(statement_id=s2.pk)
         assert marker["f1"] == pytest.approx(0.8)
         assert marker["n_auditors"] == 2 and marker["auditors"] == ["alice", "bob"]
         assert marker["pairs"] == [{"auditor_a": "alice", "auditor_b": "bob", "f1": 0.8}]
-        assert statement_disagreement(s3)["f1"] == 0.0
+        assert statement_disagreement(statement_id=s3.pk)["f1"] == 0.0
 
     def test_one_auditor_or_drafts(self, auditor, second_auditor) -> None:
         statement = StatementFactory()
         FeedbackFactory(statement=statement, auditor=auditor, edited_extraction=S3_ALICE)
-        assert statement_disagreement(statement) is None
+        assert statement_disagreement(statement_id=statement.pk) is None
         FeedbackFactory(
             statement=statement, auditor=second_auditor, edited_extraction=S3_BOB, status=S.DRAFT
         )
-        assert statement_disagreement(statement) is None
+        assert statement_disagreement(statement_id=statement.pk) is None
 
     def test_three_auditors_lowest_pair(self, two_auditors, make_user) -> None:
         s1, _, _ = two_auditors
         FeedbackFactory(statement=s1, auditor=make_user("dave"), edited_extraction=S3_BOB)
-        marker = statement_disagreement(s1)
+        marker = statement_disagreement(statement_id=s1.pk)
         assert marker["n_auditors"] == 3 and marker["f1"] == 0.0
         assert len(marker["pairs"]) == 3
 

@@ -11,8 +11,8 @@ from django.template.loader import render_to_string
 from django.test import RequestFactory
 from django.urls import reverse
 
-from audit import figures
 from audit.models import Feedback
+from audit.selectors.disagreement import statement_disagreement
 from metrics.models import MetricResult
 from metrics.own_data.calibration import calibration_result_compute
 from metrics.own_data.common import INTERAUDITOR_KEY, failure_recorded, own_results_mark_stale
@@ -140,16 +140,14 @@ class TestTemplateTags:
             testid = name.replace("_", "-") + "-card"
             assert f'data-testid="{testid}"' in html, name
 
-    def test_marker_reaches_audit_through_its_extension_point(
-        self, auditor, second_auditor
-    ) -> None:
+    def test_audit_marks_the_disagreement_itself(self, auditor, second_auditor) -> None:
         feedback = FeedbackFactory(auditor=auditor)
         FeedbackFactory(
             statement=feedback.statement,
             auditor=second_auditor,
             edited_extraction={"people": [{"id": 1, "name": "Nobody"}]},
         )
-        marker = figures.statement_disagreement(statement_id=feedback.statement_id)
+        marker = statement_disagreement(statement_id=feedback.statement_id)
         assert marker is not None and marker["n_auditors"] == 2
         html = render_to_string("audit/components/f1.html#disagreement", {"disagreement": marker})
         assert 'data-testid="auditors-disagree"' in html and "2 auditors disagree" in html

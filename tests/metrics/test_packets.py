@@ -17,6 +17,7 @@ from metrics.engine.comparison import side_get, side_of_run
 from metrics.engine.derived import error_analysis_read
 from metrics.families.extraction import calculate_statement_f1
 from metrics.models import StatementError
+from metrics.packets import packet as packet_module
 
 pytest_plugins = ["tests.metrics.loop_data"]
 pytestmark = pytest.mark.django_db
@@ -88,7 +89,7 @@ def test_sarf_and_parent_patterns_list_what_they_count(loop):
 
 
 def test_a_packet_is_bounded(loop, monkeypatch):
-    monkeypatch.setattr(packets, "MAX_MARKDOWN", 3000)
+    monkeypatch.setattr(packet_module, "MAX_MARKDOWN", 3000)
     packet = packets.failure_packet(
         user=loop.admin, side=side_of_run(loop.degraded), pattern="pair_bonds_fn", n=50
     )

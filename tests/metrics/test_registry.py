@@ -6,7 +6,7 @@ from unittest import mock
 from django.template.loader import get_template
 from django.urls import resolve, reverse
 
-from metrics.evaluations.registry import UPLOADS
+from metrics.evaluations.registry import UPLOADS, example_files, upload_get
 from metrics.models import MetricResult
 from metrics.registry import (
     ADMIN_ONLY,
@@ -17,8 +17,6 @@ from metrics.registry import (
     UPLOADED_RUN,
     WHOLE,
     WHOLE_TASK,
-    example_files,
-    upload_get,
 )
 
 # The package of each uploaded family (its upload name can differ).

@@ -13,7 +13,6 @@ pytestmark = pytest.mark.django_db
 
 def test_metrics_fills_audits_extension_point_when_it_loads():
     assert figures._readers.statement_f1 is selectors.statement_f1_results
-    assert figures._readers.disagreement is selectors.statement_disagreement_read
 
 
 def test_statement_f1_results_read_one_run_for_the_statements_asked():
@@ -35,10 +34,6 @@ def test_statement_f1_results_read_one_run_for_the_statements_asked():
     assert found[here.pk].values == {"aggregate_micro_f1": 0.75}
     assert found[here.pk].status == "fresh"
     assert figures.statement_f1_results(run_id=run.pk + 1, statement_ids=[here.pk]) == {}
-
-
-def test_no_disagreement_for_a_statement_that_is_gone():
-    assert selectors.statement_disagreement_read(statement_id=999_999) is None
 
 
 def test_my_progress_counts_my_codings_by_status_from_the_stored_tallies(auditor, second_auditor):

@@ -19,7 +19,7 @@ from audit.services.snapshots import snapshot_delete, snapshot_export_open, snap
 from metrics.engine.services import EXTRACTION
 from metrics.engine.snapshots import SNAPSHOT_FAMILY, snapshot_results_compute
 from metrics.experiments import Basis, configuration_figures, cumulative_comparison, run_figures
-from metrics.families.payload.rules import cumulative
+from metrics.families.payload.items import cumulative
 from metrics.models import MetricResult
 from metrics.results import run_key
 from tests.factories import ExtractionFactory

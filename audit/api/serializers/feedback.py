@@ -26,7 +26,7 @@ from evalsite.api import (
     StrictInputSerializer,
     StrictIntegerField,
 )
-from metrics.families.payload.rules import ENTITY_KINDS
+from metrics.families.payload.items import ENTITY_KINDS
 
 
 class FeedbackFilterSerializer(serializers.Serializer):

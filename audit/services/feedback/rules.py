@@ -17,7 +17,8 @@ from audit.services.errors import (
     NotReady,
 )
 from evalsite.access import is_admin
-from metrics.families.payload.rules import payload_ids, pdp_problems, pdp_warnings
+from metrics.families.payload.items import payload_ids
+from metrics.families.payload.rules import pdp_problems, pdp_warnings
 from metrics.families.payload.schema import PayloadIssue
 
 

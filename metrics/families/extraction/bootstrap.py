@@ -25,8 +25,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metrics.families.resampling import check_resamples, draw_counts, summarise
-from metrics.families.selective.bootstrap import BootstrapDeltaResult, BootstrapResult
+from metrics.families.resampling import (
+    BootstrapDeltaResult,
+    BootstrapResult,
+    check_resamples,
+    draw_counts,
+    summarise,
+)
 
 from .results import COUNT_FIELDS, ENTITY_TYPES
 

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from metrics.families.payload.rules import ENTITY_KINDS, entity_items
+from metrics.families.payload.items import ENTITY_KINDS, entity_items
 
 from .sarf import SARF_VARIABLES
 from .text import normalize_text

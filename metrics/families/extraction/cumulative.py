@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from metrics.families.payload.rules import cumulative as cumulative
+from metrics.families.payload.items import cumulative as cumulative
 
 from .results import CumulativeF1Metrics
 from .settings import MatchSettings

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from metrics.families.payload.rules import clear_parse_date_cache, parse_date
+from metrics.families.payload.dates import clear_parse_date_cache, parse_date
 
 from .settings import MatchSettings
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from metrics.families.payload.rules import ENTITY_KINDS as ENTITY_LISTS
-from metrics.families.payload.rules import as_id as as_id
-from metrics.families.payload.rules import as_payload as as_payload
-from metrics.families.payload.rules import entity_items as entity_list
-from metrics.families.payload.rules import id_list as id_list
-from metrics.families.payload.rules import item_id as item_id
+from metrics.families.payload.items import ENTITY_KINDS as ENTITY_LISTS
+from metrics.families.payload.items import as_id as as_id
+from metrics.families.payload.items import as_payload as as_payload
+from metrics.families.payload.items import entity_items as entity_list
+from metrics.families.payload.items import id_list as id_list
+from metrics.families.payload.items import item_id as item_id
 
 
 def entity_lists(payload: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, is_dataclass
 from typing import Any, TypeVar
 
-from metrics.families.payload.rules import ENTITY_KINDS as ENTITY_TYPES
+from metrics.families.payload.items import ENTITY_KINDS as ENTITY_TYPES
 
 from .sarf import SARF_VARIABLES
 from .settings import DEFAULT_SETTINGS, MatchSettings

@@ -14,9 +14,9 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 
 from metrics.families.json_input import MAX_JSON_DEPTH, text_problem
+from metrics.families.payload.items import ENTITY_KINDS
 from metrics.families.payload.rules import (
     CONFLICT,
-    ENTITY_KINDS,
     ISSUE_KINDS,
     MALFORMED,
     RULE,

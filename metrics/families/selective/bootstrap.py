@@ -31,6 +31,8 @@ from typing import Any, Literal, cast
 import numpy as np
 
 from metrics.families.resampling import (
+    BootstrapDeltaResult,
+    BootstrapResult,
     check_resamples,
     each_cluster_draw,
     summarise,
@@ -59,30 +61,6 @@ MetricKind = Literal[
 # Resamples evaluated per block: bounds the (levels x 2 x block) temporaries so they stay
 # cache-resident, without changing any number (columns are independent resamples).
 _COLUMNS_PER_BLOCK = 500
-
-
-@dataclass(frozen=True, slots=True)
-class BootstrapResult:
-    """Point estimate and participant-bootstrap summary of one metric."""
-
-    point_estimate: float | None
-    ci95: tuple[float, float] | None
-    std_error: float
-    drop_rate: float
-    n_resamples: int
-
-
-@dataclass(frozen=True, slots=True)
-class BootstrapDeltaResult:
-    """Paired bootstrap of delta = right - left over the participants both sides have."""
-
-    point_estimate_left: float | None
-    point_estimate_right: float | None
-    delta_point_estimate: float | None
-    ci95: tuple[float, float] | None
-    std_error: float
-    drop_rate: float
-    n_resamples: int
 
 
 # --------------------------------------------------------------------------- built-in metrics

@@ -52,7 +52,7 @@ from scipy.stats import binom
 
 from metrics.families.calibration import fit_logistic_calibrator
 from metrics.families.extraction import MatchSettings, calculate_statement_f1
-from metrics.families.payload.rules import payload_items
+from metrics.families.payload.items import payload_items
 
 DEFAULT_ACCEPTABLE_F1 = 1.0
 EMPTY_CONFIDENCE = 1.0  # "nothing to extract": nothing in it is uncertain (as review savings)

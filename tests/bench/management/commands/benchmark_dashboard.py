@@ -70,7 +70,7 @@ from metrics.families.extraction import (
 )
 from metrics.models import MetricResult, StatementError, StatementPiece
 from metrics.own_data.common import INTERAUDITOR_KEY
-from metrics.own_data.interauditor import team_agreement_write
+from metrics.own_data.team_agreement import team_agreement_write
 from metrics.registry import INTERAUDITOR
 from metrics.results import run_key
 

@@ -19,7 +19,7 @@ from metrics.families.extraction import (
     sum_contributions,
     system_cumulative_f1_from_totals,
 )
-from metrics.families.payload import rules as pdp
+from metrics.families.payload import items as pdp
 from tests.pdp_items import bond, event, person
 
 

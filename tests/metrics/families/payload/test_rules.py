@@ -6,21 +6,15 @@ import copy
 
 import pytest
 
-from metrics.families.payload.rules import (
-    ENTITY_KINDS,
+from metrics.families.payload.dates import (
     date_problem,
     date_reading,
-    entity_items,
-    is_edited,
-    item_content,
-    mark_edited,
     parse_date,
     parse_with_dateutil,
-    payload_ids,
-    payload_items,
-    pdp_problems,
-    pdp_warnings,
 )
+from metrics.families.payload.edits import is_edited, item_content, mark_edited
+from metrics.families.payload.items import ENTITY_KINDS, entity_items, payload_ids, payload_items
+from metrics.families.payload.rules import pdp_problems, pdp_warnings
 from tests.factories import SIMPLE_PDP, pdp
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from metrics.families.payload.rules import cumulative
+from metrics.families.payload.items import cumulative
 from tests.pdp_items import bond, event, ids, person
 
 
