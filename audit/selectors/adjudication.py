@@ -161,7 +161,7 @@ def _and(words: list[str]) -> str:
 def statements_to_adjudicate_why(*, limit: int = 50) -> list[ToAdjudicate]:
     """``statements_to_adjudicate`` with why each needs a decision: the statements' codings
     (one query) aligned as the adjudication screen aligns them, their disputed items counted
-    by kind. The alignment is the matcher's, a few milliseconds a statement of the usual size,
+    by kind. The alignment is the matcher's, run per statement,
     so a page lists at most ``limit``."""
     statements = list(statements_to_adjudicate(limit=limit))
     codings: defaultdict[int, list[Feedback]] = defaultdict(list)

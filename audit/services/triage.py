@@ -163,7 +163,7 @@ def triage_statements_apply(
     if settings is None or not settings.is_active:
         _accepted_returned(run_id=run_id)
         return 0
-    # what is stored, as plain rows: an approval reads the whole run (250,300 rows at 5,000 x 50)
+    # what is stored, as plain rows: an approval reads the whole run
     stored = TriageStatement.objects.filter(run_id=run_id).values_list(*_Stored._fields)
     rows = {row[1]: _Stored(*row) for row in stored.iterator(chunk_size=BATCH * 10)}
     accepted = set(accepted)

@@ -47,7 +47,7 @@ PAGE_SIZE = 25
 # 1,440 px wide, so 10 are three screens below the statements to adjudicate.
 REVIEW_GROUPS = 10
 # Statements to adjudicate the review queue lists (as the review home): each is aligned to say
-# why it needs a decision, about 12 ms a statement of the demo's size, on every page of the queue.
+# why it needs a decision (the matcher runs per statement), on every page of the queue.
 TO_ADJUDICATE = 20
 
 

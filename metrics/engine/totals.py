@@ -1,8 +1,8 @@
 """A run's extraction totals summed from its stored contributions.
 
 The sums are integers (see ``metrics.families.extraction.aggregate``), so any order of adding
-gives the same totals: PostgreSQL adds them where they are stored, without sending 255,000
-JSON documents (a run at 5,000 x 50) to be decoded and folded in Python. Elsewhere (SQLite,
+gives the same totals: PostgreSQL adds them where they are stored, without sending every
+JSON document of a run to be decoded and folded in Python. Elsewhere (SQLite,
 whose JSON functions read integers beyond 64 bits as floats) the stored rows are folded here.
 """
 

@@ -55,7 +55,7 @@ def piece_hasher(family: str, *, code_version: str | None = None) -> Callable[[A
 
     # The same text json.dumps(stamp, default=str, separators=(",", ":")) gives, so stored
     # hashes still match; one encoder and one salted digest instead of one per statement
-    # (a run's every stamp is hashed on each update: 250,000 at 5,000 x 50).
+    # (a run's every stamp is hashed on each update).
     encode = json.JSONEncoder(default=str, separators=(",", ":"), check_circular=False).encode
     salted = hashlib.sha256(salt.encode())
 

@@ -33,7 +33,7 @@ class MatchedPair:
 
 def row_score(score: float) -> float:
     """A pair's score as match rows report it: round(score, 6)."""
-    # round(x, 6) goes through a decimal conversion (~5x a cache hit) and scores recur.
+    # round(x, 6) goes through a decimal conversion (dearer than a cache hit) and scores recur.
     # Only non-zero floats are cached: 0.0 and -0.0, or 1 and 1.0, are equal keys
     # that round to different results.
     if score.__class__ is float and score:

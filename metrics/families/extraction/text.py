@@ -27,7 +27,7 @@ def normalize_text(value: Any) -> str:
 
 @lru_cache(maxsize=1 << 16)
 def _normalize_string(value: str) -> str:
-    # Names, kinds and codes recur in every statement: a cache hit is ~10x cheaper.
+    # Names, kinds and codes recur in every statement: a cache hit is cheaper.
     return " ".join(value.lower().split())
 
 

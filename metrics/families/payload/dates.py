@@ -85,7 +85,7 @@ def _parse_text(text: str) -> ParsedDate | None:
 
 def _parse_fast(text: str) -> ParsedDate | None:
     """The usual forms (ISO, "March 2003", "March 12, 2003"), every word read; None for any
-    other text. dateutil is ~50x slower; the tests check they agree with it."""
+    other text. dateutil is much slower; the tests check they agree with it."""
     if match := _ISO_DAY.match(text):
         return _build(int(match[1]), int(match[2]), int(match[3]))
     if match := _ISO_MONTH.match(text):

@@ -311,7 +311,7 @@ def resample_curves(tables: ParticipantTables, counts: np.ndarray) -> ResampledC
     if n_cells != tables.n_levels:  # some level is shared by several participants
         per_cell = np.add.reduceat(per_cell, tables.level_starts, axis=0)
     for level in range(1, per_cell.shape[0]):  # running sum down the levels, in place;
-        per_cell[level] += per_cell[level - 1]  # np.cumsum along axis 0 is ~10x slower
+        per_cell[level] += per_cell[level - 1]  # np.cumsum along axis 0 is slower
     # A resample's first working point is the first level at which any participant it drew
     # has an accepted item (participants not drawn are pushed past every level).
     not_drawn = (counts == 0) * (tables.n_levels + 1)
