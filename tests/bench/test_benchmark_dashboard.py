@@ -58,12 +58,12 @@ def test_the_weakest_first_pages_are_timed_on_a_triaged_queue(monkeypatch):
     seen: list[tuple[str, int, bool]] = []
     timed = command.time_page
 
-    def time_page(client, url, renders):
+    def time_page(client, url, renders, **kwargs):
         from audit.models import TriageStatement
         from audit.selectors.queues import triage_lowest_first
 
         seen.append((url, TriageStatement.objects.count(), triage_lowest_first()))
-        return timed(client, url, renders)
+        return timed(client, url, renders, **kwargs)
 
     monkeypatch.setattr(command, "time_page", time_page)
     call_command(
@@ -100,9 +100,9 @@ def test_seeded_times_the_data_a_keep_run_left_and_writes_nothing(monkeypatch):
     seen: list[tuple[str, bool]] = []
     timed = command.time_page
 
-    def time_page(client, url, renders):
+    def time_page(client, url, renders, **kwargs):
         seen.append((url, triage_lowest_first()))
-        return timed(client, url, renders)
+        return timed(client, url, renders, **kwargs)
 
     monkeypatch.setattr(command, "time_page", time_page)
     out = io.StringIO()

@@ -572,10 +572,11 @@ def triage_pages(data: DashboardData) -> list[Page]:
 
 
 def time_page(
-    client: Client, url: str, renders: int, budget_s: float = 20.0
+    client: Client, url: str, renders: int, budget_s: float = 20.0, cpu: list[float] | None = None
 ) -> tuple[list[float], int]:
-    """Milliseconds per render (after a warm-up render) and the queries of one render. A page
-    slower than the budget allows is rendered fewer times (at least once)."""
+    """Milliseconds per render (after a warm-up render) and the queries of one render; the
+    process's CPU milliseconds per render are appended to ``cpu`` when given. A page slower
+    than the budget allows is rendered fewer times (at least once)."""
     started = time.perf_counter()
     _check(client.get(url), url)
     warm_up = time.perf_counter() - started
@@ -588,9 +589,11 @@ def time_page(
     n_queries = len(queries)  # read now: later requests reset the connection's query log
     times = []
     for _ in range(renders):
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         _check(client.get(url), url)
         times.append((time.perf_counter() - started) * 1000)
+        if cpu is not None:
+            cpu.append((time.process_time() - cpu_started) * 1000)
     return times, n_queries
 
 
@@ -820,10 +823,10 @@ class Command(BaseCommand):
                     triage_on()
             for page in triaged:
                 self._time(page, clients, options, timings)
-        if data.long_discussion is not None and _chosen(
-            "scrolled through", options.get("pages"), options.get("skip")
-        ):
-            self._scroll_report(clients[False], data.long_discussion)
+            if data.long_discussion is not None and _chosen(
+                "scrolled through", options.get("pages"), options.get("skip")
+            ):
+                self._scroll_report(clients[False], data.long_discussion)
         slow = [name for name, t in timings.items() if t.median >= GOAL_MS]
         self.stdout.write(
             f"{len(timings) - len(slow)} of {len(timings)} pages under {GOAL_MS:.0f} ms"
@@ -854,8 +857,9 @@ class Command(BaseCommand):
         self, page: Page, clients: dict[bool, Client], options: dict, timings: dict[str, Timing]
     ) -> None:
         if _chosen(page.name, options.get("pages"), options.get("skip")):
-            times, queries = time_page(clients[page.admin], page.url, options["renders"])
-            timings[page.name] = self._report(page.name, times, queries)
+            cpu: list[float] = []
+            times, queries = time_page(clients[page.admin], page.url, options["renders"], cpu=cpu)
+            timings[page.name] = self._report(page.name, times, queries, cpu)
 
     def _derived_compute(self, data: DashboardData) -> None:
         """What the slow worker does when the runs' results change; the pages then read it."""
@@ -880,12 +884,13 @@ class Command(BaseCommand):
             elapsed = (time.perf_counter() - started) * 1000
             self.stdout.write(f"error analysis {what} in {elapsed:.0f} ms")
 
-    def _report(self, name: str, times: list[float], queries: int) -> Timing:
+    def _report(self, name: str, times: list[float], queries: int, cpu: list[float]) -> Timing:
         median, p95 = statistics.median(times), percentile(times, 0.95)
         verdict = "OK" if median < GOAL_MS else f"SLOWER than the {GOAL_MS:.0f} ms goal"
+        cpu_text = f"  CPU {statistics.median(cpu):7.1f} ms" if cpu else ""
         self.stdout.write(
-            f"{name:<26} median {median:7.1f} ms  p95 {p95:7.1f} ms  {queries:3d} queries  "
-            f"({len(times)} renders)  {verdict}"
+            f"{name:<26} median {median:7.1f} ms  p95 {p95:7.1f} ms{cpu_text}  "
+            f"{queries:3d} queries  ({len(times)} renders)  {verdict}"
         )
         return Timing(median, p95, queries)
 
