@@ -89,20 +89,18 @@ def _release_memory(sender=None, **kwargs) -> None:
     """After each task a worker ran: Django's query log (kept with DEBUG on) is emptied, as a
     web request's start empties it; after a slow-queue task, the memory its whole-run
     computation freed is given back too (evalsite/memory.py), so that one worker serving
-    many runs peaks like a fresh one. After its 1st, 10th and 100th task the worker freezes
-    what it holds, so the collector stops walking it (``served_one``)."""
+    many runs peaks like a fresh one."""
     if sender is None or getattr(sender.request, "is_eager", False):
         return  # in-process (eager): the caller's own memory, not a worker's
     # Imported here: this module loads with the settings, before Django is set up.
     from django.db import reset_queries
 
-    from evalsite.memory import memory_release, releases_after, served_one
+    from evalsite.memory import memory_release, releases_after
 
     if releases_after(sender.name):
         memory_release()
     else:
         reset_queries()
-    served_one()
 
 
 def _from_fast_queue(task) -> bool:

@@ -16,13 +16,6 @@ first statements, as a fresh process does. evalsite/celery.py runs it after ever
 slow queue; the stale sweep, which computes own-data rows in process, after each row. Fast
 tasks (one statement each, many a second) keep their warm caches: a full collection would cost
 more than they do.
-
-The other half is the collector's time: once Django, the views and the templates are loaded,
-every full collection walks all of their objects, a large share of a long page's render.
-``heap_freeze`` moves what the process holds out of the collector's sight (``gc.freeze``)
-after its 1st, 10th and 100th request or task (``served_one``): by then it has loaded what
-it serves. Frozen objects are still freed when nothing refers to them; only cycles among them
-are not (the collection just before each freeze leaves none).
 """
 
 from __future__ import annotations
@@ -30,13 +23,10 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
-import itertools
 import logging
 from functools import cache
-from typing import Any
 
 from django.conf import settings
-from django.core.signals import request_finished
 from django.db import reset_queries
 
 from metrics.families.extraction import clear_caches
@@ -83,35 +73,3 @@ def releases_after(task_name: str) -> bool:
     route = settings.CELERY_TASK_ROUTES.get(task_name) or {}
     return route.get("queue") in RELEASING_QUEUES
 
-
-# The requests (or tasks) of a process after which it freezes its heap: by the 100th it has
-# loaded the templates and code of what it serves.
-FREEZE_AFTER = frozenset({1, 10, 100})
-_served = itertools.count(1)  # next() is atomic under the GIL: threads may share it
-
-
-def heap_freeze() -> None:
-    """Collect, then move every object left out of the collector's sight (``gc.freeze``):
-    later collections walk only what was allocated since."""
-    gc.collect()
-    gc.freeze()
-
-
-def served_one() -> bool:
-    """Count a request or task this process finished; after the 1st, 10th and 100th its heap
-    is frozen (when HEAP_FREEZE is on). Returns whether it froze now."""
-    if not settings.HEAP_FREEZE or next(_served) not in FREEZE_AFTER:
-        return False
-    heap_freeze()
-    return True
-
-
-def _request_served(sender: Any, **kwargs: Any) -> None:
-    served_one()
-
-
-def heap_freeze_as_served() -> None:
-    """Have this (web) process freeze its heap as it serves (see ``served_one``); the WSGI and
-    ASGI entry points call this, and the page benchmark, which times pages as the server
-    serves them."""
-    request_finished.connect(_request_served, dispatch_uid="evalsite.memory.served")

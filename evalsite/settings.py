@@ -277,9 +277,6 @@ JOB_LEASE_SECONDS = env_float("JOB_LEASE_SECONDS", 120, minimum=1)
 # A worker started with WORKER_NICE > 0 runs at that lower CPU priority (see evalsite/celery.py):
 # the slow worker's background work yields the cores to the approval path and the pages.
 WORKER_NICE = env_int("WORKER_NICE", 0, minimum=0)
-# Web and worker processes freeze what they hold after their 1st, 10th and 100th request or
-# task, so the garbage collector stops walking it (evalsite/memory.py, heap_freeze).
-HEAP_FREEZE = env_bool("HEAP_FREEZE", True)
 # A recompute job is split into chunks of this many results, each a task of its own that any
 # slow worker takes; a chunk stores its results in batches, one transaction each.
 RECOMPUTE_CHUNK_ITEMS = env_int("RECOMPUTE_CHUNK_ITEMS", 2000, minimum=1)

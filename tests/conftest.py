@@ -38,9 +38,6 @@ def pytest_configure(config):
     # API rate limits are tested on their own (tests/test_throttling.py); elsewhere a test may
     # send more requests a minute than a person would.
     settings.API_THROTTLE_RATES = {}
-    # A frozen heap is out of gc.get_objects' sight, which the memory tests count; the tests
-    # of the freeze itself turn it on (tests/test_memory.py).
-    settings.HEAP_FREEZE = False
     # Recompute batches give way to a busy default queue (evalsite/priority.py); tests run
     # tasks in-process, and the tests of the waiting turn it on (tests/test_priority.py).
     settings.BACKGROUND_YIELD_SECONDS = 0

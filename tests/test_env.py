@@ -114,9 +114,9 @@ def test_choices_lists_and_strings(monkeypatch):
 
 
 def test_settings_take_true_for_true(monkeypatch):
-    values = settings_module(monkeypatch, UNASSIGNED_WORK_VISIBLE="true", HEAP_FREEZE="off")
+    values = settings_module(monkeypatch, UNASSIGNED_WORK_VISIBLE="true", CELERY_EAGER="off")
     assert values["UNASSIGNED_WORK_VISIBLE"] is True
-    assert values["HEAP_FREEZE"] is False
+    assert values["CELERY_TASK_ALWAYS_EAGER"] is False
     values = settings_module(monkeypatch, UNASSIGNED_WORK_VISIBLE="0", TRUSTED_PROXY="yes")
     assert values["UNASSIGNED_WORK_VISIBLE"] is False
     assert values["SECURE_PROXY_SSL_HEADER"] == ("HTTP_X_FORWARDED_PROTO", "https")
@@ -125,7 +125,7 @@ def test_settings_take_true_for_true(monkeypatch):
 @pytest.mark.parametrize(
     ("variable", "raw"),
     [
-        ("HEAP_FREEZE", "nope"),
+        ("CELERY_EAGER", "nope"),
         ("TRUSTED_PROXY", "ture"),
         ("UNASSIGNED_WORK_VISIBLE", "yes please"),
         ("RECOMPUTE_CHUNK_ITEMS", "2k"),

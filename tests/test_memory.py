@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import ctypes
 import gc
-import itertools
 import sys
 
 import pytest
 from celery.signals import task_postrun
-from django.core.signals import request_finished
 from django.db import connection
 
 from evalsite import memory
@@ -159,81 +157,3 @@ def _wait_for(condition, result, seconds: float = 30.0) -> None:
     while not condition() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert condition(), f"the worker did not run {result.id} within {seconds:.0f} s"
-
-
-# --- the frozen heap ---------------------------------------------------------------------------
-
-
-@pytest.fixture
-def freezes(monkeypatch, settings) -> list[str]:
-    """Freezing on, counting from a fresh process; one entry per heap_freeze call."""
-    settings.HEAP_FREEZE = True
-    calls: list[str] = []
-    monkeypatch.setattr(memory, "_served", itertools.count(1))
-    monkeypatch.setattr(memory, "heap_freeze", lambda: calls.append("freeze"))
-    return calls
-
-
-def test_the_heap_freezes_after_the_1st_10th_and_100th_served(freezes) -> None:
-    froze = [n for n in range(1, 301) if memory.served_one()]
-    assert froze == [1, 10, 100]
-    assert len(freezes) == 3
-
-
-def test_nothing_freezes_with_heap_freeze_off(freezes, settings) -> None:
-    settings.HEAP_FREEZE = False
-    assert not any(memory.served_one() for _ in range(150))
-    assert freezes == []
-
-
-def test_heap_freeze_hides_what_is_held_and_collects_first() -> None:
-    class Held:
-        pass
-
-    held = Held()
-    cycle: list = []
-    cycle.append(cycle)
-    del cycle
-    assert any(type(o) is Held for o in gc.get_objects())
-    frozen_before = gc.get_freeze_count()
-    try:
-        memory.heap_freeze()
-        # What was held is out of the collector's walks; the unreachable cycle was freed first.
-        assert gc.get_freeze_count() > frozen_before
-        assert not any(type(o) is Held for o in gc.get_objects())
-        assert held is not None
-    finally:
-        gc.unfreeze()
-
-
-def test_a_served_web_request_counts(freezes, client, django_user_model) -> None:
-    memory.heap_freeze_as_served()
-    try:
-        user = django_user_model.objects.create_user("freeze-viewer", password="x")
-        client.force_login(user)
-        for _ in range(12):
-            client.get("/")
-    finally:
-        request_finished.disconnect(dispatch_uid="evalsite.memory.served")
-    assert len(freezes) == 2  # after the 1st and the 10th request
-
-
-def test_the_wsgi_entry_point_freezes_as_it_serves() -> None:
-    import evalsite.wsgi  # noqa: F401 (connects the receiver)
-
-    try:
-        assert request_finished.has_listeners()
-        connected = [key for key, *_ in request_finished.receivers if "served" in str(key)]
-        assert connected, "the WSGI module did not connect heap_freeze_as_served"
-    finally:
-        request_finished.disconnect(dispatch_uid="evalsite.memory.served")
-
-
-def test_a_worker_task_counts_an_eager_one_does_not(freezes, releases) -> None:
-    _postrun(FAST_TASK)
-    app.tasks[FAST_TASK].push_request(is_eager=True)
-    try:
-        _postrun(FAST_TASK)
-    finally:
-        app.tasks[FAST_TASK].pop_request()
-    assert freezes == ["freeze"]  # the worker's first task; the eager one is not counted

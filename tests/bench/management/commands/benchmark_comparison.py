@@ -44,7 +44,6 @@ from audit.synthetic import extraction_run, generate_discussion
 from evalsite.access import ensure_role_groups
 from evalsite.celery import app
 from evalsite.match_settings import match_settings
-from evalsite.memory import heap_freeze_as_served
 from evalsite.planner import planner_statistics_refresh
 from metrics.engine.derived import comparison_key
 from metrics.engine.services import (
@@ -414,8 +413,6 @@ class Command(BaseCommand):
             )
 
     def _pages_time(self, data: LoopData, renders: int) -> dict[str, Timing]:
-        if settings.HEAP_FREEZE:
-            heap_freeze_as_served()  # as the WSGI process does
         if settings.DEBUG:
             self.stdout.write("DEBUG is on: templates keep debug data and every query is logged")
         client = Client()

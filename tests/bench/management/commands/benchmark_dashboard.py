@@ -49,7 +49,6 @@ from audit.synthetic import extraction_run, generate_discussion
 from audit.views.queue import PAGE_SIZE as QUEUE_PAGE_SIZE
 from evalsite.access import ensure_role_groups
 from evalsite.match_settings import match_settings
-from evalsite.memory import heap_freeze_as_served
 from evalsite.planner import planner_statistics_refresh
 from metrics.engine.derived import error_analysis_result_compute, run_comparison_result_compute
 from metrics.engine.errors import statement_results_changed
@@ -705,12 +704,6 @@ class Command(BaseCommand):
             "nothing is written",
         )
         parser.add_argument(
-            "--gc-default",
-            action="store_true",
-            help="leave the garbage collector as Python sets it; by default the heap is frozen "
-            "as the served process freezes it (evalsite/memory.py, heap_freeze)",
-        )
-        parser.add_argument(
             "--compare",
             action="store_true",
             help="kept for old scripts: every page is timed anyway",
@@ -798,9 +791,6 @@ class Command(BaseCommand):
     ) -> dict[str, Timing]:
         """Every page timed (the weakest-first ones after ``triage_on``: review triage's scores
         written, by default), and the count of those under the goal."""
-        if not options["gc_default"] and settings.HEAP_FREEZE:
-            heap_freeze_as_served()  # as the WSGI process does: after its 1st, 10th, 100th request
-            self.stdout.write("heap frozen as the server freezes it (--gc-default: not)")
         if settings.DEBUG:  # the served site runs without it: figures here are the slower ones
             self.stdout.write("DEBUG is on: templates keep debug data and every query is logged")
         clients = {True: Client(), False: Client()}
