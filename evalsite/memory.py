@@ -72,4 +72,3 @@ def releases_after(task_name: str) -> bool:
     """Whether a task's queue is one whose tasks compute whole runs (by its route)."""
     route = settings.CELERY_TASK_ROUTES.get(task_name) or {}
     return route.get("queue") in RELEASING_QUEUES
-

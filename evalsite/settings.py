@@ -96,6 +96,11 @@ TEMPLATES = [
                 "evalsite.middleware.csp_nonce",
             ],
             "builtins": ["template_partials.templatetags.partials"],
+            # Markup written in Python where a benchmark shows templates cost too much.
+            "libraries": {
+                "editor_options": "evalsite.perf.editor_options",
+                "item_cards": "evalsite.perf.item_cards",
+            },
         },
     }
 ]

@@ -1,6 +1,7 @@
 """The editor's long choice lists, written in one pass each: a far statement's editor offers
-every earlier item to delete (over a thousand in a long discussion) and every known person in
-each person picker of each event, and a template loop costs tens of microseconds per option.
+every earlier item to delete and every known person in each person picker of each event, and
+as template loops and partials they cost the editor most of its render (docs/performance.md,
+"Speed machinery").
 
     {% load editor_options %}
     {% options editor.people value %}            <option value="..." selected>label</option>...

@@ -1,22 +1,39 @@
-"""A payload's item cards, written in one pass each: a page shows hundreds of cards, and as a
-template partial they were most of its time. The markup is the one the `item_card` partial had.
+"""A payload's item cards, written in one pass each: a page shows hundreds of cards, and a
+template partial per card costs a page a large share of its render (docs/performance.md,
+"Speed machinery"). The markup is the one the `item_card` partial had.
 
     {% load item_cards %}
-    {% item_card c %}          one audit.display.Card
+    {% item_card c %}          one card (audit.display.Card)
     {% item_cards cards %}     a list of them
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any, Protocol
 
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
-from audit.display import Card
-from audit.templatetags.editor_options import escape
+from evalsite.perf.editor_options import escape
 
 register = template.Library()
+
+
+class Card(Protocol):
+    """What a card shows (audit.display.Card; plumbing imports no app)."""
+
+    kind: str
+    title: str
+    lines: list[tuple[str, str]]
+    codes: list[str]
+    confidence: Any
+    state: str
+    changed_fields: list[str]
+
+    @property
+    def tag(self) -> str: ...
+
 
 DIFF_TAGS = {"added": "added", "removed": "removed", "here": "this statement"}
 

@@ -1,0 +1,10 @@
+"""Everything that exists only for speed, each piece kept because a benchmark shows it buys a
+user-visible figure at least 10% (docs/performance.md, "Speed machinery: kept or removed",
+gives each piece's figures with and without it). Remove a piece here, and the site works the
+same, slower.
+
+- ``editor_options``: the editor's fields and long choice lists written in Python, not as
+  template loops and partials (the editor far down a long discussion).
+- ``item_cards``: a payload's item cards written in Python, not a partial per card (the
+  statement and audit pages).
+"""
