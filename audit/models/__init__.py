@@ -1,4 +1,7 @@
-"""Discussions, statements, AI extractions and the auditors' feedback that becomes ground truth."""
+"""Discussions, statements, AI extractions and the auditors' feedback that becomes ground truth.
+
+One module per topic; every model is imported here, where Django and callers find it.
+"""
 
 from audit.models.announcements import Announcement
 from audit.models.assignments import Assignment, AssignmentQuerySet

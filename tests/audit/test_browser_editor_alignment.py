@@ -1,5 +1,5 @@
 """The AI item and the auditor's item on the same row, in headless Chromium: on the big
-statement the editor pairs them with the extraction matcher (through audit.figures), whatever
+statement the editor pairs them with the extraction matcher (audit.selectors.alignment), whatever
 the order of the coding or the ids it gave; items only one side has say so. At 390 px the AI
 item stacks above its row and the page does not scroll sideways."""
 
