@@ -26,7 +26,7 @@ the metric library alike.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -136,15 +136,16 @@ class _References:
     """Which ids a reference may name: this payload's, earlier statements', committed ones."""
 
     def __init__(self, payload: dict, known: KnownIds):
-        here = payload_ids([payload])
-        self.ids = {kind: here[kind] | set(known.get(kind) or ()) for kind in ENTITY_KINDS}
+        # Looked up in both, not merged: an import's earlier ids grow along a discussion.
+        self.here = payload_ids([payload])
+        self.known = {kind: _as_set(known.get(kind)) for kind in ENTITY_KINDS}
 
     def exists(self, ident: Any, kinds: Iterable[str]) -> bool:
         if not isinstance(ident, (int, str)) or isinstance(ident, bool):
             return False  # not an id at all (the schema says so too)
         if isinstance(ident, int) and ident > 0:
             return True  # a committed item of the family diagram
-        return any(ident in self.ids[kind] for kind in kinds)
+        return any(ident in self.here[kind] or ident in self.known[kind] for kind in kinds)
 
     def missing(self, ident: Any, what: str) -> str:
         return (
@@ -156,6 +157,10 @@ class _References:
         if ident is None or self.exists(ident, (kind,)):
             return []
         return [PayloadIssue(path, self.missing(ident, what))]
+
+
+def _as_set(ids: Iterable[Any] | None) -> Set[Any]:
+    return ids if isinstance(ids, (set, frozenset)) else set(ids or ())
 
 
 def _person_problems(path: str, person: dict, refs: _References) -> list[PayloadIssue]:
