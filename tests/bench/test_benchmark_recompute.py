@@ -43,6 +43,12 @@ def test_benchmark_recompute_times_one_and_two_real_workers(benchmark_env):
     assert "2 workers: ×" in report and "(linear would be ×2" in report
     # What the host's cores were doing meanwhile (Linux: /proc/stat), once per worker count.
     assert len(re.findall(r"the host: \d+\.\d\d of its \d+ cores busy", report)) == 2, report
+    # One worker's batches again in this process, their CPU split by phase.
+    assert re.search(r"in this process \(one thread\): 8 statements, .* per CPU second", report)
+    phases = re.search(
+        r"CPU: reading [\d.]+ s .*, decoding .*, matching .*, writing .*, other [\d.]+ s", report
+    )
+    assert phases, report
     assert not MetricResult.objects.filter(run__model_name="benchmark").exists()  # cleaned up
 
 

@@ -19,10 +19,12 @@ T = TypeVar("T", bound="_Serializable")
 
 class _Serializable:
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready copy (nested settings become dicts), as ``dataclasses.asdict`` gives,
-        without its deep copies: every value is plain JSON data, so copying the lists and dicts
-        suffices (a recompute stores thousands)."""
-        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
+        """A JSON-ready dict (nested settings become dicts), equal to what
+        ``dataclasses.asdict`` gives. Each list and dict field is a new container, but the rows
+        it holds (match rows, SARF pairs) are the result's own, not copied: they are plain JSON
+        data that nothing changes once the result is made, and copying every row was most of
+        the time a recompute spent storing its figures."""
+        return {name: _plain(getattr(self, name)) for name in _field_names(type(self))}
 
     @classmethod
     def from_dict(cls: type[T], data: dict[str, Any]) -> T:
@@ -38,17 +40,25 @@ class _Serializable:
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(kind: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = tuple(f.name for f in fields(kind))
+    return names
+
+
 def _plain(value: Any) -> Any:
     if type(value) in _SCALARS:  # most values: checked first, by exact type
         return value
-    if isinstance(value, list):
-        return [_plain(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list | dict):
+        return value.copy()
     if isinstance(value, tuple):
         return tuple(_plain(item) for item in value)
     if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+        return {name: _plain(getattr(value, name)) for name in _field_names(type(value))}
     return value
 
 

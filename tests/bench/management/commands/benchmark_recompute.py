@@ -3,7 +3,9 @@
 Seeds N discussions × M statements (approved ground truth, one extraction run), then for each
 worker count: starts that many ``celery worker -Q slow`` processes, starts a recompute job of
 the run, and times it from the start to the job's end. Prints statements per second for each
-count and the gain over one worker; everything seeded is deleted at the end unless --keep.
+count and the gain over one worker; then one worker's batches again in this process (one
+thread), their CPU split into reading, decoding, matching and writing (``tests.bench.cpu_split``),
+with statements per CPU second. Everything seeded is deleted at the end unless --keep.
 
 Needs a broker (REDIS_URL): the workers are separate processes. No other worker should serve
 the slow queue of that broker meanwhile, or it takes a share of the chunks.
@@ -31,9 +33,11 @@ from metrics.engine.recompute import metrics_recompute_all
 from metrics.models import ComputeJob, MetricResult
 from metrics.registry import EXTRACTION
 from metrics.results import run_key
+from tests.bench.cpu_split import PHASES, recompute_split
 from tests.bench.data import SeededWorkload
 
 GOAL_ONE_WORKER = 1000  # statements/s on PostgreSQL
+GOAL_PER_CPU_SECOND = 1200  # statements per CPU second of the worker's own process
 
 
 class Command(BaseCommand):
@@ -49,17 +53,25 @@ class Command(BaseCommand):
         parser.add_argument(
             "--run", type=int, help="time the run of data kept by --keep (seeds nothing)"
         )
+        split = parser.add_mutually_exclusive_group()
+        split.add_argument("--no-split", action="store_true", help="only the real workers")
+        split.add_argument(
+            "--split-only", action="store_true", help="only the CPU split (no workers, no broker)"
+        )
 
     def handle(self, *args, **options):
-        if not settings.REDIS_URL:
+        workers = [] if options["split_only"] else options["workers"]
+        if workers and not settings.REDIS_URL:
             raise CommandError("Set REDIS_URL: the workers are separate processes.")
-        if min(options["workers"]) < 1:
+        if workers and min(workers) < 1:
             raise CommandError("--workers takes counts of at least 1.")
         self.busy: dict[int, float] = {}  # cores busy per worker count
         seeded = None if options["run"] else self._seed(options)
         run = seeded.run if seeded else ExtractionRun.objects.get(pk=options["run"])
         try:
-            rates = {n: self._timed(run, n, options["timeout"]) for n in options["workers"]}
+            rates = {n: self._timed(run, n, options["timeout"]) for n in workers}
+            if not options["no_split"]:
+                self._split(run)
         finally:
             if seeded and not options["keep"]:
                 seeded.delete()
@@ -113,6 +125,26 @@ class Command(BaseCommand):
             )
             self.busy[n_workers] = busy
         return rate
+
+    def _split(self, run: ExtractionRun) -> None:
+        split = recompute_split(run.pk)
+        statements = MetricResult.objects.get(key=run_key(EXTRACTION, run.pk)).values[
+            "n_statements"
+        ]
+        rate = statements / split.cpu
+        verdict = "met" if rate >= GOAL_PER_CPU_SECOND else "NOT met"
+        self.stdout.write(
+            f"one worker's batches in this process (one thread): {statements} statements, "
+            f"{split.cpu:.1f} CPU s ({split.wall:.1f} s): {rate:.0f} statements per CPU second "
+            f"(job {split.job.status}; goal ≥ {GOAL_PER_CPU_SECOND}: {verdict})"
+        )
+        self.stdout.write(
+            "  CPU: "
+            + ", ".join(
+                f"{phase} {split.seconds[phase]:.1f} s ({split.seconds[phase] / split.cpu:.0%})"
+                for phase in PHASES
+            )
+        )
 
     def _report(self, rates: dict[int, float]) -> None:
         if 1 in rates:
