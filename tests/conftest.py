@@ -58,10 +58,35 @@ def _isolate_shared_cache(settings) -> None:
         settings.CACHES = {"default": {**default, "KEY_PREFIX": TEST_CACHE_PREFIX}}
 
 
+# The longest test modules, started first: make test's processes take a module at a time in
+# collection order, so a long one collected last would leave the other process idle at the end.
+LONGEST_FIRST = (
+    "tests/audit/test_tallies.py",
+    "tests/test_browser_every_page.py",
+    "tests/audit/test_pages_at_scale.py",
+    "tests/golden/",
+    "tests/audit/test_demo.py",
+    "tests/metrics/test_own_data_pieces.py",
+    "tests/test_bad_input_pages.py",
+)
+# Benchmark commands repeat at scale code that other tests cover: not traced for coverage.
+UNTRACED = ("tests/bench/",)
+
+
+def _longest_first(item: pytest.Item) -> int:
+    path = item.nodeid.split("::", 1)[0]
+    starts = [i for i, prefix in enumerate(LONGEST_FIRST) if path.startswith(prefix)]
+    return starts[0] if starts else len(LONGEST_FIRST)
+
+
 def pytest_collection_modifyitems(session, config, items) -> None:
-    """pytest-xdist (make test) knows a test by its id, so of tests that share one it would run
-    one: refuse them there (schemathesis's, one per API operation, run in a process of their
-    own: the Makefile's SCHEMA_TEST)."""
+    """Longest modules first; benchmark tests untraced. pytest-xdist (make test) knows a test by
+    its id, so of tests that share one it would run one: refuse them there (schemathesis's, one
+    per API operation, run in a process of their own: the Makefile's SCHEMA_TEST)."""
+    items.sort(key=_longest_first)  # stable: each module keeps its own order
+    for item in items:
+        if item.nodeid.startswith(UNTRACED):
+            item.add_marker(pytest.mark.no_cover)
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
     shared = sorted(nodeid for nodeid, n in Counter(i.nodeid for i in items).items() if n > 1)

@@ -90,16 +90,19 @@ def _to_adjudicate(submitted) -> int:
     return first.pk if first is not None else submitted.statement_id
 
 
-def axe_serious(page) -> list[dict]:
-    """axe-core's serious and critical violations on the open page, one entry per rule with the
-    first few offending elements (enough to find the cause)."""
+def axe_serious(page, *, within: list[str] | None = None) -> list[dict]:
+    """axe-core's serious and critical violations on the open page (or only in the elements the
+    CSS selectors ``within`` name, for a part that opened on a page checked whole elsewhere),
+    one entry per rule with the first few offending elements (enough to find the cause)."""
     if not page.evaluate("() => typeof window.axe !== 'undefined'"):
         # Evaluated through the devtools protocol, so the page's CSP does not apply.
         page.evaluate(AXE_JS.read_text())
     # Folded sections count too: open every <details> first.
     page.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")
     result = page.evaluate(
-        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+        "async (within) => (await axe.run(within ? {include: within.map(s => [s])} : document,"
+        " {resultTypes: ['violations']})).violations",
+        within,
     )
     return [
         {
