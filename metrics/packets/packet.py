@@ -33,9 +33,6 @@ MAX_MARKDOWN = 200_000
 MAX_JSON = 400_000
 
 
-# --- the packet ----------------------------------------------------------------------------------
-
-
 def failure_packet(
     *, user: User, side: Side, pattern: str, n: object = DEFAULT_STATEMENTS, base_url: str = ""
 ) -> dict[str, Any]:

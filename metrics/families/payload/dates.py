@@ -20,7 +20,6 @@ DATE_FIELDS = ("dateTime", "endDateTime")
 DATE_EXAMPLES = "e.g. 1985, March 2003, 2003-03-12"
 
 
-# --- dates -----------------------------------------------------------------------------------
 # Dates are free text. Partial dates ("1985", "March 2003") are placed in the middle of the
 # period they name and flagged partial, so the F1 library compares them with the approximate
 # tolerance instead of borrowing today's month or day as a bare dateutil.parse would.

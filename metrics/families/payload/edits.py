@@ -12,9 +12,6 @@ from metrics.families.payload.items import ENTITY_KINDS, item_id
 EDITED_CONFIDENCE = 1.0
 
 
-# --- content and the edited rule -----------------------------------------------------------
-
-
 def normalize_value(value: Any) -> Any:
     """Text without surrounding or repeated spaces; "" and [] read as "not given" (None)."""
     if isinstance(value, str):

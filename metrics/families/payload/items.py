@@ -153,7 +153,7 @@ def _repoint_parents(people: list[Item], replaced: dict[Any, Any]) -> list[Item]
     return repointed
 
 
-# --- semantic checks -------------------------------------------------------------------------
+# --- the ids a payload defines ----------------------------------------------------------------
 
 
 def payload_ids(payloads: Iterable[dict | None]) -> dict[str, set]:

@@ -29,8 +29,6 @@ from .curves import (
 )
 from .run_options import SelectiveSettings
 
-# --------------------------------------------------------------------------- per-variant metrics
-
 
 def _grid_key(coverage: float) -> str:
     return f"{coverage:.2f}"

@@ -26,9 +26,6 @@ DEFAULT_COVERAGE_GRID = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 LOSS_DEFINITIONS = {"abs": "abs(pred - gt)", "abs_norm": "abs(pred - gt) / 3"}
 
 
-# --------------------------------------------------------------------------- options
-
-
 @dataclass(frozen=True, slots=True)
 class SelectiveSettings:
     """Validated options."""
