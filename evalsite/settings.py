@@ -126,11 +126,6 @@ else:
     if env_str("DB_PARALLEL_WORKERS").lower() != "default":
         parallel = env_int("DB_PARALLEL_WORKERS", 0, minimum=0)
         server_options.append(f"-c max_parallel_workers_per_gather={parallel}")
-    # A lower random_page_cost helped one page and slowed others: the server's own stays unless
-    # DB_RANDOM_PAGE_COST says (docs/operations.md, "Database").
-    if env_str("DB_RANDOM_PAGE_COST").lower() not in ("", "default"):
-        cost = env_float("DB_RANDOM_PAGE_COST", None, minimum=0.01)
-        server_options.append(f"-c random_page_cost={cost}")
     if server_options:
         DATABASES["default"].setdefault("OPTIONS", {})["options"] = " ".join(server_options)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

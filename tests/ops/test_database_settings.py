@@ -1,6 +1,5 @@
 """PostgreSQL connections plan no parallel workers unless DB_PARALLEL_WORKERS says otherwise
-(pages read small slices, and a parallel worker's start cost them more than it saved), and
-price a random page read as the server does unless DB_RANDOM_PAGE_COST says otherwise."""
+(pages read small slices, and a parallel worker's start cost them more than it saved)."""
 
 from __future__ import annotations
 
@@ -17,7 +16,6 @@ from tests.conftest import require_service
 pytestmark = pytest.mark.services
 
 PARALLEL = ("DB_PARALLEL_WORKERS", "max_parallel_workers_per_gather")
-PAGE_COST = ("DB_RANDOM_PAGE_COST", "random_page_cost")
 
 
 def _shown(setting: tuple[str, str], value: str | None) -> subprocess.CompletedProcess:
@@ -75,24 +73,11 @@ def test_a_worker_can_take_the_servers_setting_or_a_number(postgresql: None) -> 
     assert _value(PARALLEL, "3") == "3"
 
 
-@pytest.mark.django_db
-def test_a_random_page_is_priced_as_the_server_does_unless_told_otherwise(
-    postgresql: None,
-) -> None:
-    assert _value(PAGE_COST, None) == _value(PAGE_COST, "default") == _server_default(PAGE_COST)
-    assert _value(PAGE_COST, "1.1") == "1.1"
-    assert _value(PAGE_COST, "2.5") == "2.5"
-
-
 @pytest.mark.parametrize(
     ("setting", "value", "expected"),
     [
         (PARALLEL, "two", "DB_PARALLEL_WORKERS must be a whole number, not 'two'"),
         (PARALLEL, "-1", "DB_PARALLEL_WORKERS must be a whole number of at least 0, not '-1'"),
-        (PAGE_COST, "cheap", "DB_RANDOM_PAGE_COST must be a number, not 'cheap'"),
-        (PAGE_COST, "0", "DB_RANDOM_PAGE_COST must be a number of at least 0.01, not '0'"),
-        (PAGE_COST, "nan", "DB_RANDOM_PAGE_COST must be a number, not 'nan'"),
-        (PAGE_COST, "１", "DB_RANDOM_PAGE_COST must be a number, not '１'"),
     ],
 )
 def test_anything_else_is_refused_with_what_is_expected(
