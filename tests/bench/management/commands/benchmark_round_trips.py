@@ -1,0 +1,117 @@
+"""A coder's and a reviewer's round trips at N discussions x M statements: the server time of
+opening the editor ("code my next"), an autosave, submit-and-next and approve-and-next
+(median and p95 over --repeat, with this process's CPU beside them), then in headless
+Chromium the time from the key press (n, Enter to confirm) to the next statement's editor
+loaded (median over --presses).
+
+Seeds ``benchmark_dashboard``'s data and commits it (the browser's server reads it through its
+own connections), deleting it at the end unless --keep; --seeded times the data a --keep run
+left. Every step writes (drafts, submissions, approvals): a kept seed has that much less work
+waiting after each run. Approvals queue their recompute tasks to the broker as the site does.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+from django.test import override_settings
+
+from evalsite.planner import planner_statistics_refresh
+from tests.bench.browser_steps import chromium_page, key_to_next_ms, live_server
+from tests.bench.management.commands.benchmark_dashboard import (
+    SEEDED,
+    dashboard_data_create,
+    pages_data_create,
+    percentile,
+)
+from tests.bench.round_trips import (
+    SECOND,
+    Steps,
+    Timing,
+    clean_work_to_code,
+    logged_in,
+    seeded_delete,
+    timed,
+)
+
+GOAL_SERVER_MS = 150.0
+GOAL_BROWSER_MS = 600.0
+
+
+class Command(BaseCommand):
+    help = "Time a coder's and a reviewer's round trips: server time, and key to next in Chromium."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--discussions", type=int, default=5000)
+        parser.add_argument("--statements", type=int, default=50, help="per discussion")
+        parser.add_argument("--repeat", type=int, default=20, help="timed runs per step")
+        parser.add_argument("--presses", type=int, default=10, help="timed key presses (0: none)")
+        parser.add_argument("--keep", action="store_true", help="keep the seeded data")
+        parser.add_argument("--seeded", action="store_true", help="time a --keep run's data")
+
+    def handle(self, *args, **options):
+        if options["repeat"] < 1 or options["presses"] < 0:
+            raise CommandError("--repeat must be at least 1 and --presses at least 0.")
+        if not options["seeded"]:
+            self._seed(options["discussions"], options["statements"])
+        try:
+            self._server(options["repeat"])
+            if options["presses"]:
+                self._browser(options["presses"])
+        finally:
+            if not (options["keep"] or options["seeded"]):
+                seeded_delete()
+
+    def _seed(self, discussions: int, statements: int) -> None:
+        started = time.perf_counter()
+        with transaction.atomic():
+            data = dashboard_data_create(
+                discussions=discussions, statements=statements, runs=1, long_statements=0
+            )
+            pages_data_create(data)
+            clean_work_to_code(data)
+        planner_statistics_refresh(models=SEEDED)
+        self.stdout.write(
+            f"seeded {discussions} discussions x {statements} statements in "
+            f"{time.perf_counter() - started:.1f} s"
+        )
+
+    def _server(self, repeat: int) -> None:
+        steps = Steps(coder=logged_in(SECOND), admin=logged_in("bench-dashboard-admin"))
+        hosts = [*settings.ALLOWED_HOSTS, "testserver"]
+        with override_settings(ALLOWED_HOSTS=hosts):
+            steps.code_next()
+            self._report("open the editor (code my next)", timed(steps.code_next, repeat))
+            self._report("the editor page alone", timed(steps.editor, repeat))
+            self._report("an autosave", timed(steps.autosave, repeat))
+            self._report("submit and next", timed(steps.submit_next, repeat))
+            self._report("approve and next", timed(steps.approve_next, repeat))
+
+    def _report(self, name: str, times: list[Timing]) -> None:
+        wall = [w for w, _ in times]
+        median, cpu = statistics.median(wall), statistics.median(c for _, c in times)
+        verdict = "OK" if median <= GOAL_SERVER_MS else f"SLOWER than {GOAL_SERVER_MS:.0f} ms"
+        self.stdout.write(
+            f"{name:<32} median {median:6.1f} ms (CPU {cpu:5.1f} ms)  "
+            f"p95 {percentile(wall, 0.95):6.1f} ms  ({len(wall)} runs)  {verdict}"
+        )
+
+    def _browser(self, presses: int) -> None:
+        coder = logged_in(SECOND)
+        session = coder.cookies[settings.SESSION_COOKIE_NAME].value
+        with live_server() as base_url, chromium_page(base_url, session) as page:
+            page.goto(base_url + "/", wait_until="load")  # the coder's home
+            page.locator("[data-key=code-next]").click()
+            page.wait_for_selector("form[data-autosave]")
+            key_to_next_ms(page)  # warm-up
+            times = [key_to_next_ms(page) for _ in range(presses)]
+        median = statistics.median(times)
+        verdict = "OK" if median <= GOAL_BROWSER_MS else f"SLOWER than {GOAL_BROWSER_MS:.0f} ms"
+        self.stdout.write(
+            f"{'Chromium: key to next usable':<32} median {median:6.1f} ms  "
+            f"p95 {percentile(times, 0.95):6.1f} ms  ({len(times)} presses)  {verdict}"
+        )
