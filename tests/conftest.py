@@ -207,9 +207,9 @@ def admin_client(client, admin_user):
 @pytest.fixture
 def planner_refreshes(monkeypatch) -> list[tuple[list[str], int]]:
     """What asked the planner's statistics to be refreshed after a commit, as (model names,
-    rows written): every write counts as a bulk one (evalsite/planner.py), and the refresh
+    rows written): every write counts as a bulk one (evalsite/perf/planner.py), and the refresh
     itself is recorded instead of run."""
-    from evalsite import planner
+    from evalsite.perf import planner
 
     asked: list[tuple[list[str], int]] = []
     monkeypatch.setattr(planner, "BULK_ROWS", 1)

@@ -1,4 +1,4 @@
-"""After a bulk write the planner's statistics are refreshed (evalsite/planner.py): PostgreSQL
+"""After a bulk write the planner's statistics are refreshed (evalsite/perf/planner.py): PostgreSQL
 then plans for the rows that are there, not for the table it last analysed."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 
 from audit.models import Discussion, Speaker
-from evalsite import planner
+from evalsite.perf import planner
 
 pytestmark = pytest.mark.django_db
 

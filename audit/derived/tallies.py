@@ -47,7 +47,7 @@ from audit.models import (
     TriageStatement,
 )
 from audit.selectors.stream import waiting_q
-from evalsite.planner import planner_statistics_after_commit
+from evalsite.perf.planner import planner_statistics_after_commit
 
 Pair = tuple[int, int]  # (discussion id, auditor id)
 S = Feedback.Status

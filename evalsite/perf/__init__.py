@@ -7,4 +7,6 @@ same, slower.
   template loops and partials (the editor far down a long discussion).
 - ``item_cards``: a payload's item cards written in Python, not a partial per card (the
   statement and audit pages).
+- ``planner``: the planner's statistics refreshed right after a bulk write, not when autovacuum
+  comes (every page and the background work after an import or a recompute).
 """

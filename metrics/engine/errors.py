@@ -39,7 +39,7 @@ from django.db import connection, transaction
 from django.db.models import Model
 
 from audit.models import ExtractionRun
-from evalsite.planner import planner_statistics_after_commit
+from evalsite.perf.planner import planner_statistics_after_commit
 from metrics.families.payload.items import ENTITY_KINDS
 from metrics.models import MetricResult, StatementError, StatementPiece, StatementResultChange
 from metrics.own_data.pieces import (

@@ -45,7 +45,7 @@ from audit.models import Extraction, Feedback
 from audit.services.jobs import compute_job_start, jobs_lease_expired
 from evalsite.bulk import rows_update
 from evalsite.match_settings import match_settings
-from evalsite.planner import planner_statistics_refresh
+from evalsite.perf.planner import planner_statistics_refresh
 from evalsite.post_commit import after_commit
 from evalsite.priority import background_yield
 from evalsite.queue import TRANSIENT_ERRORS, task_enqueue_named

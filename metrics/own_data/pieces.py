@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalsite.match_settings import match_settings
-from evalsite.planner import planner_statistics_after_commit
+from evalsite.perf.planner import planner_statistics_after_commit
 from metrics.models import StatementPiece
 from metrics.own_data.common import CODE_VERSIONS
 from metrics.registry import CALIBRATION, INTERAUDITOR, REVIEW_SAVINGS, TRIAGE

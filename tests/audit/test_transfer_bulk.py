@@ -47,7 +47,7 @@ from audit.models import (
 )
 from audit.services import discussions_import
 from audit.services import imports as transfer
-from evalsite import planner
+from evalsite.perf import planner
 from metrics.engine import invalidation
 from tests.factories import SIMPLE_PDP, ExtractionFactory, FeedbackFactory, SpeakerFactory, pdp
 from tests.factories import StatementFactory as StatementRow
@@ -428,7 +428,7 @@ def test_an_import_refreshes_the_planner_statistics_before_the_metrics_plan_thei
     admin_user, monkeypatch, django_capture_on_commit_callbacks
 ):
     """Once committed, and before the metrics read the imported rows to mark and queue their
-    results, PostgreSQL is told how many rows the import wrote (evalsite/planner.py)."""
+    results, PostgreSQL is told how many rows the import wrote (evalsite/perf/planner.py)."""
     calls: list = []
     monkeypatch.setattr(planner, "BULK_ROWS", 1)
     monkeypatch.setattr(

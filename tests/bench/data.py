@@ -28,7 +28,7 @@ from audit.models import (
 from audit.services.imports import IMPORTED_MODELS
 from audit.synthetic import extraction_run, generate_workload
 from evalsite.access import ensure_role_groups
-from evalsite.planner import planner_statistics_refresh
+from evalsite.perf.planner import planner_statistics_refresh
 from metrics.engine import invalidation
 from metrics.engine.services import system_result_compute
 

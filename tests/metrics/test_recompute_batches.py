@@ -302,7 +302,7 @@ class TestTwoApprovedRuns:
     ):
         """The planning marks the discussion and run rows (not the statement rows), the job then
         writes every row: the planner is told both times, with the number of rows each step
-        changed (evalsite/planner.py decides whether that is a bulk write)."""
+        changed (evalsite/perf/planner.py decides whether that is a bulk write)."""
         MetricResult.objects.filter(
             scope=Scope.STATEMENT, statement=two_runs.statements[0]
         ).delete()

@@ -34,7 +34,7 @@ from audit.services.imports.summary import ImportRun, ImportSummary, Progress
 from audit.services.runs import run_info_issues
 from audit.signals import ground_truth_changed_send
 from evalsite.access import is_admin
-from evalsite.planner import planner_statistics_after_commit
+from evalsite.perf.planner import planner_statistics_after_commit
 from metrics.families.json_input import STREAM_CHUNK
 from metrics.families.payload.schema import PayloadError
 
@@ -131,7 +131,7 @@ def _import(
 
 def _planner_statistics_after(summary: ImportSummary) -> None:
     """Once committed, and before the metrics plan their recompute of what it touched, the
-    planner sees the imported rows (evalsite/planner.py)."""
+    planner sees the imported rows (evalsite/perf/planner.py)."""
     written = summary.statements_created + summary.extractions_created + summary.approved_created
     planner_statistics_after_commit(models=IMPORTED_MODELS, written=written)
 

@@ -44,7 +44,7 @@ from audit.synthetic import extraction_run, generate_discussion
 from evalsite.access import ensure_role_groups
 from evalsite.celery import app
 from evalsite.match_settings import match_settings
-from evalsite.planner import planner_statistics_refresh
+from evalsite.perf.planner import planner_statistics_refresh
 from metrics.engine.derived import comparison_key
 from metrics.engine.services import (
     CODE_VERSION,

@@ -49,7 +49,7 @@ from audit.synthetic import extraction_run, generate_discussion
 from audit.views.queue import PAGE_SIZE as QUEUE_PAGE_SIZE
 from evalsite.access import ensure_role_groups
 from evalsite.match_settings import match_settings
-from evalsite.planner import planner_statistics_refresh
+from evalsite.perf.planner import planner_statistics_refresh
 from metrics.engine.derived import error_analysis_result_compute, run_comparison_result_compute
 from metrics.engine.errors import statement_results_changed
 from metrics.engine.services import (

@@ -28,7 +28,7 @@ from audit.models import CodingTime, Discussion, Feedback, FeedbackRevision, Spe
 from audit.selectors.progress import coding_times
 from audit.services import feedback_save
 from evalsite.access import ensure_role_groups
-from evalsite.planner import planner_statistics_refresh
+from evalsite.perf.planner import planner_statistics_refresh
 
 BATCH = 2000
 START = datetime(2024, 1, 1, 9, 0, tzinfo=UTC)
