@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from audit.models import Feedback, TriageSettings, TriageStatement
 from audit.services.triage import triage_statements_apply
-from evalsite.bulk import rows_insert, rows_update
+from evalsite.perf.bulk import rows_insert, rows_update
 from tests.factories import ExtractionRunFactory, StatementFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

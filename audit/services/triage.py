@@ -26,7 +26,7 @@ from audit.models import AuditLogEntry, ExtractionRun, Feedback, TriageSettings,
 from audit.services.audit_log import audit_log_record
 from audit.services.feedback import WorkflowError
 from audit.signals import triage_changed_send
-from evalsite.bulk import BATCH, rows_update
+from evalsite.perf.bulk import BATCH, rows_update
 
 Action = AuditLogEntry.Action
 

@@ -43,8 +43,8 @@ from django.utils import timezone
 
 from audit.models import Extraction, Feedback
 from audit.services.jobs import compute_job_start, jobs_lease_expired
-from evalsite.bulk import rows_update
 from evalsite.match_settings import match_settings
+from evalsite.perf.bulk import rows_update
 from evalsite.perf.planner import planner_statistics_refresh
 from evalsite.post_commit import after_commit
 from evalsite.priority import background_yield

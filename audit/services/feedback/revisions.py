@@ -23,7 +23,7 @@ from audit.services.errors import (
     StaleVersion,
 )
 from evalsite.access import is_admin
-from evalsite.bulk import rows_insert
+from evalsite.perf.bulk import rows_insert
 from metrics.families.payload.schema import validate_pdp
 
 # Revisions that change a feedback's content; their authors are its co-authors.

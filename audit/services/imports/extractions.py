@@ -20,7 +20,7 @@ from audit.services.imports.reading import join, prefixed
 from audit.services.imports.summary import ImportSummary
 from audit.services.runs import WrongUnit, discussion_run_info, run_unit_check
 from audit.signals import extractions_changed_send
-from evalsite.bulk import rows_insert
+from evalsite.perf.bulk import rows_insert
 from metrics.families.payload.rules import CONFLICT, UNKNOWN
 from metrics.families.payload.schema import PayloadError, PayloadIssue, normalize_pdp, pdp_issues
 

@@ -13,7 +13,7 @@ from audit.services.imports.extractions import normalized
 from audit.services.imports.known import IMPORT_USER, Known, username
 from audit.services.imports.reading import ground_truth_of
 from audit.signals import coding_changed_send
-from evalsite.bulk import rows_insert
+from evalsite.perf.bulk import rows_insert
 
 
 def import_ground_truths(

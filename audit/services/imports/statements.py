@@ -10,7 +10,7 @@ from audit.services.import_shapes import CONTINUED
 from audit.services.imports.known import Known
 from audit.services.imports.reading import external_id_of
 from audit.services.imports.summary import ImportSummary
-from evalsite.bulk import rows_insert
+from evalsite.perf.bulk import rows_insert
 
 
 def get_discussion(fields: dict, summary: ImportSummary) -> tuple[Discussion, bool]:
