@@ -20,7 +20,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.test import override_settings
 
-from evalsite.planner import planner_statistics_refresh
+from evalsite.perf.planner import planner_statistics_refresh
 from tests.bench.browser_steps import chromium_page, key_to_next_ms, live_server
 from tests.bench.management.commands.benchmark_dashboard import (
     SEEDED,
