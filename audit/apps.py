@@ -8,7 +8,7 @@ class AuditConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from evalsite.timestamps import compiled_timestamps_register
+        from evalsite.perf.timestamps import compiled_timestamps_register
 
         # The first app ready: every connection of the process reads timestamps compiled.
         connection_created.connect(compiled_timestamps_register, dispatch_uid="timestamps")

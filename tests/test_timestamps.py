@@ -1,4 +1,4 @@
-"""Timestamps are parsed by psycopg's compiled loader (evalsite/timestamps.py) and read back
+"""Timestamps are parsed by psycopg's compiled loader (evalsite/perf/timestamps.py) and read back
 exactly as Django's own loader reads them."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from django.contrib.sessions.models import Session
 from django.db import connection
 
-from evalsite import timestamps
+from evalsite.perf import timestamps
 from tests.conftest import require_service
 
 UTC = datetime.UTC

@@ -10,6 +10,8 @@ same, slower.
   template loops and partials (the editor far down a long discussion).
 - ``item_cards``: a payload's item cards written in Python, not a partial per card (the
   statement and audit pages).
+- ``timestamps``: timestamps parsed by psycopg's compiled loader, not Django's Python one
+  (review triage's update after an approval, which reads every stamp of the run).
 - ``planner``: the planner's statistics refreshed right after a bulk write, not when autovacuum
   comes (every page and the background work after an import or a recompute).
 """
