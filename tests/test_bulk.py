@@ -99,3 +99,16 @@ def test_new_rows_are_inserted_as_bulk_create_inserts_them():
         assert [getattr(new, f) for f in fields] == [getattr(old, f) for f in fields]
         assert new.created_at and new.updated_at and new.created_at >= old.created_at
     assert rows_insert([]) is None
+
+
+def test_values_of_another_type_are_prepared_as_django_prepares_them():
+    """Plain values go in as they are; others (a flag in a number column, a lazy text, a key
+    given as text) as bulk_create would write them."""
+    from django.utils.functional import lazy
+
+    row = _codings([StatementFactory()])[0]
+    row.version, row.comment = True, lazy(lambda: "noted", str)()
+    row.auditor_id = str(row.auditor_id)
+    rows_insert([row])
+    stored = Feedback.objects.get(pk=row.pk)
+    assert (stored.version, stored.comment, stored.auditor_id) == (1, "noted", int(row.auditor_id))

@@ -81,9 +81,55 @@ def rows_insert(rows: Sequence[models.Model]) -> None:
                 row.pk = pk
         fields = [f for f in meta.concrete_fields if not getattr(f, "generated", False)]
         columns = ", ".join(quote(f.column) for f in fields)
+        plan = [(f, f.attname, _plain_type(f)) for f in fields]
         # The underlying psycopg cursor: Django's wrapper has no COPY (nor logs it).
         with cursor.cursor.copy(f"COPY {quote(meta.db_table)} ({columns}) FROM STDIN") as copy:
             for row in rows:
-                copy.write_row([f.get_db_prep_save(f.pre_save(row, add=True), db) for f in fields])
+                copy.write_row(_row_values(row, plan, db))
     for row in rows:
         row._state.adding, row._state.db = False, db.alias
+
+
+# Django's own field classes whose database value is the Python value itself when it has this
+# exact type (their preparation would give it back unchanged; any str for text): read from the
+# row as it is.
+_PLAIN_FIELDS: dict[type, type] = {
+    kind: int
+    for kind in (
+        models.AutoField,
+        models.BigAutoField,
+        models.SmallAutoField,
+        models.IntegerField,
+        models.BigIntegerField,
+        models.SmallIntegerField,
+        models.PositiveIntegerField,
+        models.PositiveBigIntegerField,
+        models.PositiveSmallIntegerField,
+    )
+} | {models.CharField: str, models.TextField: str, models.BooleanField: bool}
+_UNSET = object()
+
+
+def _plain_type(field: models.Field) -> type | None:
+    """The Python type a field's values are written as they are when they have it; None: every
+    value is prepared as Django prepares it."""
+    if type(field).pre_save is not models.Field.pre_save:
+        return None  # e.g. auto_now
+    if type(field) in (models.ForeignKey, models.OneToOneField):
+        return _PLAIN_FIELDS.get(type(field.target_field))  # type: ignore[attr-defined]
+    return _PLAIN_FIELDS.get(type(field))
+
+
+def _row_values(row: models.Model, plan: list, db: Any) -> list[Any]:
+    """A new row's values as ``bulk_create`` writes them."""
+    state = row.__dict__
+    values = []
+    for field, attname, plain in plan:
+        if plain is not None:
+            value = state.get(attname, _UNSET)
+            # Text fields keep any str as it is (a choice's enum member too), as Django does.
+            if value is None or type(value) is plain or (plain is str and isinstance(value, str)):
+                values.append(value)
+                continue
+        values.append(field.get_db_prep_save(field.pre_save(row, add=True), db))
+    return values
