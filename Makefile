@@ -39,19 +39,31 @@ dev-deps: $(VENV)/.dev
 migrate: venv
 	$(BIN)/python manage.py migrate --noinput
 
-demo: migrate
-	$(BIN)/python manage.py seed_demo
+# Migrations (only those not applied yet) and the demo data, in one process. On make run's
+# SQLite database a stamp then records that both are done: a second run skips the step until
+# the database goes or a Python file of the apps changes (rm $(DEMO_STAMP) to seed again).
+DEMO_STAMP := var/.demo-seeded
+APP_DIRS := audit metrics evalsite
+demo: venv
+	@if [ -z "$$DATABASE_URL" ] && [ -f var/db.sqlite3 ] && [ -f $(DEMO_STAMP) ] && \
+		[ -z "$$(find $(APP_DIRS) -name '*.py' -newer $(DEMO_STAMP) | head -1)" ]; then \
+		echo "The database and the demo data are ready (rm $(DEMO_STAMP) to seed again)."; \
+	else \
+		echo "Preparing the database and the demo data ..." && \
+		$(BIN)/python manage.py seed_demo --migrate && \
+		if [ -z "$$DATABASE_URL" ]; then touch $(DEMO_STAMP); fi; \
+	fi
 
-## Serve the site with demo data on SQLite: one Celery worker per queue and beat beside it; the
-## address and demo users are printed last, once everything answers. Another port: make run PORT=8001
+## Serve the site with demo data on SQLite; once it answers, one Celery worker per queue and beat
+## start beside it (quiet), and the address and demo users are printed. Another port: make run PORT=8001
 run: demo
-	@echo "Starting the Celery workers, beat and the web server on http://$(HOST):$(PORT)/ ..."
+	@echo "Starting the web server on http://$(HOST):$(PORT)/ (the workers follow once it answers) ..."
 	@trap 'kill 0' EXIT INT TERM; \
-	$(BIN)/celery -A evalsite worker -Q celery -n fast@%h --pool=solo --loglevel=warning & \
-	WORKER_NICE=10 $(BIN)/celery -A evalsite worker -Q slow -n slow@%h --pool=solo --loglevel=warning & \
-	$(BIN)/celery -A evalsite beat --loglevel=warning --schedule var/celerybeat-schedule & \
 	$(BIN)/python manage.py runserver $(HOST):$(PORT) & \
 	$(BIN)/python manage.py demo_welcome http://$(HOST):$(PORT)/; \
+	$(BIN)/celery -q -A evalsite worker -Q celery -n fast@%h --pool=solo --loglevel=warning & \
+	WORKER_NICE=10 $(BIN)/celery -q -A evalsite worker -Q slow -n slow@%h --pool=solo --loglevel=warning & \
+	$(BIN)/celery -q -A evalsite beat --loglevel=warning --schedule var/celerybeat-schedule & \
 	wait
 
 ## One worker for both queues (handy when debugging).

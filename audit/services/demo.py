@@ -130,9 +130,11 @@ def demo_guidelines_ensure(admin: User) -> GuidelineVersion:
 
 
 @transaction.atomic
-def demo_seed() -> DemoSummary:
-    """Idempotent: discussions already present (by external id) are left as they are."""
-    users = demo_users_ensure()
+def demo_seed(*, users: dict[str, User] | None = None) -> DemoSummary:
+    """Idempotent: discussions already present (by external id) are left as they are.
+    ``users``: the demo accounts ``demo_users_ensure`` already made (each password is hashed
+    on every reset, the most of a seed with nothing left to create)."""
+    users = users or demo_users_ensure()
     guidelines = demo_guidelines_ensure(users["admin"])
     runs = [_first_run(model, prompt, noise) for model, prompt, noise, _ in RUNS]
     created = statements = 0
@@ -328,11 +330,11 @@ class DemoExperiments:
 
 
 @transaction.atomic
-def demo_experiments_seed() -> DemoExperiments:
+def demo_experiments_seed(*, users: dict[str, User] | None = None) -> DemoExperiments:
     """Add the replicates, the whole-discussion run and the snapshot to the demo discussions
     (idempotent: each run by its external id, each extraction once, the snapshot by its name).
     Kept apart from ``demo_seed`` so the figures of the original demo set stay as they were."""
-    users = demo_users_ensure()
+    users = users or demo_users_ensure()
     subjects = _demo_subject_statements()
     runs_created = 0
     new: list[Extraction] = []
@@ -445,11 +447,11 @@ TRIAGE_ERROR_RATE = 0.15
 
 
 @transaction.atomic
-def demo_triage_seed() -> int:
+def demo_triage_seed(*, users: dict[str, User] | None = None) -> int:
     """Add the triage example and turn triage on for the second run (idempotent). Kept apart
     from ``demo_seed`` so the figures of the original demo set stay as they were. Returns
     how many discussions were created."""
-    users = demo_users_ensure()
+    users = users or demo_users_ensure()
     run = _first_run(*RUNS[1][:3])
     created: list[int] = []
     with tallies_batched():

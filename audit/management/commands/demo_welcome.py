@@ -1,5 +1,5 @@
-"""`make run`'s last words: once the site answers, print where to go and
-how to sign in, so that the worker and server banners do not scroll the credentials away."""
+"""`make run`'s last words: once the site answers, print where to go and how to sign in
+(the workers start after it, quiet, so nothing scrolls the credentials away)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from django.core.management.base import BaseCommand
 from audit.services.demo import DEMO_USERS
 
 POLL_SECONDS = 0.5
-SETTLE_SECONDS = 1.5
 
 
 def site_answers(url: str) -> bool:
@@ -36,9 +35,6 @@ class Command(BaseCommand):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and not site_answers(url):
             time.sleep(POLL_SECONDS)
-        # The workers print their banners while the server runs its checks; give any late
-        # lines a moment so ours come last.
-        time.sleep(SETTLE_SECONDS)
         self.stdout.write(self.banner(url))
         self.stdout.flush()
 
