@@ -53,7 +53,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
-from sklearn.metrics import average_precision_score, f1_score
 
 from .policy import (
     Policy,
@@ -117,6 +116,8 @@ def _binary_average_precision(positive: np.ndarray, scores: np.ndarray) -> float
     # Average precision is undefined when only one class is present at this threshold.
     if positive.all() or not positive.any():
         return None
+    from sklearn.metrics import average_precision_score  # here: see compute_macro_f1
+
     return float(average_precision_score(positive.astype(int), scores))
 
 
@@ -151,6 +152,9 @@ def compute_macro_f1(y_true: Sequence[int], y_pred: Sequence[int]) -> float | No
     if len(y_true) == 0:
         return None
     labels = sorted(set(y_true) | {label for label in y_pred if label != INVALID_PREDICTION})
+    # Imported here: every process of the site would pay sklearn's import at start-up.
+    from sklearn.metrics import f1_score
+
     return float(f1_score(y_true, y_pred, labels=labels, average="macro", zero_division=0))
 
 
