@@ -55,7 +55,7 @@ def main(arguments: list[str]) -> int:
             if text.startswith(start):
                 packages += start in ("Collecting ", "Requirement already satisfied: ")
                 name = text[len(start) :].split()[0] if text[len(start) :].split() else ""
-                line.show(phase, f"{packages} packages so far · {phase} {name}")
+                line.show(phase, f"{packages} requirements read · {phase} {name}")
         if text.startswith("Installing collected packages:"):
             count = len(text.split(":", 1)[1].split(","))
             line.show("installing", f"installing {count} packages (the longest step) ...")
@@ -66,7 +66,7 @@ def main(arguments: list[str]) -> int:
         return code
     installed = [t for t in log if t.startswith("Successfully installed ")]
     count = len(installed[-1].split()) - 2 if installed else 0
-    line.end(f"{packages} packages required, {count} installed now")
+    line.end(f"{count} packages installed" if count else "every package already there")
     return 0
 
 
