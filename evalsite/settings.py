@@ -119,15 +119,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
-else:
-    # Pages read small slices through indexes, where starting a parallel worker costs more than
-    # it saves; DB_PARALLEL_WORKERS gives the slow worker's whole-run reads "default" or a number.
-    server_options = []
-    if env_str("DB_PARALLEL_WORKERS").lower() != "default":
-        parallel = env_int("DB_PARALLEL_WORKERS", 0, minimum=0)
-        server_options.append(f"-c max_parallel_workers_per_gather={parallel}")
-    if server_options:
-        DATABASES["default"].setdefault("OPTIONS", {})["options"] = " ".join(server_options)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
