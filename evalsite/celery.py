@@ -114,9 +114,9 @@ def _from_fast_queue(task) -> bool:
 
 @task_prerun.connect
 def _fast_work_started(sender=None, **kwargs) -> None:
-    """While a fast task runs, a recompute's batches wait (evalsite/priority.py)."""
+    """While a fast task runs, a recompute's batches wait (evalsite/perf/priority.py)."""
     if sender is not None and _from_fast_queue(sender):
-        from evalsite.priority import fast_work_started
+        from evalsite.perf.priority import fast_work_started
 
         fast_work_started()
 
@@ -124,7 +124,7 @@ def _fast_work_started(sender=None, **kwargs) -> None:
 @task_postrun.connect
 def _fast_work_ended(sender=None, **kwargs) -> None:
     if sender is not None and _from_fast_queue(sender):
-        from evalsite.priority import fast_work_ended
+        from evalsite.perf.priority import fast_work_ended
 
         fast_work_ended()
 

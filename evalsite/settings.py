@@ -232,7 +232,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # Extraction-F1 results (what an approval must refresh within a second) stay on the default
-# queue (named here: evalsite/priority.py watches its length); whole-run families, evaluations and long jobs go to "slow" so they never hold them up.
+# queue (named here: evalsite/perf/priority.py watches its length); whole-run families, evaluations and long jobs go to "slow" so they never hold them up.
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_ROUTES = {
     f"metrics.tasks.{name}": {"queue": "slow"}
@@ -276,7 +276,7 @@ RECOMPUTE_BATCH_ITEMS = env_int("RECOMPUTE_BATCH_ITEMS", 250, minimum=1)
 # computes while another waits for PostgreSQL (metrics/engine/recompute.py, compute_job_chunk).
 RECOMPUTE_BATCH_THREADS = env_int("RECOMPUTE_BATCH_THREADS", 2, minimum=1)
 # Before each batch a recompute waits, at most this long, while the default queue has work
-# (an approval's results): evalsite/priority.py. 0 turns the waiting off.
+# (an approval's results): evalsite/perf/priority.py. 0 turns the waiting off.
 BACKGROUND_YIELD_SECONDS = env_float("BACKGROUND_YIELD_SECONDS", 2, minimum=0)
 CELERY_BEAT_SCHEDULE = {
     "recompute-stale-metrics": {

@@ -1,4 +1,4 @@
-"""Background work gives way to the default queue (evalsite/priority.py): a recompute's batch
+"""Background work gives way to the default queue (evalsite/perf/priority.py): a recompute's batch
 waits while a fast worker runs a task or the default queue holds one, at most its limit; a
 queue nobody serves, a dead worker's mark and a lost Redis never hold it."""
 
@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from evalsite import celery as evalsite_celery
-from evalsite import priority
+from evalsite.perf import priority
 from tests.conftest import require_service
 from tests.metrics.test_worker import REDIS_URL, redis_available, worker_app  # noqa: F401
 

@@ -46,8 +46,8 @@ from audit.services.jobs import compute_job_start, jobs_lease_expired
 from evalsite.match_settings import match_settings
 from evalsite.perf.bulk import rows_update
 from evalsite.perf.planner import planner_statistics_refresh
+from evalsite.perf.priority import background_yield
 from evalsite.post_commit import after_commit
-from evalsite.priority import background_yield
 from evalsite.queue import TRANSIENT_ERRORS, task_enqueue_named
 from metrics.engine.errors import statement_results_changed
 from metrics.engine.services import (

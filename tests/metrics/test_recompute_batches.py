@@ -323,7 +323,7 @@ class TestTwoApprovedRuns:
     def test_each_batch_gives_way_to_the_default_queue_first(
         self, two_runs, small_chunks, monkeypatch
     ):
-        """Before each batch a chunk asks evalsite.priority to wait while an approval's results are
+        """Before each batch a chunk asks evalsite.perf.priority to wait while an approval's results are
         being computed; the batches' results are the same."""
         by_tasks = stored()
         MetricResult.objects.filter(family="extraction").update(values=None, contribution=None)
