@@ -385,11 +385,15 @@ def assignment_next(*, user: User, after: Statement | None = None) -> Statement 
     """The next statement that needs this auditor: their open assignments in due order, then
     (when unassigned work is visible) the next statement after ``after`` in its discussion that
     nobody is assigned to and they have not coded."""
-    done = Feedback.objects.filter(auditor=user).exclude(status=Feedback.Status.DRAFT)
+    # Per assignment, whether the coder's coding of it is past draft (an index probe that
+    # stops at the first open one): NOT IN read every coding the coder ever sent, each time.
+    done = Feedback.objects.filter(auditor=user, statement_id=OuterRef("statement_id")).exclude(
+        status=Feedback.Status.DRAFT
+    )
     mine = (
         Assignment.objects.open()
         .of(user)
-        .exclude(statement_id__in=done.values("statement_id"))
+        .exclude(Exists(done))
         .exclude(statement__triage__provisional=True)  # review triage accepted them
         .in_due_order()
         .select_related("statement__discussion", "statement__speaker")
