@@ -25,15 +25,15 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# pip's log is one progress line (tools/pip_progress.py); all of it only if pip fails.
+# pip's log is one progress line (evalsite/pip_progress.py); all of it only if pip fails.
 $(VENV)/.runtime: requirements.txt | $(BIN)/python
 	@echo "Installing the Python packages of requirements.txt (minutes the first time) ..."
-	@$(BIN)/python tools/pip_progress.py -r requirements.txt
+	@$(BIN)/python evalsite/pip_progress.py -r requirements.txt
 	@touch $@
 
 $(VENV)/.dev: requirements-dev.txt requirements.txt | $(BIN)/python
 	@echo "Installing the Python packages of requirements-dev.txt (minutes the first time) ..."
-	@$(BIN)/python tools/pip_progress.py -r requirements-dev.txt
+	@$(BIN)/python evalsite/pip_progress.py -r requirements-dev.txt
 	@touch $(VENV)/.runtime $@
 
 venv: $(VENV)/.runtime

@@ -284,8 +284,8 @@ def _scope_mark_stale(run_id: int | None) -> None:
     Pages then show "updating" for every figure that sums statements, and each run settles
     (and the system follows) once, at its last row rather than after every row. Rows a
     cancelled job does not reach stay stale for the sweep, which only confirms them when their
-    inputs did not change. The statement rows are not marked: 250,000 of them at 5,000 x 50,
-    and marking them was most of the job's serial planning.
+    inputs did not change. The statement rows are not marked: they are most of the rows, and
+    marking them was most of the job's serial planning.
     """
     runs = None if run_id is None else [run_id]
     with transaction.atomic():
@@ -572,7 +572,7 @@ def _batch_compute(items: list[Item], *, force: bool, since: datetime | None = N
     then) was done meanwhile (a per-item task, or this batch before a retry) and is skipped;
     so is an item whose row is gone."""
     # No cyclic collection while the decoded payloads and the figures pile up (as the
-    # library's batch API does): it found nothing to free and cost 5-8% of a batch.
+    # library's batch API does): it finds nothing to free and costs time in every batch.
     with transaction.atomic(), collector_paused():
         rows = _stale_rows_locked(items, force=force, since=since)
         inputs = _batch_inputs(rows)

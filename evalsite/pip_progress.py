@@ -1,7 +1,7 @@
 """``pip install`` with one progress line instead of its log: what pip is doing and how many
 packages it has reached. Its whole log is printed only if it fails.
 
-Run with the virtualenv's Python (the Makefile does): ``.venv/bin/python tools/pip_progress.py
+Run with the virtualenv's Python (the Makefile does): ``.venv/bin/python evalsite/pip_progress.py
 -r requirements.txt``. The standard library only: it runs before anything is installed.
 """
 
