@@ -79,22 +79,27 @@ tests/node_modules/.installed: tests/package.json tests/package-lock.json
 	npm ci --prefix tests --no-audit --no-fund --loglevel=error
 	touch $@
 
-## Lint, check the layering contracts (pyproject.toml), type-check (mypy with the Django and DRF
-## stubs), then run the whole test suite (PostgreSQL/Redis when DATABASE_URL/REDIS_URL are set).
+## Lint and check the layering contracts (pyproject.toml), then run the whole test suite
+## (PostgreSQL/Redis when DATABASE_URL/REDIS_URL are set) with the type check (mypy with the
+## Django and DRF stubs) and schemathesis beside it; each one's failure fails the run.
 test: dev-deps tests/node_modules/.installed
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-logo
-	SECRET_KEY=$${SECRET_KEY:-$(TEST_SECRET_KEY)} $(BIN)/mypy
-	@export SECRET_KEY=$${SECRET_KEY:-$(TEST_SECRET_KEY)}; schema_log=$$(mktemp); \
+	@export SECRET_KEY=$${SECRET_KEY:-$(TEST_SECRET_KEY)}; types_log=$$(mktemp); \
+	schema_log=$$(mktemp); \
+	$(BIN)/mypy > $$types_log 2>&1 & types=$$!; \
 	$(BIN)/python -m pytest $(SCHEMA_TEST) > $$schema_log 2>&1 & schema=$$!; \
 	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile --ignore=$(SCHEMA_TEST) \
 		$(COVERAGE) $(PYTEST_ARGS); suite=$$?; \
+	wait $$types; types_rc=$$?; echo "--- mypy (run beside the tests) ---"; cat $$types_log; \
 	wait $$schema; schema_rc=$$?; echo "--- $(SCHEMA_TEST) (run beside the others) ---"; \
-	cat $$schema_log; rm -f $$schema_log; test $$suite -eq 0 -a $$schema_rc -eq 0
+	cat $$schema_log; rm -f $$types_log $$schema_log; \
+	test $$suite -eq 0 -a $$types_rc -eq 0 -a $$schema_rc -eq 0
 
 lint: dev-deps
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-logo
+	SECRET_KEY=$${SECRET_KEY:-$(TEST_SECRET_KEY)} $(BIN)/mypy
 
 format: dev-deps
 	$(BIN)/ruff format . && $(BIN)/ruff check --fix .
