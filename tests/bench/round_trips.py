@@ -15,7 +15,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import OuterRef, Subquery
 from django.test import Client
 
@@ -133,21 +133,36 @@ def _followed(client: Client, response: Any, what: str) -> tuple[str, Any]:
     return target, _ok(client.get(target), f"{what}: {target}")
 
 
-Timing = tuple[float, float]  # (wall, CPU of this process) in milliseconds
+# (wall, CPU of this process) in milliseconds, then the SQL queries and the commits sent
+Timing = tuple[float, float, int, int]
 
 
 class _Clock:
-    """Wall and CPU milliseconds of the requests a step sends (its preparation left out)."""
+    """Wall and CPU milliseconds of the requests a step sends (its preparation left out), and
+    the queries and commits they sent (the test client serves on this connection)."""
 
     def __enter__(self) -> _Clock:
+        self.queries = self.commits = 0
+        self._wrapper = connection.execute_wrapper(self._counted)
+        self._wrapper.__enter__()
+        self._commit = connection.commit
+        connection.commit = self._committed  # type: ignore[method-assign]
         self.started, self.cpu = time.perf_counter(), time.process_time()
         return self
 
+    def _counted(self, execute: Callable, sql: str, params: Any, many: bool, context: Any) -> Any:
+        self.queries += 1
+        return execute(sql, params, many, context)
+
+    def _committed(self) -> None:
+        self.commits += 1
+        self._commit()
+
     def __exit__(self, *exc: Any) -> None:
-        self.took = (
-            (time.perf_counter() - self.started) * 1000,
-            (time.process_time() - self.cpu) * 1000,
-        )
+        wall, cpu = time.perf_counter() - self.started, time.process_time() - self.cpu
+        connection.commit = self._commit  # type: ignore[method-assign]
+        self._wrapper.__exit__(*exc)
+        self.took = (wall * 1000, cpu * 1000, self.queries, self.commits)
 
 
 @dataclass

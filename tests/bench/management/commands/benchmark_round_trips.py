@@ -93,12 +93,17 @@ class Command(BaseCommand):
             self._report("approve and next", timed(steps.approve_next, repeat))
 
     def _report(self, name: str, times: list[Timing]) -> None:
-        wall = [w for w, _ in times]
-        median, cpu = statistics.median(wall), statistics.median(c for _, c in times)
+        wall = [t[0] for t in times]
+        median, cpu = statistics.median(wall), statistics.median(t[1] for t in times)
+        queries, commits = (
+            statistics.median(t[2] for t in times),
+            statistics.median(t[3] for t in times),
+        )
         verdict = "OK" if median <= GOAL_SERVER_MS else f"SLOWER than {GOAL_SERVER_MS:.0f} ms"
         self.stdout.write(
             f"{name:<32} median {median:6.1f} ms (CPU {cpu:5.1f} ms)  "
-            f"p95 {percentile(wall, 0.95):6.1f} ms  ({len(wall)} runs)  {verdict}"
+            f"p95 {percentile(wall, 0.95):6.1f} ms  ({len(wall)} runs)  "
+            f"{queries:g} queries, {commits:g} commits  {verdict}"
         )
 
     def _browser(self, presses: int) -> None:
