@@ -2,16 +2,22 @@
 adjudications), blind marks, revisions and the audit log are shown read-only, since their
 every change is a named, logged act of the site's services."""
 
+from typing import Any
+
 from django.contrib import admin
 from django.http import HttpRequest
 
 from audit import models
+from audit.services.inputs import discussion_save
 
 
 @admin.register(models.Discussion)
 class DiscussionAdmin(admin.ModelAdmin):
     list_display = ("id", "summary", "date", "external_id", "created_at")
     search_fields = ("summary", "external_id")
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        discussion_save(discussion=obj)
 
 
 @admin.register(models.Statement)

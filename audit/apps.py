@@ -14,11 +14,10 @@ class AuditConfig(AppConfig):
         connection_created.connect(compiled_timestamps_register, dispatch_uid="timestamps")
         # Registers the job tasks with Celery in every process (the web queues them by name).
         from audit import tasks  # noqa: F401
-        from audit.derived import coding_times, tallies, team_figures
+        from audit.derived import coding_times, tallies
         from audit.models import (
             Adjudication,
             Assignment,
-            Discussion,
             ExtractionRun,
             Feedback,
             FeedbackRevision,
@@ -49,10 +48,6 @@ class AuditConfig(AppConfig):
             (post_delete, tallies.run_deleted, ExtractionRun),
         ):
             signal.connect(receiver, sender=sender, dispatch_uid=f"to-code-{signal}-{sender}")
-        # The team page's stored rows: the label follows the summary, time the history.
-        post_save.connect(
-            team_figures.discussion_label_changed, sender=Discussion, dispatch_uid="team-label"
-        )
         # The stored active time follows the history and which codings are sent (after the
         # tallies' receivers: their count changes are recorded by figures_add).
         post_save.connect(

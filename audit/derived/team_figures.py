@@ -312,12 +312,10 @@ def figures_rebuild() -> None:
     _weakest_rebuild()
 
 
-def discussion_label_changed(sender: type, instance: Discussion, **kwargs: object) -> None:
+def discussion_label_store(*, discussion: Discussion) -> None:
     """A discussion's summary changed: its row's label follows (no row: nothing to do, as for
     a discussion just created)."""
-    if kwargs.get("created"):
-        return
-    DiscussionFigures.objects.filter(pk=instance.pk).update(label=instance.summary[:80])
+    DiscussionFigures.objects.filter(pk=discussion.pk).update(label=discussion.summary[:80])
 
 
 # --- agreement: written by the inter-auditor family's worker ------------------------------------

@@ -14,6 +14,7 @@ from audit.derived.coding_times import team_times_rebuild
 from audit.models import AuditorFigures, DiscussionFigures, Feedback, FeedbackRevision
 from audit.selectors.progress import STORED, auditor_progress, discussion_progress
 from audit.services import feedback_save, feedback_start, feedback_submit
+from audit.services.inputs import discussion_save
 from tests.audit.test_views_support import make_scene
 from tests.factories import pdp, person
 
@@ -74,7 +75,7 @@ def test_a_revision_queues_the_replay_once_the_transaction_commits(
 def test_a_changed_summary_changes_the_rows_label(scene, auditor):
     feedback_start(statement=scene.first, auditor=auditor)
     scene.discussion.summary = "Renamed"
-    scene.discussion.save()
+    discussion_save(discussion=scene.discussion)
 
     assert DiscussionFigures.objects.get().label == "Renamed"
 
