@@ -20,7 +20,6 @@ class AuditConfig(AppConfig):
             Assignment,
             ExtractionRun,
             Feedback,
-            FeedbackRevision,
             Speaker,
             Statement,
             TriageStatement,
@@ -48,11 +47,8 @@ class AuditConfig(AppConfig):
             (post_delete, tallies.run_deleted, ExtractionRun),
         ):
             signal.connect(receiver, sender=sender, dispatch_uid=f"to-code-{signal}-{sender}")
-        # The stored active time follows the history and which codings are sent (after the
-        # tallies' receivers: their count changes are recorded by figures_add).
-        post_save.connect(
-            coding_times.revision_written, sender=FeedbackRevision, dispatch_uid="team-times"
-        )
+        # The stored active time follows which codings are sent (after the tallies' receivers:
+        # their count changes are recorded by figures_add).
         post_init.connect(coding_times.feedback_loaded, sender=Feedback, dispatch_uid="times-init")
         post_save.connect(coding_times.feedback_saved, sender=Feedback, dispatch_uid="times-sent")
         pre_delete.connect(

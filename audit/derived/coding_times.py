@@ -77,14 +77,10 @@ def _queue_on_commit() -> None:
     after_commit(queue)
 
 
-def revision_written(sender: type, instance: FeedbackRevision, **kwargs: object) -> None:
-    revisions_written(revisions=[instance])
-
-
 def revisions_written(*, revisions: Iterable[FeedbackRevision]) -> None:
     """A step of a coder's own history is a moment: their time changes from its day on (a
-    folded save moves the revision's last moment, never its first). Called by the model's
-    post_save, and by writes that insert revisions past it (``revisions_record``)."""
+    folded save moves the revision's last moment, never its first). Called by every service
+    that writes revisions (``audit.services.feedback.revisions``)."""
     # The feedback is cached: the services write revisions with it.
     own = [r for r in revisions if r.author_id == r.feedback.auditor_id]
     times_changed(changes=[(r.feedback.auditor_id, None, _day(r)) for r in own])

@@ -33,6 +33,7 @@ from audit.services.feedback.revisions import (
     feedback_locked,
     locked_row,
     revision_record,
+    revision_written,
 )
 from audit.services.feedback.rules import SUBMITTABLE, check_can_edit, check_ready
 from audit.services.guidelines import guideline_current
@@ -131,7 +132,7 @@ def _propose(locked: Feedback, *, user, payload: dict) -> Feedback:
     locked.proposed_by = user
     locked.version += 1
     locked.save()
-    FeedbackRevision.objects.create(
+    revision = FeedbackRevision.objects.create(
         feedback=locked,
         author=user,
         version=locked.version,
@@ -141,6 +142,7 @@ def _propose(locked: Feedback, *, user, payload: dict) -> Feedback:
         after=copy.deepcopy(payload),
         after_submit=locked.submitted_extraction is not None,
     )
+    revision_written(revision)
     audit_log_record(
         actor=user,
         action=Action.PROPOSE,

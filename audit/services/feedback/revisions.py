@@ -48,14 +48,22 @@ def revision_record(
         folded.saves += 1
         folded.updated_at = now
         folded.save(update_fields=["version", "status", "after", "saves", "updated_at"])
-        return folded
-    return FeedbackRevision.objects.create(
-        **_revision_fields(feedback, author=author, action=action, before=before, now=now),
-        after=copy.deepcopy(feedback.edited_extraction),
-        restored_from=restored_from,
-        # A change after the first submit (the seal has lifted): marked, left out of agreement.
-        after_submit=action in CONTENT_ACTIONS and feedback.submitted_extraction is not None,
+        return revision_written(folded)
+    return revision_written(
+        FeedbackRevision.objects.create(
+            **_revision_fields(feedback, author=author, action=action, before=before, now=now),
+            after=copy.deepcopy(feedback.edited_extraction),
+            restored_from=restored_from,
+            # A change after the first submit (the seal has lifted): marked, left out of agreement.
+            after_submit=action in CONTENT_ACTIONS and feedback.submitted_extraction is not None,
+        )
     )
+
+
+def revision_written(revision: FeedbackRevision) -> FeedbackRevision:
+    """Every revision written or folded into: its author's coding time follows it."""
+    revisions_written(revisions=[revision])
+    return revision
 
 
 def revisions_record(
@@ -76,7 +84,6 @@ def revisions_record(
         for feedback in feedbacks
     ]
     rows_insert(revisions)
-    # Inserted past the model's post_save: the coders' time follows them as it would.
     revisions_written(revisions=revisions)
     return revisions
 
@@ -156,14 +163,16 @@ def feedback_record_conflict(
     for revision in earlier:
         if revision.after == payload:
             return revision
-    return FeedbackRevision.objects.create(
-        feedback=current,
-        author=user,
-        version=current.version,
-        first_version=current.version,
-        updated_at=timezone.now(),
-        action="conflict",
-        status=current.status,
-        before=copy.deepcopy(current.edited_extraction),
-        after=payload,
+    return revision_written(
+        FeedbackRevision.objects.create(
+            feedback=current,
+            author=user,
+            version=current.version,
+            first_version=current.version,
+            updated_at=timezone.now(),
+            action="conflict",
+            status=current.status,
+            before=copy.deepcopy(current.edited_extraction),
+            after=payload,
+        )
     )
