@@ -273,7 +273,7 @@ WORKER_NICE = env_int("WORKER_NICE", 0, minimum=0)
 RECOMPUTE_CHUNK_ITEMS = env_int("RECOMPUTE_CHUNK_ITEMS", 2000, minimum=1)
 RECOMPUTE_BATCH_ITEMS = env_int("RECOMPUTE_BATCH_ITEMS", 250, minimum=1)
 # Threads of one worker that take a chunk's batches in turn, each on its own connection: one
-# computes while another waits for PostgreSQL (metrics/engine/recompute.py, compute_job_chunk).
+# computes while another waits for PostgreSQL (metrics/engine/recompute/jobs.py, compute_job_chunk).
 RECOMPUTE_BATCH_THREADS = env_int("RECOMPUTE_BATCH_THREADS", 2, minimum=1)
 # Before each batch a recompute waits, at most this long, while the default queue has work
 # (an approval's results): evalsite/perf/priority.py. 0 turns the waiting off.

@@ -38,7 +38,7 @@ def demo_site(django_user_model):
     # The extraction results are computed below by recompute_metrics, in batches: computed one
     # task each as the seed announces them (tasks run in this process), twice the work. Then
     # the error analyses those tasks would have left: the same stored figures either way.
-    with mock.patch("metrics.engine.services._queue_recompute"):
+    with mock.patch("metrics.engine.services.stale._queue_recompute"):
         demo_seed()
         demo_triage_seed()  # as seed_demo: the second run's review triage is on
     call_command("recompute_metrics", stdout=open("/dev/null", "w"))  # noqa: SIM115

@@ -11,13 +11,6 @@ APPS = ("audit", "metrics", "evalsite")
 MAX_LINES = 600
 MAX_TOP_MODULES = 15
 
-# Temporary: modules still over the limit while their split is under way. Whoever splits one
-# removes its entry (the last test fails once an entry is no longer needed).
-PENDING = {
-    "metrics/engine/services.py",
-    "metrics/engine/recompute.py",
-}
-
 
 def line_count(path: Path) -> int:
     return len(path.read_text(encoding="utf-8").splitlines())
@@ -40,7 +33,7 @@ def test_no_application_module_is_over_600_lines():
         for path in modules
         if line_count(path) > MAX_LINES
     }
-    assert {name: n for name, n in too_long.items() if name not in PENDING} == {}
+    assert too_long == {}
 
 
 def test_the_tops_of_audit_and_metrics_hold_at_most_15_modules():
@@ -48,12 +41,3 @@ def test_the_tops_of_audit_and_metrics_hold_at_most_15_modules():
     for app in ("audit", "metrics"):
         modules = sorted(path.name for path in (ROOT / app).glob("*.py"))
         assert len(modules) <= MAX_TOP_MODULES, (app, modules)
-
-
-def test_every_pending_module_is_still_over_the_limit():
-    done = [
-        name
-        for name in PENDING
-        if not (ROOT / name).exists() or line_count(ROOT / name) <= MAX_LINES
-    ]
-    assert done == [], "split: remove these from PENDING"

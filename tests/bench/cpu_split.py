@@ -25,7 +25,9 @@ from django.db import transaction
 from django.db.models import JSONField
 from django.test import override_settings
 
-from metrics.engine import recompute, services
+from metrics.engine import recompute
+from metrics.engine.recompute import batches
+from metrics.engine.services import children
 from metrics.models import ComputeJob
 
 PHASES = ("reading", "decoding", "matching", "writing", "other")
@@ -70,13 +72,13 @@ class PhaseClock:
 
 # (owner, attribute, phase): the functions whose time goes to each phase.
 COUNTED = (
-    (recompute, "_stale_rows_locked", "reading"),
-    (recompute, "_batch_inputs", "reading"),
+    (batches, "_stale_rows_locked", "reading"),
+    (batches, "_batch_inputs", "reading"),
     (JSONField, "from_db_value", "decoding"),
-    (services, "calculate_statement_f1", "matching"),
-    (services, "calculate_cumulative_f1", "matching"),
-    (recompute._BatchWrites, "add", "writing"),
-    (recompute._BatchWrites, "save", "writing"),
+    (children, "calculate_statement_f1", "matching"),
+    (children, "calculate_cumulative_f1", "matching"),
+    (batches._BatchWrites, "add", "writing"),
+    (batches._BatchWrites, "save", "writing"),
 )
 
 

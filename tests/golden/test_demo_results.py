@@ -137,7 +137,7 @@ def test_demo_data_results_match_the_snapshot(settings, tmp_path):
     demo_seed()
     # The replicates' F1 results are computed below by recompute_metrics, in batches: computed
     # one task each as the seed announces them (tasks run in this process), twice the work.
-    with mock.patch("metrics.engine.services._queue_recompute"):
+    with mock.patch("metrics.engine.services.stale._queue_recompute"):
         demo_experiments_seed()
     run_ids = sorted(ExtractionRun.objects.values_list("pk", flat=True))
     _own_data_compute(run_ids)

@@ -217,12 +217,12 @@ def extraction_results_only():
     """Other families hook into results_mark_stale too; their (slow, eager) computations are
     tested with them, not here. Patched where it is called: the engine's modules import the
     function by name (patching only its own module left every approval computing them)."""
-    import metrics.engine.recompute as recompute
-    import metrics.engine.services as services
+    import metrics.engine.recompute.marking as marking
+    import metrics.engine.services.stale as stale
     import metrics.own_data.common as own_data
 
     with contextlib.ExitStack() as patches:
-        for module in (own_data, services, recompute):
+        for module in (own_data, stale, marking):
             patches.enter_context(mock.patch.object(module, "own_results_mark_stale"))
         yield
 

@@ -16,9 +16,10 @@ from django.db import connection, transaction
 from django.db.models import F
 
 from audit.models import Feedback, Statement, history_purge
-from metrics.engine import errors, recompute, services
+from metrics.engine import errors, services
 from metrics.engine.derived import error_analysis_result_compute
 from metrics.engine.errors import statement_results_changed
+from metrics.engine.recompute import batches
 from metrics.models import MetricResult, StatementError, StatementResultChange
 from tests.factories import (
     ExtractionFactory,
@@ -319,7 +320,7 @@ def test_the_workers_that_write_results_record_their_changes():
         _ground_truth_changed(statement, variant)
     services.results_mark_stale(statement_ids=[s.pk for s in statements[2:4]], queue_tasks=False)
     scope = MetricResult.Scope.STATEMENT
-    recompute._batch_compute([(scope, s.pk, run.pk) for s in statements[2:4]], force=False)
+    batches._batch_compute([(scope, s.pk, run.pk) for s in statements[2:4]], force=False)
     assert StatementResultChange.objects.filter(run=run).count() == 2
     incremental = _stored(run)
     assert incremental == _stored(run, full=True)

@@ -55,12 +55,12 @@ from celery.signals import worker_ready
 def _slow_items(**kwargs):
     delay = float(os.environ.get("SLOW_ITEMS") or 0)
     if delay:
-        from metrics.engine import recompute
-        real = recompute._batch_compute
+        from metrics.engine.recompute import jobs
+        real = jobs._batch_compute
         def slowly(items, *, force, **kwargs):
             time.sleep(delay * len(items))
             real(items, force=force, **kwargs)
-        recompute._batch_compute = slowly
+        jobs._batch_compute = slowly
 
 sys.argv = ["celery", *sys.argv[1:]]
 from celery.__main__ import main

@@ -3,6 +3,8 @@ admin dashboard, and stored results recomputed when the settings or the code cha
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.urls import reverse
@@ -10,7 +12,7 @@ from django.urls import reverse
 from evalsite.match_settings import check_match_settings, match_settings
 from evalsite.settings import env_match_settings
 from metrics import tasks
-from metrics.engine import recompute, services
+from metrics.engine import services
 from metrics.engine.recompute import results_mark_outdated, results_outdated
 from metrics.families.extraction import MatchSettings
 from metrics.models import ComputeJob, MetricResult
@@ -19,6 +21,7 @@ from tests.metrics.extraction_helpers import expected_run, run_row, system_row
 pytest_plugins = ["tests.metrics.extraction_helpers"]
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("only_extraction_results")]
 Status = MetricResult.Status
+ENGINE = ("metrics.engine.services", "metrics.engine.recompute")  # the per-row and batch paths
 # Name similarity must exceed 1.0: no person can match, so the figures must change.
 STRICT = {"strategy": "greedy", "name_similarity_threshold": 1.0}
 
@@ -109,8 +112,10 @@ def test_changed_settings_mark_results_stale_and_recompute_them(approved, settin
 
 
 def test_a_new_code_version_recomputes_too(approved, monkeypatch, run_committed):
-    for module in (services, recompute):  # the per-row services and the batch path
-        monkeypatch.setattr(module, "CODE_VERSION", "extraction-f1/next")
+    # Every module of the per-row services and of the batch path that reads it.
+    for name, module in list(sys.modules.items()):
+        if name.startswith(ENGINE) and hasattr(module, "CODE_VERSION"):
+            monkeypatch.setattr(module, "CODE_VERSION", "extraction-f1/next")
     assert results_outdated().count() == extraction_rows().count()
     run_committed(results_mark_outdated)
     versions = set(extraction_rows().values_list("code_version", flat=True))

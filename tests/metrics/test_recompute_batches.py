@@ -15,8 +15,16 @@ from django.utils import timezone
 from audit.models import Extraction, Feedback
 from audit.services import feedback_approve
 from evalsite.access import ensure_role_groups
-from metrics.engine import recompute, services
-from metrics.engine.recompute import compute_job_chunk, compute_job_run, metrics_recompute_all
+from metrics.engine import services
+from metrics.engine.recompute import (
+    batches,
+    compute_job_chunk,
+    compute_job_run,
+    jobs,
+    metrics_recompute_all,
+)
+from metrics.engine.services.children import FIGURES
+from metrics.engine.services.rows import STORED_FIELDS
 from metrics.models import ComputeJob, MetricResult
 from tests.factories import ExtractionFactory, ExtractionRunFactory
 from tests.metrics.extraction_helpers import (
@@ -112,7 +120,7 @@ def _batch_queries(world, discussions: int) -> int:
         (Scope.STATEMENT, s.pk, world.run.pk) for s in world.statements if s.discussion_id in keep
     ] + [(Scope.DISCUSSION, d, world.run.pk) for d in keep]
     with CaptureQueriesContext(connection) as queries:
-        recompute._batch_compute(items, force=True)
+        batches._batch_compute(items, force=True)
     return len(queries)
 
 
@@ -150,14 +158,14 @@ class TestTwoApprovedRuns:
 
     def test_a_statement_that_fails_is_recorded_and_the_batch_goes_on(self, two_runs):
         broken = two_runs.statements[2]
-        real = services.FIGURES[Scope.STATEMENT]
+        real = FIGURES[Scope.STATEMENT]
 
         def figures(row, inputs):
             if row.statement_id == broken.pk:
                 raise ZeroDivisionError("a bug in one statement")
             return real(row, inputs)
 
-        with mock.patch.dict(services.FIGURES, {Scope.STATEMENT: figures}):
+        with mock.patch.dict(FIGURES, {Scope.STATEMENT: figures}):
             job = compute_job_run(job_id=metrics_recompute_all(queue=False).pk)
 
         assert job.status == ComputeJob.Status.DONE
@@ -170,18 +178,18 @@ class TestTwoApprovedRuns:
 
     def test_the_last_chunk_to_finish_settles_the_runs_once(self, two_runs, small_chunks):
         job = metrics_recompute_all(queue=False)
-        with mock.patch.object(recompute, "task_enqueue_named") as queued:
+        with mock.patch.object(jobs, "task_enqueue_named") as queued:
             compute_job_run(job_id=job.pk, parallel=True)  # plans and queues the chunks
         chunks = [call.kwargs for call in queued.call_args_list]
         assert [c["index"] for c in chunks] == [0, 1, 2, 3, 4]
         settled = []
-        real_settle = recompute._job_settle
+        real_settle = jobs._job_settle
 
         def settle(*args, **kwargs):
             settled.append(args)
             real_settle(*args, **kwargs)
 
-        with mock.patch.object(recompute, "_job_settle", side_effect=settle):
+        with mock.patch.object(jobs, "_job_settle", side_effect=settle):
             for chunk in reversed(chunks):  # any order: workers finish when they finish
                 job.refresh_from_db()
                 assert job.status == ComputeJob.Status.RUNNING
@@ -193,11 +201,11 @@ class TestTwoApprovedRuns:
 
     def test_a_chunk_delivered_again_after_a_retry_redoes_nothing(self, two_runs, small_chunks):
         job = metrics_recompute_all(queue=False)
-        with mock.patch.object(recompute, "task_enqueue_named") as queued:
+        with mock.patch.object(jobs, "task_enqueue_named") as queued:
             compute_job_run(job_id=job.pk, parallel=True)
         first = queued.call_args_list[0].kwargs
         compute_job_chunk(**first)
-        with mock.patch.object(recompute, "FIGURES") as figures:
+        with mock.patch.object(batches, "FIGURES") as figures:
             compute_job_chunk(**first)  # the retried task finds its results no longer stale
         figures.__getitem__.assert_not_called()
         job.refresh_from_db()
@@ -210,7 +218,7 @@ class TestTwoApprovedRuns:
         discussion and run rows say "updating" from the start; every row is computed again."""
         before = timezone.now()
         job = metrics_recompute_all(queue=False)
-        with mock.patch.object(recompute, "task_enqueue_named") as queued:
+        with mock.patch.object(jobs, "task_enqueue_named") as queued:
             compute_job_run(job_id=job.pk, parallel=True)  # planned; no chunk has run yet
 
         rows = MetricResult.objects.filter(family="extraction")
@@ -232,7 +240,7 @@ class TestTwoApprovedRuns:
     ):
         """An approval's task that computed a row after the job began did the job's work on it."""
         job = metrics_recompute_all(queue=False)
-        with mock.patch.object(recompute, "task_enqueue_named") as queued:
+        with mock.patch.object(jobs, "task_enqueue_named") as queued:
             compute_job_run(job_id=job.pk, parallel=True)
         first = queued.call_args_list[0].kwargs
         done = first["items"][0]
@@ -240,13 +248,13 @@ class TestTwoApprovedRuns:
         services.statement_result_compute(statement_id=done[1], run_id=done[2], force=True)
         row = MetricResult.objects.get(scope=Scope.STATEMENT, statement_id=done[1], run_id=done[2])
         computed: list = []
-        real = services.FIGURES[Scope.STATEMENT]
+        real = FIGURES[Scope.STATEMENT]
 
         def spy(result, inputs):
             computed.append(result.statement_id)
             return real(result, inputs)
 
-        with mock.patch.dict(recompute.FIGURES, {Scope.STATEMENT: spy}):
+        with mock.patch.dict(FIGURES, {Scope.STATEMENT: spy}):
             compute_job_chunk(**first)
 
         assert done[1] not in computed
@@ -266,7 +274,7 @@ class TestTwoApprovedRuns:
 
     def test_each_discussion_follows_its_statements_in_the_plan(self, two_runs, small_chunks):
         job = metrics_recompute_all(queue=False)
-        with mock.patch.object(recompute, "task_enqueue_named") as queued:
+        with mock.patch.object(jobs, "task_enqueue_named") as queued:
             compute_job_run(job_id=job.pk, parallel=True)
         items = [tuple(item) for call in queued.call_args_list for item in call.kwargs["items"]]
         discussion_of = {s.pk: s.discussion_id for s in two_runs.statements}
@@ -291,10 +299,10 @@ class TestTwoApprovedRuns:
         row.status, row.stale_since, row.code_version = Status.FRESH, None, "v-test"
         row.match_settings = {"strategy": "x"}
 
-        recompute._rows_store([row])
+        batches._rows_store([row])
 
         again = MetricResult.objects.get(pk=row.pk)
-        for name in services.STORED_FIELDS:
+        for name in STORED_FIELDS:
             assert getattr(again, name) == getattr(row, name), name
 
     def test_a_recompute_refreshes_the_planner_statistics_after_planning_and_at_its_end(
@@ -308,7 +316,7 @@ class TestTwoApprovedRuns:
         ).delete()
         refreshed: list[tuple] = []
         monkeypatch.setattr(
-            recompute,
+            jobs,
             "planner_statistics_refresh",
             lambda *, models, written: refreshed.append((list(models), written)),
         )
@@ -333,7 +341,7 @@ class TestTwoApprovedRuns:
             asked.append(MetricResult.objects.filter(values__isnull=False).count())
             return 0.25
 
-        monkeypatch.setattr(recompute, "background_yield", waited)
+        monkeypatch.setattr(jobs, "background_yield", waited)
 
         job = compute_job_run(job_id=metrics_recompute_all(queue=False).pk, parallel=True)
 
@@ -356,7 +364,7 @@ def _batches_by_thread(monkeypatch, fail_in: str | None = None, error: type = Va
     import time
 
     threads: list[str] = []
-    real = recompute._batch_compute
+    real = jobs._batch_compute
 
     def compute(items, *, force, **kwargs):
         name = threading.current_thread().name
@@ -366,7 +374,7 @@ def _batches_by_thread(monkeypatch, fail_in: str | None = None, error: type = Va
             raise error("batch lost")
         real(items, force=force, **kwargs)
 
-    monkeypatch.setattr(recompute, "_batch_compute", compute)
+    monkeypatch.setattr(jobs, "_batch_compute", compute)
     return threads
 
 
@@ -409,7 +417,7 @@ def test_a_transient_error_in_a_helper_thread_reaches_the_task_for_its_retry(
 
     settings.RECOMPUTE_BATCH_THREADS = 2
     job = metrics_recompute_all(queue=False)
-    with mock.patch.object(recompute, "task_enqueue_named") as queued:
+    with mock.patch.object(jobs, "task_enqueue_named") as queued:
         compute_job_run(job_id=job.pk, parallel=True)
     _batches_by_thread(monkeypatch, fail_in="recompute-batch-1", error=OperationalError)
 
@@ -421,4 +429,4 @@ def test_inside_a_transaction_one_thread_takes_every_batch(settings):
     # The test's own transaction: another thread's connection would not see its rows.
     settings.RECOMPUTE_BATCH_THREADS = 4
     assert connection.in_atomic_block
-    assert recompute._batch_threads() == 1
+    assert jobs._batch_threads() == 1

@@ -21,7 +21,7 @@ from audit.services import (
 )
 from audit.services.runs import ConfigurationSpec, discussion_extractions_import, run_register
 from metrics.engine import services
-from metrics.engine.services import results_mark_stale
+from metrics.engine.services import results_mark_stale, stale
 from metrics.families.extraction import calculate_statement_f1
 from metrics.models import ComputeJob, MetricResult
 from tests.factories import ExtractionFactory, ExtractionRunFactory, StatementFactory, pdp
@@ -208,7 +208,7 @@ def test_a_large_import_is_marked_in_batches_and_recomputed_by_one_job(
     def per_result_tasks(*args, **kwargs):
         raise AssertionError("a large change must not queue a task per result")
 
-    monkeypatch.setattr(services, "_queue_recompute", per_result_tasks)
+    monkeypatch.setattr(stale, "_queue_recompute", per_result_tasks)
     subjects = [
         {
             "text": f"Statement {i}.",
@@ -427,8 +427,8 @@ def test_the_database_writes_the_placeholders_that_python_writes(auditor, admin_
             transaction.savepoint_rollback(point)
         return count, rows
 
-    by_database = created(lambda missing: sum(services._placeholders_inserted(*m) for m in missing))
-    by_python = created(services._placeholders_created)
+    by_database = created(lambda missing: sum(stale._placeholders_inserted(*m) for m in missing))
+    by_python = created(stale._placeholders_created)
 
     # 4 more statements, the second discussion; every row stale since the write.
     assert by_database == by_python and by_database[0] == 4 + 1

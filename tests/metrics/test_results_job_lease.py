@@ -9,11 +9,11 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from audit.services.jobs import compute_job_cancel
-from metrics.engine import recompute
 from metrics.engine.recompute import (
     MAX_JOB_ATTEMPTS,
     compute_job_run,
     compute_jobs_recover,
+    jobs,
     metrics_recompute_all,
 )
 from metrics.models import ComputeJob, MetricResult
@@ -37,7 +37,7 @@ def killed_after(job: ComputeJob, items: int) -> ComputeJob:
     class WorkerKilled(BaseException):  # not an Exception: nothing records it, like SIGKILL
         pass
 
-    real, calls = recompute._batch_compute, []
+    real, calls = jobs._batch_compute, []
 
     def compute_then_die(batch, *, force, **kwargs):
         if len(calls) == items:
@@ -46,7 +46,7 @@ def killed_after(job: ComputeJob, items: int) -> ComputeJob:
         real(batch, force=force, **kwargs)
 
     with (
-        mock.patch.object(recompute, "_batch_compute", side_effect=compute_then_die),
+        mock.patch.object(jobs, "_batch_compute", side_effect=compute_then_die),
         pytest.raises(WorkerKilled),
     ):
         compute_job_run(job_id=job.pk)
@@ -69,7 +69,7 @@ def test_a_job_whose_worker_died_is_resumed_from_what_is_done(approved, admin_us
     job = killed_after(metrics_recompute_all(user=admin_user, queue=False), items=4)
     expire_lease(job)
     computed = []
-    real_batch, real_item = recompute._batch_compute, recompute._item_compute
+    real_batch, real_item = jobs._batch_compute, jobs._item_compute
 
     def spy_batch(batch, *, force, **kwargs):
         computed.extend(batch)
@@ -80,8 +80,8 @@ def test_a_job_whose_worker_died_is_resumed_from_what_is_done(approved, admin_us
         real_item(item, force=force)
 
     with (
-        mock.patch.object(recompute, "_batch_compute", side_effect=spy_batch),
-        mock.patch.object(recompute, "_item_compute", side_effect=spy_item),
+        mock.patch.object(jobs, "_batch_compute", side_effect=spy_batch),
+        mock.patch.object(jobs, "_item_compute", side_effect=spy_item),
     ):
         counts = compute_jobs_recover()  # eager: the resumed job runs now
 
@@ -117,7 +117,7 @@ def test_a_task_that_lost_its_lease_stops_and_leaves_the_job_alone(
     approved, admin_user, short_lease
 ):
     job = metrics_recompute_all(user=admin_user, queue=False)
-    real = recompute._batch_compute
+    real = jobs._batch_compute
 
     def taken_over_after_two(batch, *, force, **kwargs):
         real(batch, force=force, **kwargs)
@@ -125,7 +125,7 @@ def test_a_task_that_lost_its_lease_stops_and_leaves_the_job_alone(
             # The sweep took it for dead and another worker claimed it.
             ComputeJob.objects.filter(pk=job.pk).update(attempt=2)
 
-    with mock.patch.object(recompute, "_batch_compute", side_effect=taken_over_after_two):
+    with mock.patch.object(jobs, "_batch_compute", side_effect=taken_over_after_two):
         compute_job_run(job_id=job.pk)
 
     job.refresh_from_db()

@@ -7,8 +7,12 @@ from django.test import Client
 from django.urls import reverse
 
 from audit.services.jobs import compute_job_cancel
-from metrics.engine import recompute
-from metrics.engine.recompute import compute_job_run, metrics_recompute_all
+from metrics.engine.recompute import (
+    compute_job_run,
+    jobs,
+    metrics_recompute_all,
+    results_recompute_stale,
+)
 from metrics.models import ComputeJob, MetricResult
 from tests.metrics.extraction_helpers import (
     run_row,
@@ -59,7 +63,7 @@ def test_eta_while_running():
 
 def test_cancelling_a_running_job_stops_it_between_items(approved, admin_user):
     job = metrics_recompute_all(user=admin_user, queue=False)
-    real = recompute._batch_compute
+    real = jobs._batch_compute
     calls = []
 
     def compute_then_cancel(items, *, force, **kwargs):
@@ -68,13 +72,13 @@ def test_cancelling_a_running_job_stops_it_between_items(approved, admin_user):
         if len(calls) == 3:
             compute_job_cancel(job=ComputeJob.objects.get(pk=job.pk))
 
-    with mock.patch.object(recompute, "_batch_compute", side_effect=compute_then_cancel):
+    with mock.patch.object(jobs, "_batch_compute", side_effect=compute_then_cancel):
         job = compute_job_run(job_id=job.pk)
 
     assert (job.status, job.done, len(calls)) == (Job.CANCELLED, 3, 3)
     # What it did not reach stays stale for the sweep.
     assert run_row(approved.run).status == MetricResult.Status.STALE
-    recompute.results_recompute_stale()
+    results_recompute_stale()
     assert run_row(approved.run).status == MetricResult.Status.FRESH
     assert run_row(approved.run).values["n_statements"] == 6
 
@@ -89,14 +93,14 @@ def test_cancelling_a_queued_job_stops_it_before_it_starts(admin_user):
 def test_a_job_runs_once_even_if_delivered_twice(approved, admin_user):
     job = metrics_recompute_all(user=admin_user, queue=False)
     compute_job_run(job_id=job.pk)
-    with mock.patch.object(recompute, "_batch_compute") as compute:
+    with mock.patch.object(jobs, "_batch_compute") as compute:
         compute_job_run(job_id=job.pk)
     compute.assert_not_called()
 
 
 def test_a_job_that_crashes_is_recorded_as_failed(admin_user):
     job = metrics_recompute_all(user=admin_user, queue=False)
-    with mock.patch.object(recompute, "_expected_items", side_effect=RuntimeError("no db")):
+    with mock.patch.object(jobs, "_expected_items", side_effect=RuntimeError("no db")):
         job = compute_job_run(job_id=job.pk)
     assert job.status == Job.FAILED and "RuntimeError: no db" in job.error
 

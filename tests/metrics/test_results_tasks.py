@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from evalsite.queue import TRANSIENT_ERRORS
 from metrics import tasks
-from metrics.engine import recompute
+from metrics.engine.recompute import compute_job_run, sweep
 from metrics.engine.services import results_mark_stale, statement_result_compute
 from metrics.models import ComputeJob, MetricResult
 from tests.metrics.extraction_helpers import (
@@ -53,7 +53,7 @@ def test_stale_result_with_unchanged_inputs_is_confirmed_without_recomputing(
     statement = f1_world.statements[0]
     approve(run_committed, f1_world, statement, admin_user)
     results_mark_stale(statement_ids=[statement.pk])  # as if a task were lost
-    with mock.patch("metrics.engine.services.calculate_statement_f1") as engine:
+    with mock.patch("metrics.engine.services.children.calculate_statement_f1") as engine:
         tasks.compute_statement.delay(statement_id=statement.pk, run_id=f1_world.run.pk)
     engine.assert_not_called()
     assert statement_row(statement, f1_world.run).status == Status.FRESH
@@ -63,7 +63,7 @@ def test_stale_result_with_unchanged_inputs_is_confirmed_without_recomputing(
 def test_a_bug_is_recorded_as_a_failed_result_with_its_error(f1_world, admin_user, run_committed):
     statement = f1_world.statements[0]
     boom = ValueError("matching exploded")
-    with mock.patch("metrics.engine.services.calculate_statement_f1", side_effect=boom):
+    with mock.patch("metrics.engine.services.children.calculate_statement_f1", side_effect=boom):
         approve(run_committed, f1_world, statement, admin_user)
 
     row = statement_row(statement, f1_world.run)
@@ -227,7 +227,7 @@ def test_the_sweep_turns_many_stale_rows_into_one_job(
     _lost_tasks(f1_world, f1_world.statements)
     settings.RECOMPUTE_CHUNK_ITEMS = 3
     computed = []
-    monkeypatch.setattr(recompute, "_item_compute", lambda item, force: computed.append(item))
+    monkeypatch.setattr(sweep, "_item_compute", lambda item, force: computed.append(item))
 
     counts = tasks.recompute_stale.delay().get()  # the job is queued on commit: not here
 
@@ -248,15 +248,15 @@ def test_the_sweep_sends_a_run_whose_totals_are_unknown_to_the_slow_queue(
     totals, values = run_row(f1_world.run).contribution, run_row(f1_world.run).values
     MetricResult.objects.filter(scope="run").update(contribution=None)
     computed: list = []
-    real = recompute._item_compute
-    monkeypatch.setattr(recompute, "_item_compute", lambda item, force: computed.append(item))
+    real = sweep._item_compute
+    monkeypatch.setattr(sweep, "_item_compute", lambda item, force: computed.append(item))
 
     counts = tasks.recompute_stale.delay().get()  # the job is queued on commit: not here
 
     assert counts["job"] == 1 and computed == []
-    monkeypatch.setattr(recompute, "_item_compute", real)
+    monkeypatch.setattr(sweep, "_item_compute", real)
     job = ComputeJob.objects.get(kind=ComputeJob.Kind.RECOMPUTE)
     assert job.params["stale_only"] is True
-    recompute.compute_job_run(job_id=job.pk)
+    compute_job_run(job_id=job.pk)
     row = run_row(f1_world.run)
     assert (row.contribution, row.values, row.status) == (totals, values, Status.FRESH)

@@ -117,7 +117,7 @@ def test_the_runs_stale_check_asks_for_one_row_in_an_indexs_order(
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from metrics.engine.services import _children_status
+    from metrics.engine.services.runs import _children_status
 
     world = make_world(auditor, discussions=1, statements=2)
     for statement in world.statements:

@@ -55,11 +55,11 @@ from metrics.engine.errors import statement_results_changed
 from metrics.engine.services import (
     CODE_VERSION,
     EXTRACTION,
-    _run_values,
     discussion_key,
     statement_key,
     system_result_compute,
 )
+from metrics.engine.services.runs import _run_values
 from metrics.families.extraction import (
     add_contributions,
     calculate_cumulative_f1,
