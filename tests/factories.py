@@ -5,6 +5,7 @@ from __future__ import annotations
 import factory
 from django.contrib.auth import get_user_model
 
+from audit.derived.tallies import coding_written
 from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Speaker, Statement
 
 
@@ -110,3 +111,10 @@ class FeedbackFactory(factory.django.DjangoModelFactory):
         lambda: pdp(**{k: v for k, v in SIMPLE_PDP.items() if k != "delete"})
     )
     status = Feedback.Status.SUBMITTED
+
+    @classmethod
+    def _create(cls, model_class, *args, **kwargs):
+        """Created past the services: the stored tallies count it as they would."""
+        feedback = super()._create(model_class, *args, **kwargs)
+        coding_written(feedback=feedback, before=None)
+        return feedback

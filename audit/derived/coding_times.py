@@ -90,23 +90,6 @@ def _day(revision: FeedbackRevision) -> date:
     return revision.created_at.astimezone(UTC).date()
 
 
-def feedback_loaded(sender: type, instance: Feedback, **kwargs: object) -> None:
-    instance._times_sent = _sent(instance)  # type: ignore[attr-defined]
-
-
-def _sent(feedback: Feedback) -> bool | None:
-    status = feedback.__dict__.get("status")
-    return None if status is None else status != S.DRAFT
-
-
-def feedback_saved(sender: type, instance: Feedback, created: bool, **kwargs: object) -> None:
-    """A coding sent or taken back: its statement's time joins or leaves the medians."""
-    sent, before = _sent(instance), getattr(instance, "_times_sent", None)
-    if sent != before and not (created and not sent):
-        times_changed(changes=[(instance.auditor_id, _discussion_of(instance), None)])
-    instance._times_sent = sent  # type: ignore[attr-defined]
-
-
 def feedback_deleting(sender: type, instance: Feedback, **kwargs: object) -> None:
     """A coding goes with its history (read now: the cascade deletes the revisions first)."""
     first = instance.revisions.filter(author_id=instance.auditor_id).aggregate(

@@ -6,14 +6,14 @@ review. Counting that from the feedback and assignments on every request grows w
 the tallies are counted once, when the rows change.
 
 How they stay true:
-- every save or deletion of a ``Feedback`` or an ``Assignment`` (the services, cascades, the
-  admin) refreshes the pairs it touches, in the same transaction (the receivers at the foot,
-  connected in ``AuditConfig.ready``). A feedback's pairs are those of every auditor coding its
-  statement: approving one coding takes the others out of the review stream. A save that
-  changes nothing counted (an autosave) refreshes nothing;
-- writes that bypass the model signals (``bulk_create``, ``QuerySet.update``) call
-  ``tallies_refresh`` with their pairs; ``tallies_batched()`` collects the pairs of many
-  writes (an import, a bulk approval) and refreshes them once at its end;
+- every service that writes a ``Feedback`` or an ``Assignment`` calls the counting code for
+  the pairs it touches, in the same transaction (``coding_written``, ``codings_created``,
+  ``assignment_written``, ``tallies_refresh``). A coding's pairs are those of every auditor
+  coding its statement when its status changed: approving one coding takes the others out of
+  the review stream. A save that changes nothing counted (an autosave) calls nothing;
+- deletions, which cascade, follow the receivers at the foot (``AuditConfig.ready``);
+- ``tallies_batched()`` collects the pairs of many writes (a submit and the assignment it
+  releases, an import, a bulk approval) and refreshes them once at its end;
 - a refresh recounts its pairs from the rows, so it is idempotent, and ``tallies_rebuild``
   (``manage.py tallies_rebuild``, the data migration) recounts every pair.
 """
@@ -21,13 +21,14 @@ How they stay true:
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import Any
 
 from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
+from audit.derived.coding_times import times_changed
 from audit.derived.team_figures import (
     figures_add,
     figures_rebuild,
@@ -345,35 +346,49 @@ def pairs_of(*, statement_ids: Iterable[int], auditor_ids: Iterable[int]) -> set
     return {(d, a) for d in set(found) for a in set(auditor_ids)}
 
 
-def _counted_as(row: Feedback | Assignment) -> tuple | None:
-    """What the tallies count of a row: where it is and its status (None: not all loaded)."""
-    names = ("statement_id", "auditor_id", "status")
-    values = [row.__dict__.get(name) for name in names]
-    if isinstance(row, Feedback):
-        if "proposed_extraction" not in row.__dict__:
-            return None
-        values.append(row.__dict__["proposed_extraction"] is not None)
-    return None if None in values else tuple(values)
+# --- what the services call when they write what is counted -----------------------------------
 
 
-def row_loaded(sender: type, instance: Feedback | Assignment, **kwargs: Any) -> None:
-    instance._tally_key = _counted_as(instance)  # type: ignore[union-attr]
+def coding_written(*, feedback: Feedback, before: str | None) -> None:
+    """A coding created (``before``: None) or its status or pending change changed (``before``:
+    its status until then). Its auditor's tally of the discussion follows; when its status
+    changed, or it was created sent, so do those of every coder of its statement (approved
+    ground truth and sent codings change what the others wait for and share); when it was sent
+    or taken back, its time joins or leaves the medians (an expert's statement has no tally to
+    say so). A save that changes neither (an autosave) calls nothing."""
+    others = feedback.status in SENT if before is None else before != feedback.status
+    tallies_refresh(pairs=feedback_pairs(feedback, approval_changed=others))
+    if before is not None and (before == S.DRAFT) != (feedback.status == S.DRAFT):
+        times_changed(changes=[(feedback.auditor_id, _discussion_of(feedback), None)])
 
 
-def feedback_saved(sender: type, instance: Feedback, created: bool, **kwargs: Any) -> None:
-    key, before = _counted_as(instance), getattr(instance, "_tally_key", None)
-    if not created and key is not None and key == before:
-        return  # an autosave: nothing counted changed
-    # Other coders' figures follow whether this coding is approved (theirs stop waiting) and
-    # whether it is sent (they share a statement to adjudicate).
-    changed = (
-        before is None
-        or before[2] != instance.status
-        or instance.status == S.APPROVED
-        or (created and instance.status in SENT)
+def codings_created(*, feedbacks: Sequence[Feedback]) -> None:
+    """``coding_written`` for many codings created at once (seeded, imported)."""
+    own = {(d, f.auditor_id) for f in feedbacks if (d := _discussion_of(f)) is not None}
+    sent = [f.statement_id for f in feedbacks if f.status in SENT]
+    coders = Feedback.objects.filter(statement_id__in=sent).values_list(
+        "statement__discussion_id", "auditor_id"
     )
-    tallies_refresh(pairs=feedback_pairs(instance, approval_changed=changed))
-    instance._tally_key = key  # type: ignore[attr-defined]
+    tallies_refresh(pairs=own | set(coders))
+
+
+def statement_coders_refresh(*, statement_id: int) -> None:
+    """Every coder's tally of the statement's discussion: a merge of their codings produced
+    (or gone) changes what they have to adjudicate."""
+    coders = Feedback.objects.filter(statement_id=statement_id)
+    tallies_refresh(
+        pairs=set(coders.values_list("statement__discussion_id", "auditor_id").distinct())
+    )
+
+
+def assignment_written(*, assignment: Assignment, auditor_before: int | None = None) -> None:
+    """An assignment created or its status or auditor changed (``auditor_before``: it was taken
+    from them, who count one less)."""
+    auditors = {assignment.auditor_id, *([auditor_before] if auditor_before else [])}
+    tallies_refresh(pairs={(assignment.discussion_id, a) for a in auditors})
+
+
+# --- deletions (the cascades of a deleted statement or discussion) -----------------------------
 
 
 def feedback_deleted(sender: type, instance: Feedback, **kwargs: Any) -> None:
@@ -381,30 +396,7 @@ def feedback_deleted(sender: type, instance: Feedback, **kwargs: Any) -> None:
     tallies_refresh(pairs=feedback_pairs(instance, approval_changed=counted))
 
 
-def adjudication_written(sender: type, instance: Adjudication, **kwargs: Any) -> None:
-    """A merge produced or undone: its statement's coders have one less (or more) to adjudicate."""
-    coders = Feedback.objects.filter(statement_id=instance.statement_id)
-    tallies_refresh(
-        pairs=set(coders.values_list("statement__discussion_id", "auditor_id").distinct())
-    )
-
-
-def assignment_saved(sender: type, instance: Assignment, created: bool, **kwargs: Any) -> None:
-    key, before = _counted_as(instance), getattr(instance, "_tally_key", None)
-    if not created and key is not None and key == before:
-        return
-    pairs = _assignment_pairs(instance)
-    if before is not None and before[:2] != (instance.statement_id, instance.auditor_id):
-        # reassigned: the auditor it was taken from counts one less
-        pairs |= _assignment_pairs(Assignment(statement_id=before[0], auditor_id=before[1]))
-    tallies_refresh(pairs=pairs)
-    instance._tally_key = key  # type: ignore[attr-defined]
-
-
 def assignment_deleted(sender: type, instance: Assignment, **kwargs: Any) -> None:
-    tallies_refresh(pairs=_assignment_pairs(instance))
-
-
-def _assignment_pairs(assignment: Assignment) -> set[Pair]:
-    discussion_id = _discussion_of(assignment)
-    return set() if discussion_id is None else {(discussion_id, assignment.auditor_id)}
+    discussion_id = _discussion_of(instance)  # None: the statement is being deleted
+    if discussion_id is not None:
+        tallies_refresh(pairs={(discussion_id, instance.auditor_id)})

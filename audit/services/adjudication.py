@@ -16,6 +16,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from audit.derived.tallies import statement_coders_refresh, tallies_batched
 from audit.models import Adjudication, Feedback, Statement
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.errors import NotAllowed, WrongState
@@ -148,6 +149,7 @@ def adjudication_remerge(
 
 
 @transaction.atomic
+@tallies_batched()  # the merge's coding and what its statement's coders share: one recount
 def adjudication_produce(
     *,
     statement: Statement,
@@ -184,6 +186,7 @@ def adjudication_produce(
     adjudication.unanimous_items = unanimous_items
     adjudication.adjudicated_items = adjudicated_items
     adjudication.save()
+    statement_coders_refresh(statement_id=statement.pk)  # merged: nothing left to adjudicate
     adjudication.coders.set(coder_ids)
     audit_log_record(
         actor=admin,

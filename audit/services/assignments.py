@@ -21,7 +21,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
-from audit.derived.tallies import tallies_batched, tallies_refresh
+from audit.derived.tallies import assignment_written, tallies_batched, tallies_refresh
 from audit.models import Assignment, BlindReview, Discussion, Feedback, Statement
 from audit.selectors.lists import unassigned_visible
 from audit.services.audit_log import Action, audit_log_record
@@ -169,7 +169,7 @@ def assignments_create(*, plan: AssignmentPlan, admin: User) -> list[Assignment]
                     due=plan.due,
                 )
             )
-    Assignment.objects.bulk_create(rows)  # no model signals: the tallies are refreshed here
+    Assignment.objects.bulk_create(rows)
     tallies_refresh(pairs={(r.discussion_id, r.auditor_id) for r in rows})
     if plan.blind and extra:
         _mark_blind(sorted(extra), admin=admin)
@@ -238,12 +238,13 @@ def assignment_reassign(*, assignment: Assignment, auditor: User, admin: User) -
         raise WrongState(
             f"{auditor.get_username()} already has statement {locked.statement_id} assigned."
         )
-    previous = locked.auditor.get_username()
+    previous, previous_id = locked.auditor.get_username(), locked.auditor_id
     locked.auditor = auditor
     locked.status = A.OPEN
     locked.released_at = None
     locked.skip_reason, locked.skip_note = "", ""
     locked.save()
+    assignment_written(assignment=locked, auditor_before=previous_id)
     audit_log_record(
         actor=admin,
         action=Action.REASSIGN,
@@ -276,6 +277,7 @@ def assignments_unassign(*, assignments: QuerySet[Assignment], admin: User) -> i
     if not rows:
         raise UnknownItems("No such assignment.")
     Assignment.objects.filter(pk__in=[r.pk for r in rows]).delete()
+    tallies_refresh(pairs={(r.discussion_id, r.auditor_id) for r in rows})
     by_auditor: dict[str, list[int]] = {}
     for row in rows:
         by_auditor.setdefault(row.auditor.get_username(), []).append(row.statement_id)
@@ -297,7 +299,7 @@ def assignment_release_on_submit(*, statement_id: int, auditor: User) -> None:
     released = Assignment.objects.open().filter(statement_id=statement_id, auditor=auditor)
     discussions = set(released.values_list("statement__discussion_id", flat=True))
     released.update(status=A.SUBMITTED, released_at=timezone.now())
-    tallies_refresh(pairs={(d, auditor.pk) for d in discussions})  # update(): no model signals
+    tallies_refresh(pairs={(d, auditor.pk) for d in discussions})
 
 
 def assignment_reopen_on_unsubmit(*, statement_id: int, auditor: User) -> None:
@@ -307,7 +309,7 @@ def assignment_reopen_on_unsubmit(*, statement_id: int, auditor: User) -> None:
     )
     discussions = set(reopened.values_list("statement__discussion_id", flat=True))
     reopened.update(status=A.OPEN, released_at=None)
-    tallies_refresh(pairs={(d, auditor.pk) for d in discussions})  # update(): no model signals
+    tallies_refresh(pairs={(d, auditor.pk) for d in discussions})
 
 
 @transaction.atomic
@@ -348,6 +350,7 @@ def statement_skip(
     assignment.skip_reason, assignment.skip_note = reason, note.strip()
     assignment.released_at = timezone.now()
     assignment.save()
+    assignment_written(assignment=assignment)
     audit_log_record(
         actor=auditor,
         action=Action.SKIP,

@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.definitions import definitions_markdown
-from audit.derived.tallies import tallies_batched
+from audit.derived.tallies import codings_created, tallies_batched
 from audit.models import (
     Comment,
     Discussion,
@@ -273,15 +273,19 @@ def _store_feedback(
             kind=Comment.Kind.REJECTION,
             body=reason,
         )
+    codings = [feedback]
     if index < 3:
-        Feedback.objects.create(
-            statement=statement,
-            auditor=users["auditor2"],
-            edited_extraction=_second_coding(statement, position, coding, source.pdp_deltas),
-            source_extraction=source,
-            status=Feedback.Status.SUBMITTED,
-            guideline_version=guidelines,
+        codings.append(
+            Feedback.objects.create(
+                statement=statement,
+                auditor=users["auditor2"],
+                edited_extraction=_second_coding(statement, position, coding, source.pdp_deltas),
+                source_extraction=source,
+                status=Feedback.Status.SUBMITTED,
+                guideline_version=guidelines,
+            )
         )
+    codings_created(feedbacks=codings)
 
 
 def _problems(statement, payload: dict) -> list:
@@ -511,7 +515,7 @@ def _store_triage_discussion(index: int, external_id: str, run, users) -> list[i
             statement=statement, run=run, pdp_deltas=validate_pdp(ai)
         )
         if index < TRIAGE_APPROVED:
-            Feedback.objects.create(
+            approved = Feedback.objects.create(
                 statement=statement,
                 auditor=users["auditor1"],
                 edited_extraction=coding,
@@ -520,5 +524,6 @@ def _store_triage_discussion(index: int, external_id: str, run, users) -> list[i
                 approved_by=users["admin"],
                 approved_at=timezone.now(),
             )
+            codings_created(feedbacks=[approved])
         ids.append(statement.pk)
     return ids

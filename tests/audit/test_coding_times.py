@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from audit.derived.coding_times import team_times_rebuild, team_times_refresh
+from audit.derived.tallies import coding_written
 from audit.models import (
     AuditorFigures,
     CodingTime,
@@ -195,8 +196,9 @@ def test_a_deleted_coding_takes_its_time_with_it(auditor):
 
 
 def test_a_coding_sent_without_a_moment_of_its_coder_changes_the_median(auditor):
-    """An expert's statement coded past the services (an import): no tally counts it, so only
-    its status tells the worker its time joins the medians."""
+    """An expert's statement coded past the services (an import), then sent: no tally counts
+    it, so only the status change written (``coding_written``) tells the worker its time joins
+    the medians."""
     statements = _statements()
     expert = statements[4]
     _edit(auditor, statements[0], _at(1, 0))  # the discussion's row: a tallied coding
@@ -209,6 +211,7 @@ def test_a_coding_sent_without_a_moment_of_its_coder_changes_the_median(auditor)
 
     feedback.status = Feedback.Status.SUBMITTED
     feedback.save()
+    coding_written(feedback=feedback, before=Feedback.Status.DRAFT)
     team_times_refresh()
 
     assert_incremental_equals_whole()

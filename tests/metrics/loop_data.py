@@ -16,6 +16,7 @@ from django.core.management import call_command
 from django.db import transaction
 from django.utils import timezone
 
+from audit.derived.tallies import codings_created
 from audit.models import (
     Comment,
     Discussion,
@@ -118,6 +119,7 @@ def loop_data_create(
                 guideline_version=guidelines,
                 comment=note,
             )
+            codings_created(feedbacks=[feedback])  # created past the services
             if note:
                 data.noted[statement.pk] = note
             if position % 4 == 1:

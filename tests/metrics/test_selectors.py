@@ -3,6 +3,7 @@
 import pytest
 
 from audit import figures
+from audit.derived.tallies import coding_written
 from audit.models import Feedback
 from metrics import selectors
 from metrics.models import MetricResult
@@ -50,5 +51,6 @@ def test_my_progress_counts_my_codings_by_status_from_the_stored_tallies(auditor
     }  # fmt: skip
     mine[0].status = S.SUBMITTED
     mine[0].save()
+    coding_written(feedback=mine[0], before=S.DRAFT)  # written past the services
     assert selectors.my_progress(auditor)["draft"] == 1
     assert selectors.my_progress(second_auditor)["approved"] == 1

@@ -9,6 +9,7 @@ import copy
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
+from audit.derived.tallies import coding_written, tallies_batched
 from audit.models import (
     Extraction,
     ExtractionRun,
@@ -75,6 +76,7 @@ def feedback_start(
                 blind=blind,
             )
             revision_record(feedback, author=auditor, action="start", before=None)
+            coding_written(feedback=feedback, before=None)
     except IntegrityError:
         # A simultaneous start (double submit) created it first: theirs is this one.
         return Feedback.objects.get(statement=statement, auditor=auditor)
@@ -108,7 +110,7 @@ def feedback_save(
         locked.comment = comment
     if locked.is_approved:
         return _propose(locked, user=user, payload=payload)
-    before = copy.deepcopy(locked.edited_extraction)
+    before, status = copy.deepcopy(locked.edited_extraction), locked.status
     locked.edited_extraction = payload
     # What was submitted or sent back is no longer what the reviewer will see: submit again.
     if locked.status in (Feedback.Status.SUBMITTED, Feedback.Status.REJECTED):
@@ -117,6 +119,8 @@ def feedback_save(
     locked.save()
     action = "edit" if restored_from is None else "restore"
     revision_record(locked, author=user, action=action, before=before, restored_from=restored_from)
+    if locked.status != status:  # an autosave of a draft changes nothing counted
+        coding_written(feedback=locked, before=status)
     return locked
 
 
@@ -132,6 +136,7 @@ def _propose(locked: Feedback, *, user, payload: dict) -> Feedback:
     locked.proposed_by = user
     locked.version += 1
     locked.save()
+    coding_written(feedback=locked, before=locked.status)  # it waits for review now
     revision = FeedbackRevision.objects.create(
         feedback=locked,
         author=user,
@@ -155,6 +160,7 @@ def _propose(locked: Feedback, *, user, payload: dict) -> Feedback:
 
 
 @transaction.atomic
+@tallies_batched()  # the coding and the assignment it releases: one recount
 def feedback_submit(*, feedback: Feedback, user: User, base_version: int | None = None) -> Feedback:
     if feedback.auditor_id != user.pk:
         raise NotAllowed("You can only submit your own feedback.")
@@ -165,7 +171,7 @@ def feedback_submit(*, feedback: Feedback, user: User, base_version: int | None 
     if locked.status not in SUBMITTABLE:
         raise WrongState(f"Feedback is already {locked.get_status_display().lower()}.")
     check_ready(locked, action="submit")
-    locked.status = Feedback.Status.SUBMITTED
+    status, locked.status = locked.status, Feedback.Status.SUBMITTED
     if locked.submitted_extraction is None:  # final for the agreement figures from now on
         locked.submitted_extraction = copy.deepcopy(locked.edited_extraction)
     locked.review_opened_at = None
@@ -173,6 +179,7 @@ def feedback_submit(*, feedback: Feedback, user: User, base_version: int | None 
     locked.guideline_version = guideline_current()
     locked.version += 1
     locked.save()
+    coding_written(feedback=locked, before=status)
     revision_record(locked, author=user, action="submit", before=None)
     assignment_release_on_submit(statement_id=locked.statement_id, auditor=user)
     return locked
@@ -211,6 +218,7 @@ def feedback_unsubmit_refusal(*, feedback: Feedback, user: User) -> str:
 
 
 @transaction.atomic
+@tallies_batched()  # the coding and the assignment it reopens: one recount
 def feedback_unsubmit(
     *, feedback: Feedback, user: User, base_version: int | None = None
 ) -> Feedback:
@@ -225,6 +233,7 @@ def feedback_unsubmit(
     locked.submitted_extraction = None
     locked.version += 1
     locked.save()
+    coding_written(feedback=locked, before=Feedback.Status.SUBMITTED)
     revision_record(locked, author=user, action="unsubmit", before=None)
     assignment_reopen_on_unsubmit(statement_id=locked.statement_id, auditor=user)
     return locked
