@@ -179,7 +179,9 @@ def tallies_refresh(*, pairs: Iterable[Pair]) -> None:
     ordered = sorted(wanted)
     for start in range(0, len(ordered), BATCH):
         chunk = ordered[start : start + BATCH]
-        with transaction.atomic():  # the locks are held until the counts are written
+        # The locks are held until the counts are written (in the caller's transaction, no
+        # savepoint of its own: an error here fails the write that called it).
+        with transaction.atomic(savepoint=False):
             before = _lock(chunk)
             where = Q(
                 statement__discussion_id__in={d for d, _ in chunk},

@@ -80,7 +80,12 @@ def figures_add(*, before: Mapping[Pair, Mapping[str, int]], after: Mapping[Pair
         for name, value in _difference(before.get(pair), after.get(pair)).items():
             by_discussion[pair[0]][name] += value
             by_auditor[pair[1]][name] += value
-    _rows_ensure(discussion_ids=list(by_discussion), auditor_ids=list(by_auditor))
+    # A pair that counted something before has its rows (made when it first did).
+    new = [pair for pair in after if not any((before.get(pair) or {}).values())]
+    _rows_ensure(
+        discussion_ids=sorted({d for d, _ in new} & set(by_discussion)),
+        auditor_ids=sorted({a for _, a in new} & set(by_auditor)),
+    )
     _times_follow(before=before, after=after)
     # In id order, discussions then auditors: concurrent refreshes take the locks in one order.
     for model, changes in ((DiscussionFigures, by_discussion), (AuditorFigures, by_auditor)):

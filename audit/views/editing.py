@@ -41,6 +41,7 @@ from audit.services import (
 )
 from audit.services.feedback import (
     feedback_opens_in_editor,
+    feedback_submit_next,
     feedback_unsubmit,
     feedback_unsubmit_refusal,
 )
@@ -48,7 +49,7 @@ from audit.views.access import error_fragment, safe_next, visible_feedback
 from audit.views.discussion import card_context, earlier_labels, problem_lines, statement_url
 from audit.views.editor import coding_summary, editor_card, marked, row_errors
 from audit.views.rows import choose_run, coded_payloads
-from audit.views.team import open_next
+from audit.views.team import next_editor
 from evalsite.access import auditor_required
 from evalsite.http import HtmxHttpRequest
 from metrics.families.payload.edits import mark_edited
@@ -189,10 +190,14 @@ def save(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         context = card_context(request, feedback.statement, owner=feedback.auditor)
         payload = apply_op(payload, op, request.POST, known=coded_payloads(context["rows"]))
     payload = mark_edited(stored, payload)
-    saved = feedback
+    saved, following = feedback, None
     try:
         saved = _save_form(request, feedback, payload)
-        if op in SUBMIT_OPS:
+        if op == "submit_next":
+            saved, following = feedback_submit_next(
+                feedback=saved, user=request.user, base_version=saved.version
+            )
+        elif op in SUBMIT_OPS:
             saved = feedback_submit(feedback=saved, user=request.user, base_version=saved.version)
     except NotReady as exc:
         # The edit was saved; only the submit is refused, with each problem at its field.
@@ -205,7 +210,7 @@ def save(request: HtmxHttpRequest, pk: int) -> HttpResponse:
         if not request.htmx:
             return _editor_page_error(request, feedback, payload, exc)
         return workflow_error(request, exc, feedback)
-    return _saved_reply(request, saved, stored, op)
+    return _saved_reply(request, saved, stored, op, following)
 
 
 def keep_losing_edit(request: HtmxHttpRequest, exc: StaleVersion, payload: dict) -> None:
@@ -222,10 +227,12 @@ def _save_form(request: HtmxHttpRequest, feedback: Feedback, payload: dict) -> F
     )  # fmt: skip
 
 
-def _saved_reply(request: HtmxHttpRequest, saved: Feedback, before: dict, op: str) -> HttpResponse:
+def _saved_reply(
+    request: HtmxHttpRequest, saved: Feedback, before: dict, op: str, following: Feedback | None
+) -> HttpResponse:
     if op == "submit_next":
         messages.success(request, f"Submitted statement #{saved.statement.order}.")
-        return open_next(request, saved.statement, submitted=saved)
+        return next_editor(request, following, submitted=saved)
     if not request.htmx:
         run = _run(request, saved.statement)
         if op == "submit":

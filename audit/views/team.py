@@ -43,7 +43,7 @@ from audit.selectors.stream import (
     skipped_assignments,
 )
 from audit.selectors.threads import threads_unread
-from audit.services import NotReady, WorkflowError, feedback_start, feedback_submit
+from audit.services import NotReady, WorkflowError, feedback_start
 from audit.services.assignments import (
     MAX_OVERLAP_K,
     AssignmentPlan,
@@ -55,6 +55,7 @@ from audit.services.assignments import (
     assignments_unassign,
     statement_skip,
 )
+from audit.services.feedback import feedback_submit_next
 from audit.views.access import error_fragment, visible_feedback
 from audit.views.discussion import problem_lines
 from evalsite.access import admin_required, auditor_required
@@ -383,21 +384,27 @@ class SkipForm(forms.Form):
     note = forms.CharField(required=False, max_length=5000)
 
 
-def open_next(
-    request: HtmxHttpRequest, after: Statement | None, *, submitted: Feedback | None = None
-) -> HttpResponse:
-    """Start (or reopen) the next statement that needs this auditor, in its editor; with
-    nothing left, back to the queue. htmx follows with HX-Redirect (a whole new page).
-    `submitted`: the coding just sent, which the next editor offers to take back."""
+def open_next(request: HtmxHttpRequest, after: Statement | None) -> HttpResponse:
+    """Start (or reopen) the next statement that needs this auditor, in its editor."""
     statement = assignment_next(user=request.user, after=after)
-    if statement is None:
+    following = (
+        None if statement is None else feedback_start(statement=statement, auditor=request.user)
+    )
+    return next_editor(request, following)
+
+
+def next_editor(
+    request: HtmxHttpRequest, following: Feedback | None, *, submitted: Feedback | None = None
+) -> HttpResponse:
+    """The next coding's editor; with nothing left, back to the queue. htmx follows with
+    HX-Redirect (a whole new page). `submitted`: the coding just sent, which the next editor
+    offers to take back."""
+    if following is None:
         messages.success(request, "Nothing left that needs you. Thank you!")
-        target = reverse("home")
-    else:
-        feedback = feedback_start(statement=statement, auditor=request.user)
-        target = reverse("audit:feedback_edit", args=[feedback.pk])
-        if submitted is not None:
-            target += f"?submitted={submitted.pk}"
+        return page_redirect(request, reverse("home"))
+    target = reverse("audit:feedback_edit", args=[following.pk])
+    if submitted is not None:
+        target += f"?submitted={submitted.pk}"
     return page_redirect(request, target)
 
 
@@ -417,11 +424,11 @@ def submit_next(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     """Submit, then open the next statement that needs me (one key: n)."""
     feedback = visible_feedback(request, pk)
     try:
-        feedback = feedback_submit(
+        submitted, following = feedback_submit_next(
             feedback=feedback, user=request.user, base_version=base_version(request.POST)
         )
-        messages.success(request, f"Submitted statement #{feedback.statement.order}.")
-        return open_next(request, feedback.statement, submitted=feedback)
+        messages.success(request, f"Submitted statement #{submitted.statement.order}.")
+        return next_editor(request, following, submitted=submitted)
     except ValidationError as exc:  # no version it edits
         target = f"#card-msg-{feedback.statement_id}"
         return error_fragment(request, exc.messages, status=400, target=target)

@@ -19,6 +19,7 @@ from audit.models import (
     empty_pdp,
 )
 from audit.services.assignments import (
+    assignment_next,
     assignment_release_on_submit,
     assignment_reopen_on_unsubmit,
     check_may_code,
@@ -183,6 +184,21 @@ def feedback_submit(*, feedback: Feedback, user: User, base_version: int | None 
     revision_record(locked, author=user, action="submit", before=None)
     assignment_release_on_submit(statement_id=locked.statement_id, auditor=user)
     return locked
+
+
+@transaction.atomic
+@tallies_batched()  # what the submit and the next start change: one recount
+def feedback_submit_next(
+    *, feedback: Feedback, user: User, base_version: int | None = None
+) -> tuple[Feedback, Feedback | None]:
+    """Submit, then start (or reopen) the next statement that needs this auditor: the coding
+    submitted and the next one (None: nothing left). One step: if the next cannot be started,
+    nothing is submitted."""
+    submitted = feedback_submit(feedback=feedback, user=user, base_version=base_version)
+    statement = assignment_next(user=user, after=submitted.statement)
+    if statement is None:
+        return submitted, None
+    return submitted, feedback_start(statement=statement, auditor=user)
 
 
 def _submit_repeated(locked: Feedback, *, user: User, base_version: int | None) -> bool:
