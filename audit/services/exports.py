@@ -12,7 +12,6 @@ from typing import Any
 
 from django.utils import timezone
 
-from audit import figures
 from audit.models import (
     Comment,
     Discussion,
@@ -23,6 +22,7 @@ from audit.models import (
     Statement,
     TriageStatement,
 )
+from audit.selectors.statement_f1 import run_statement_f1
 from audit.services.imports import SCHEMA_VERSION, Progress
 from audit.services.runs import run_reference
 from evalsite.api import DomainError
@@ -186,7 +186,7 @@ def _exported_discussions(
 ) -> Iterator[dict]:
     """The discussions' export entries in id order, read EXPORT_CHUNK discussions at a time
     (four queries per chunk, two more with the provisional ground truth, one with the notes,
-    two with the F1 figures)."""
+    one with the F1 figures)."""
     for start in range(0, len(ids), EXPORT_CHUNK):
         chunk = ids[start : start + EXPORT_CHUNK]
         statements: dict[int, list[Statement]] = {pk: [] for pk in chunk}
@@ -205,7 +205,7 @@ def _exported_discussions(
             .select_related("auditor", "approved_by", "guideline_version")
         }
         threads = _threads(chunk) if extras.notes else None
-        f1 = _f1_by_statement(extras.f1_run, chunk, approved) if extras.f1_run else None
+        f1 = _f1_by_statement(extras.f1_run, approved) if extras.f1_run else None
         for done, discussion in enumerate(
             Discussion.objects.filter(pk__in=chunk).order_by("pk"), start=start + 1
         ):
@@ -309,28 +309,26 @@ F1_FIGURES = (
 
 
 def _f1_by_statement(
-    run: ExtractionRun, discussion_ids: list[int], approved: dict[int, Feedback]
+    run: ExtractionRun, approved: dict[int, Feedback]
 ) -> dict[int, dict[str, Any] | None]:
-    """Per statement of these discussions: the run's stored F1 of it against its approved
-    coding, with the items matched, missed and spurious; None where nothing is stored (no
-    approved coding, no extraction by the run, or not computed yet)."""
-    with_gt = list(approved)
-    stored = figures.statement_f1_results(run_id=run.pk, statement_ids=with_gt)
-    payloads = dict(
-        Extraction.objects.filter(run=run, statement_id__in=list(stored)).values_list(
-            "statement_id", "pdp_deltas"
-        )
+    """Per statement with an approved coding that the run extracted: the run's F1 of it
+    against that coding (``audit.selectors.statement_f1``: what metrics stores for it), with
+    the items matched, missed and spurious."""
+    scored = run_statement_f1(
+        run_id=run.pk,
+        statement_ids=approved,
+        approved={pk: f.edited_extraction for pk, f in approved.items()},
     )
     reference = run_reference(run)
+    computed_at = timezone.now().isoformat()
     out: dict[int, dict[str, Any] | None] = {}
-    for statement_id, result in stored.items():
-        values = result.values or {}
-        ai = payloads.get(statement_id) or {}
+    for statement_id, result in scored.items():
+        values, ai = result.values, result.ai
         gt = approved[statement_id].edited_extraction or {}
         out[statement_id] = {
             "run": reference,
-            "status": result.status,
-            "computed_at": result.computed_at.isoformat() if result.computed_at else None,
+            "status": "fresh",  # computed now, with the settings in force
+            "computed_at": computed_at,
             "figures": {name: values.get(name) for name in F1_FIGURES},
             "matched": {kind: values.get(f"{kind}_matches") or [] for kind in ENTITY_KINDS},
             "missed": {

@@ -15,7 +15,10 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from audit.models import Discussion, Feedback, history_purge
+from audit.selectors.statement_f1 import run_statement_f1
 from audit.services import discussions_import, ground_truth_export
+from audit.services.exports import F1_FIGURES
+from metrics.families.payload.items import ENTITY_KINDS
 from metrics.families.payload.schema import GROUND_TRUTH_EXPORT_SCHEMA
 from metrics.models import MetricResult
 
@@ -75,6 +78,28 @@ def test_notes_threads_and_f1_are_added_only_when_asked(loop):
         assert len(f1["spurious"]["events"]) == values["events_fp"]
     expert = next(s for s in _statements(full) if s["speaker_type"] == "Expert")
     assert expert["f1"] is None and expert["approved_feedback"] is None
+
+
+def test_the_exported_f1_is_what_the_engine_stores(loop):
+    """The export scores each statement itself, through the library: its figures are the
+    engine's stored statement results, figure for figure, for every run."""
+    for run in loop.replicates:
+        stored = {
+            r.statement_id: r.values
+            for r in MetricResult.objects.filter(family="extraction", scope="statement", run=run)
+        }
+        assert stored and not MetricResult.objects.filter(run=run).exclude(status="fresh").exists()
+        export = ground_truth_export(all_discussions=True, run=run, include_f1=True)
+        exported = json.loads(json.dumps(export))  # as the file and the API carry it
+        f1 = {s["id"]: s["f1"] for s in _statements(exported) if s["f1"] is not None}
+        assert f1.keys() == stored.keys()
+        for statement_id, values in stored.items():
+            assert f1[statement_id]["figures"] == {name: values[name] for name in F1_FIGURES}
+            matched = {kind: values[f"{kind}_matches"] for kind in ENTITY_KINDS}
+            assert f1[statement_id]["matched"] == matched
+        scored = run_statement_f1(run_id=run.pk, statement_ids=stored)
+        assert {pk: json.loads(json.dumps(r.values)) for pk, r in scored.items()} == stored
+    assert any(v["aggregate_micro_f1"] < 1 for v in stored.values())  # not all trivially equal
 
 
 def test_the_round_trip_stays_lossless_with_the_options(loop):

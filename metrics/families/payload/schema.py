@@ -408,8 +408,9 @@ EXPORT_STATEMENT_SCHEMA = {
         "approved_feedback": {"oneOf": [APPROVED_FEEDBACK_SCHEMA, {"type": "null"}]},
         "f1": {
             "type": ["object", "null"],
-            "description": "only with include_f1: the chosen run's stored F1 of the statement "
-            "against its approved coding (null: none stored), the items matched (AI id, "
+            "description": "only with include_f1: the chosen run's F1 of the statement "
+            "against its approved coding, computed by the export (null: no approved coding, "
+            "or the run did not extract it), the items matched (AI id, "
             "ground-truth id, score), missed (ground-truth items) and spurious (AI items); an "
             "import ignores it",
             "additionalProperties": False,

@@ -91,13 +91,26 @@ class Command(BaseCommand):
         parser.add_argument("--discussions", type=int, default=1000)
         parser.add_argument("--statements", type=int, default=50)
         parser.add_argument(
+            "--include-f1",
+            action="store_true",
+            help="export each statement's F1 for the seeded run too (computed by the export)",
+        )
+        parser.add_argument(
             "--profile",
             metavar="FILE",
             help="profile the import with pyinstrument and write its report here (HTML for "
             "FILE.html, else text)",
         )
 
-    def handle(self, *args, discussions: int, statements: int, profile: str | None, **options):
+    def handle(
+        self,
+        *args,
+        discussions: int,
+        statements: int,
+        include_f1: bool,
+        profile: str | None,
+        **options,
+    ):
         self.stdout.write(f"seeding {discussions} x {statements} ...")
         with invalidation.suspended():
             workload = SeededWorkload.create(discussions=discussions, statements=statements)
@@ -108,11 +121,12 @@ class Command(BaseCommand):
         )
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "ground-truth.json"
-            seconds, cpu, peak, _ = _in_child(lambda: _export(ids, path))
+            f1_run = workload.run if include_f1 else None
+            seconds, cpu, peak, _ = _in_child(lambda: _export(ids, path, f1_run))
             size_mb = path.stat().st_size / 1e6
             self.stdout.write(
-                f"export: {seconds:.1f} s ({cpu:.1f} s of CPU), peak memory +{peak:.0f} MB, "
-                f"file {size_mb:.0f} MB"
+                f"export{' with F1' if include_f1 else ''}: {seconds:.1f} s ({cpu:.1f} s of CPU), "
+                f"peak memory +{peak:.0f} MB, file {size_mb:.0f} MB"
             )
             workload.delete()  # the import finds none of them: it creates everything again
             admin = get_user_model().objects.create(
@@ -128,9 +142,10 @@ class Command(BaseCommand):
                 _delete_imported(workload.tag)
 
 
-def _export(ids: list[int], path: Path) -> str:
+def _export(ids: list[int], path: Path, f1_run: ExtractionRun | None = None) -> str:
     with path.open("w", encoding="utf-8") as out:
-        for piece in ground_truth_export_text(discussion_ids=ids):
+        pieces = ground_truth_export_text(discussion_ids=ids, run=f1_run, include_f1=bool(f1_run))
+        for piece in pieces:
             out.write(piece)
     return ""
 

@@ -1,0 +1,54 @@
+"""A run's statement F1: the library's extraction F1 of the run's extraction of a statement
+against its approved coding, with the deployment's match settings, computed on request.
+
+The same inputs and the same library call as the result metrics stores for the statement
+(``metrics.engine.services.children``), so the figures are the stored ones whenever those are
+current; where a stored result is being recomputed, these are already what it will hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from audit.models import Extraction, Feedback
+from evalsite.match_settings import match_settings
+from metrics.families.extraction import StatementInput, calculate_statements_f1
+
+
+@dataclass(frozen=True)
+class StatementF1:
+    ai: dict[str, Any]  # the run's extraction of the statement (its PDP delta)
+    values: dict[str, Any]  # the library's figures, as metrics stores them
+
+
+def run_statement_f1(
+    *,
+    run_id: int,
+    statement_ids: Iterable[int],
+    approved: dict[int, dict[str, Any] | None] | None = None,
+) -> dict[int, StatementF1]:
+    """Per statement with an approved coding that the run extracted, its F1; a statement
+    without either has none. ``approved`` (statement id → approved coding) is what the caller
+    has read already; without it the approved codings are read here (one query more)."""
+    ids = list(statement_ids)
+    if approved is None:
+        approved = dict(
+            Feedback.objects.approved()
+            .filter(statement_id__in=ids)
+            .values_list("statement_id", "edited_extraction")
+        )
+    rows = list(
+        Extraction.objects.filter(
+            run_id=run_id, statement_id__in=[pk for pk in ids if pk in approved]
+        ).values_list("statement_id", "statement__discussion_id", "pdp_deltas")
+    )
+    scored = calculate_statements_f1(
+        (StatementInput(ai, approved[pk], pk, discussion) for pk, discussion, ai in rows),
+        settings=match_settings(),
+    )
+    return {
+        pk: StatementF1(ai or {}, metrics.to_dict())
+        for (pk, _, ai), metrics in zip(rows, scored, strict=True)
+    }
