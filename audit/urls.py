@@ -27,7 +27,6 @@ urlpatterns = [
     path("discussions/<int:pk>/bulk-approve/", queue.bulk_approve, name="bulk_approve"),
     path("statements/<int:pk>/", discussion.statement, name="statement"),
     path("statements/<int:pk>/state/", discussion.statement_state, name="statement_state"),
-    path("statements/<int:pk>/f1/", discussion.statement_f1, name="statement_f1"),
     path("statements/<int:pk>/presence/", discussion.presence, name="presence"),
     path("statements/<int:pk>/start/", editing.start, name="feedback_start"),
     path("statements/<int:pk>/review/", review.statement_review, name="statement_review"),

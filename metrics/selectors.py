@@ -1,5 +1,4 @@
-"""Reads of stored metric results, for pages, the API (stable id order for pagination) and
-the statement F1 audit's pages show (``audit.figures``).
+"""Reads of stored metric results, for pages and the API (stable id order for pagination).
 
 Selectors only read: computing and storing stay in the services and tasks.
 """
@@ -15,7 +14,6 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
 from audit.display import Labels
-from audit.figures import StoredResult
 from audit.models import (
     AuditorFigures,
     Extraction,
@@ -41,23 +39,6 @@ from metrics.models import (
 )
 from metrics.registry import ADMIN_ONLY
 from metrics.results import run_key
-
-
-def statement_f1_results(*, run_id: int, statement_ids: list[int]) -> dict[int, StoredResult]:
-    """A run's stored statement F1 rows of these statements (the cards a page shows in full),
-    by statement id (one query)."""
-    rows = MetricResult.objects.filter(
-        family=EXTRACTION,
-        scope=MetricResult.Scope.STATEMENT,
-        run_id=run_id,
-        statement_id__in=statement_ids,
-    ).only("statement_id", "status", "values", "computed_at", "error")
-    return {
-        row.statement_id or 0: StoredResult(
-            status=row.status, values=row.values, computed_at=row.computed_at, error=row.error
-        )
-        for row in rows
-    }
 
 
 def metric_results_list(

@@ -217,16 +217,6 @@ def statement_state(request: HtmxHttpRequest, pk: int) -> HttpResponse:
     return render(request, "audit/components/payload.html#state", context)
 
 
-@require_GET
-@auditor_required
-def statement_f1(request: HtmxHttpRequest, pk: int) -> HttpResponse:
-    """The F1 badge and panel, polled while the stored result is being recomputed."""
-    statement = _statement(pk)
-    if not request.htmx:
-        return redirect(reverse("audit:statement", args=[pk]))
-    return render(request, "audit/components/f1.html#f1", card_context(request, statement))
-
-
 @require_POST
 @auditor_required
 def presence(request: HtmxHttpRequest, pk: int) -> HttpResponse:

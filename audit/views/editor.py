@@ -179,9 +179,9 @@ def _pointers(payload: dict, kind: str, ident: Any, labels: Labels) -> list[str]
 def _align_with_ai(
     items: dict[str, list[dict]], row: StatementRow | None, payload: dict
 ) -> dict[str, list[Card]] | None:
-    """Put on each editor item the AI card the extraction matcher pairs it with (through
-    audit.figures), and return the AI cards left unpaired per kind; None when the AI is hidden
-    (blind coding), absent, or no matcher is registered."""
+    """Put on each editor item the AI card the extraction matcher pairs it with
+    (``audit.selectors.alignment``), and return the AI cards left unpaired per kind; None when
+    the AI is hidden (blind coding) or absent."""
     if row is None or row.ai_view is None or row.extraction is None:
         return None
     pairs = item_alignment(ai=row.ai_payload, coded=payload)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
-from typing import Any
 
 from django.contrib.auth.models import User
+from django.db import DatabaseError
 
 from audit.context_processors import unread_comments
 from audit.display import (
@@ -18,7 +19,6 @@ from audit.display import (
     sarf_scores,
     submit_summary,
 )
-from audit.figures import StoredResult, statement_f1_results
 from audit.models import (
     BlindReview,
     Discussion,
@@ -30,6 +30,7 @@ from audit.models import (
     empty_pdp,
 )
 from audit.selectors.blind import blind_sealed_statement_ids
+from audit.selectors.statement_f1 import StatementF1, run_statement_f1
 from audit.selectors.threads import UnreadComments
 from audit.services.feedback import (
     feedback_can_submit,
@@ -39,6 +40,8 @@ from audit.services.feedback import (
 from evalsite.access import is_admin
 from evalsite.http import HtmxHttpRequest
 from evalsite.params import parse_id
+
+log = logging.getLogger(__name__)
 
 
 def choose_run(request: HtmxHttpRequest, runs: list[ExtractionRun]) -> ExtractionRun | None:
@@ -52,19 +55,14 @@ def choose_run(request: HtmxHttpRequest, runs: list[ExtractionRun]) -> Extractio
 
 @dataclass
 class F1View:
-    status: str  # fresh / stale / failed / pending
+    status: str  # fresh / failed
     value: float | None
     tone: str
     rows: list = field(default_factory=list)
     sarf: list = field(default_factory=list)
     exact_match: bool | None = None
     totals: tuple[int, int, int] = (0, 0, 0)
-    computed_at: Any = None
     error: str = ""
-
-    @property
-    def updating(self) -> bool:
-        return self.status in ("stale", "pending")
 
 
 @dataclass(frozen=True)
@@ -372,13 +370,18 @@ def _present_row(row: StatementRow, labels: Labels, ai_labels: Labels) -> None:
 
 
 def attach_f1(rows: list[StatementRow], data: DiscussionData, user, *, earlier: int = 0) -> None:
-    """Read the stored statement F1 (never computed here) for statements with ground truth;
-    statements before the order `earlier` (not among the rows) only name the items."""
-    # Only the cards shown in full show an F1: their stored rows are the only ones read, and
-    # without any (a draft far down, no ground truth yet) nothing needs the names either.
-    wanted = [row.pk for row in rows if row.has_approved and row.presented]
-    if not wanted:
+    """Score the statement F1 of the run (``audit.selectors.statement_f1``: the figures metrics
+    stores) for statements with ground truth that the run extracted; statements before the
+    order `earlier` (not among the rows) only name the items."""
+    # Only the cards shown in full show an F1: they are the only ones scored, and without any
+    # (a draft far down, no ground truth yet) nothing needs the names either.
+    wanted = [
+        row.pk for row in rows if row.has_approved and row.presented and row.extraction is not None
+    ]
+    if not wanted or not data.run_id:
         return
+    # The approved codings the viewer may read, for naming their items (the F1 is scored on
+    # the approved coding itself, which the selector reads).
     approved = {f.statement_id: f for f in data.feedback if f.status == Feedback.Status.APPROVED}
     labels = Labels()
     if earlier:
@@ -389,40 +392,41 @@ def attach_f1(rows: list[StatementRow], data: DiscussionData, user, *, earlier: 
                 labels.feed(
                     row.coding_payload if row.coded else (None if hidden else row.ai_payload)
                 )
-    results = statement_f1_results(run_id=data.run_id, statement_ids=wanted) if data.run_id else {}
+    try:
+        scored, error = run_statement_f1(run_id=data.run_id, statement_ids=wanted), ""
+    except DatabaseError:
+        raise
+    except Exception as exc:
+        # A bug in the library shows on the cards instead of taking the page down.
+        log.exception("scoring the statement F1 of run %s failed", data.run_id)
+        scored, error = {}, f"{type(exc).__name__}: {exc}"
     for row in rows:
         if row.statement.is_subject:
             labels.feed(row.coding_payload if row.coded else _visible_ai(row))
-        if not row.has_approved or not row.presented:
-            continue
-        gt = approved.get(row.pk)
-        row.f1 = f1_view(
-            results.get(row.pk),
-            ai=None if row.ai_hidden else row.ai_payload,
-            gt=gt.edited_extraction if gt else None,
-            labels=labels,
-        )
+        result = scored.get(row.pk)
+        if row.pk in wanted and (result is not None or error):
+            gt = approved.get(row.pk)
+            row.f1 = f1_view(
+                result,
+                ai=None if row.ai_hidden else row.ai_payload,
+                gt=gt.edited_extraction if gt else None,
+                labels=labels,
+                error=error,
+            )
 
 
-def f1_view(result: StoredResult | None, *, ai: dict | None, gt: dict | None, labels) -> F1View:
+def f1_view(
+    result: StatementF1 | None, *, ai: dict | None, gt: dict | None, labels, error: str = ""
+) -> F1View:
     if result is None:
-        return F1View(status="pending", value=None, tone="")
-    values = result.values or {}
+        return F1View(status="failed", value=None, tone="bad", error=error)
+    values = result.values
     value = values.get("aggregate_micro_f1")
-    view = F1View(
-        status=result.status,
-        value=value,
-        tone=f1_tone(value) if result.status != "failed" else "bad",
-        computed_at=result.computed_at,
-        error=result.error,
-    )
-    if values:
-        view.rows = f1_rows(values, ai or {}, gt, labels)
-        view.sarf = sarf_scores(values)
-        view.exact_match = values.get("exact_match")
-        view.totals = tuple(
-            sum(getattr(r, count) for r in view.rows) for count in ("tp", "fp", "fn")
-        )
+    view = F1View(status="fresh", value=value, tone=f1_tone(value))
+    view.rows = f1_rows(values, ai or {}, gt, labels)
+    view.sarf = sarf_scores(values)
+    view.exact_match = values.get("exact_match")
+    view.totals = tuple(sum(getattr(r, count) for r in view.rows) for count in ("tp", "fp", "fn"))
     return view
 
 

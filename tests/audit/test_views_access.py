@@ -29,7 +29,6 @@ def endpoints(scene) -> list[tuple[str, str, str]]:
         ("get", url("audit:discussion", args=[d.pk]), "auditor"),
         ("get", url("audit:statement", args=[s.pk]), "auditor"),
         ("get", url("audit:statement_state", args=[s.pk]), "auditor"),
-        ("get", url("audit:statement_f1", args=[s.pk]), "auditor"),
         ("post", url("audit:presence", args=[s.pk]), "auditor"),
         ("post", url("audit:feedback_start", args=[scene.second.pk]), "auditor"),
         ("get", url("audit:feedback_edit", args=[f.pk]), "owner"),

@@ -208,35 +208,40 @@ def approve_with_metric(scene, auditor, admin_user, *, status="fresh", edit=True
     return feedback, result
 
 
-def test_f1_badge_and_panel_from_the_stored_result(auditor_client, auditor, admin_user):
+def test_f1_badge_and_panel_scored_for_the_card(auditor_client, auditor, admin_user):
     scene = make_scene()
-    _, result = approve_with_metric(scene, auditor, admin_user)
-    f1 = result.values["aggregate_micro_f1"]
+    feedback, _ = approve_with_metric(scene, auditor, admin_user, status=None)
+    MetricResult.objects.filter(family="extraction").delete()  # nothing stored is read
+    f1 = calculate_statement_f1(
+        scene.extraction.pdp_deltas, feedback.edited_extraction
+    ).aggregate_micro_f1
     html = auditor_client.get(
         reverse("audit:discussion", args=[scene.discussion.pk])
     ).content.decode()
-    assert f"F1 {f1:.2f}" in html
+    assert f"F1 {f1:.2f}" in html and f1 < 1
     assert '<details class="f1-panel"' in html
     assert "matched: AI John Smith ↔ GT John Smith" in html
     assert "missed (FN): GT Grandma Rose" in html
     assert "spurious (FP): AI John Smith &amp; Mary Smith" in html
     assert "(-4)" not in html and "(-9)" not in html  # names, not ids
     assert "SARF coding" in html and "<td>Relationship</td>" in html
-    assert "updating…" not in html
+    assert "hx-trigger" not in html.split(f'id="f1-badge-{scene.first.pk}"')[1].split(">")[0]
 
 
-def test_f1_shows_updating_and_polls_while_stale(auditor_client, auditor, admin_user):
+def test_f1_is_the_current_one_while_the_stored_result_waits(auditor_client, auditor, admin_user):
+    """A stored result being recomputed holds older figures: the card scores the current ones
+    (what the stored result will hold once recomputed)."""
     scene = make_scene()
-    approve_with_metric(scene, auditor, admin_user, status="stale")
+    _, result = approve_with_metric(scene, auditor, admin_user, status="stale")
+    f1 = result.values["aggregate_micro_f1"]
+    MetricResult.objects.filter(pk=result.pk).update(values={"aggregate_micro_f1": 0.01})
     html = auditor_client.get(
         reverse("audit:discussion", args=[scene.discussion.pk])
     ).content.decode()
-    assert "· updating…" in html
-    assert f'hx-get="{reverse("audit:statement_f1", args=[scene.first.pk])}' in html
-    assert 'hx-trigger="every 1s"' in html
+    assert f"F1 {f1:.2f}" in html and "F1 0.01" not in html and "updating…" not in html
 
 
-def test_f1_pending_before_any_result_and_absent_without_ground_truth(
+def test_f1_absent_without_ground_truth_and_shown_once_approved(
     auditor_client, auditor, admin_user
 ):
     scene = make_scene()
@@ -244,28 +249,21 @@ def test_f1_pending_before_any_result_and_absent_without_ground_truth(
     assert "f1-badge" not in auditor_client.get(url).content.decode()
     approve_with_metric(scene, auditor, admin_user, status=None)
     html = auditor_client.get(url).content.decode()
-    assert f'id="f1-badge-{scene.first.pk}"' in html and "updating…" in html
+    assert f'id="f1-badge-{scene.first.pk}"' in html and "F1 failed" not in html
 
 
-def test_f1_failed_result(auditor_client, auditor, admin_user):
+def test_f1_failed_shows_on_the_card(auditor_client, auditor, admin_user, monkeypatch):
     scene = make_scene()
-    _, result = approve_with_metric(scene, auditor, admin_user)
-    MetricResult.objects.filter(pk=result.pk).update(status="failed", values=None, error="boom")
+    approve_with_metric(scene, auditor, admin_user, status=None)
+
+    def boom(*args, **kwargs):
+        raise ValueError("boom")
+
+    monkeypatch.setattr("audit.selectors.statement_f1.calculate_statements_f1", boom)
     html = auditor_client.get(
         reverse("audit:discussion", args=[scene.discussion.pk])
     ).content.decode()
-    assert "F1 failed" in html and "boom" in html
-
-
-def test_f1_fragment_for_polling(auditor_client, auditor, admin_user):
-    scene = make_scene()
-    approve_with_metric(scene, auditor, admin_user)
-    html = hx_get(
-        auditor_client, reverse("audit:statement_f1", args=[scene.first.pk])
-    ).content.decode()
-    assert html.lstrip().startswith(f'<span id="f1-badge-{scene.first.pk}"')
-    assert 'hx-swap-oob="true"' in html  # the panel is refreshed alongside
-    assert "every 1s" not in html  # fresh: polling stops
+    assert "F1 failed" in html and "ValueError: boom" in html
 
 
 def test_f1_ground_truth_items_are_named_only_for_those_who_may_see_them(
