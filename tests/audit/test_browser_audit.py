@@ -78,7 +78,7 @@ def test_auditor_codes_and_submits_admin_approves_and_f1_appears(
     expect(admin.locator(".notice.good")).to_contain_text("Approved alice's coding")
     assert Feedback.objects.get().status == Feedback.Status.APPROVED
 
-    # Approval computed the stored statement F1; the audit page shows badge and panel.
+    # Approval computed the stored statement F1; the page scores the same for badge and panel.
     result = MetricResult.objects.get(family="extraction", scope="statement", statement=scene.first)
     assert result.status == MetricResult.Status.FRESH
     page.goto(live_server.url + reverse("audit:discussion", args=[scene.discussion.pk]))
