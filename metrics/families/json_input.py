@@ -89,19 +89,27 @@ def json_problem(data: Any, *, depth: int = 1) -> str | None:
 
 def _nesting_problem(data: Any, *, depth: int) -> str | None:
     """json_problem's depth rule alone: a value nested deeper than the limit (a container at
-    the limit holding anything puts that below it). Walks containers only."""
-    stack = [(data, depth)]
-    while stack:
-        value, level = stack.pop()
-        kind = type(value)
-        children = value.values() if kind is dict else value if kind is list else ()
-        if level > MAX_JSON_DEPTH or (level == MAX_JSON_DEPTH and children):
+    the limit holding anything puts that below it). Walks containers only, a level at a time,
+    the children of a level sorted with C-level iterators: no Python step per scalar."""
+    if depth > MAX_JSON_DEPTH:
+        return f"nested deeper than {MAX_JSON_DEPTH} levels"
+    level = [data] if type(data) in _CONTAINERS else []
+    while level:
+        # A container at the limit holds nothing; past it there is none.
+        if depth >= MAX_JSON_DEPTH and any(level):
             return f"nested deeper than {MAX_JSON_DEPTH} levels"
-        stack.extend([(child, level + 1) for child in children if type(child) in _CONTAINERS])
+        children = list(
+            itertools.chain.from_iterable(
+                [value.values() if type(value) is dict else value for value in level]
+            )
+        )
+        level = list(itertools.compress(children, map(_IS_CONTAINER, map(type, children))))
+        depth += 1
     return None
 
 
 _CONTAINERS = (dict, list)
+_IS_CONTAINER = frozenset(_CONTAINERS).__contains__
 
 
 def text_problem(text: str) -> str | None:
