@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from .effect_sizes import FrequentistConsistency
 from .numbers import finite_or_none
@@ -200,6 +199,8 @@ def aggregate_finding_ecs(tests: Sequence[Test]) -> float:
         return EMPTY_ECS_STRICT
     z_finding = math.sqrt(math.fsum(z * z for z in z_values) / len(z_values))
     # For one test the RMS is |Z_diff|, so one formula covers both of the spec's cases.
+    from scipy import stats  # here: every process of the site would pay its import
+
     return float(2.0 * stats.norm.sf(z_finding))
 
 

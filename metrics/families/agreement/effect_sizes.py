@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import math
 
-from scipy import stats
-
 from .numbers import finite_or_none
 
 # Null proportion of binomial / sign tests (spec: "p0 = 0.5").
@@ -191,6 +189,8 @@ class FrequentistConsistency:
         if not math.isfinite(z_diff):
             return z_diff, 0.0
         # sf = 1 - cdf, computed without cancellation for large |Z|.
+        from scipy import stats  # here: every process of the site would pay its import
+
         return z_diff, float(2.0 * stats.norm.sf(abs(z_diff)))
 
 

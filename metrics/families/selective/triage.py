@@ -48,7 +48,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy.stats import binom
 
 from metrics.families.calibration import fit_logistic_calibrator
 from metrics.families.extraction import MatchSettings, calculate_statement_f1
@@ -181,11 +180,18 @@ def _kl_bernoulli(a: float, b: float) -> float:
     return left + right
 
 
+def _binom_cdf(k: Any, n: Any, p: float) -> Any:
+    # Imported here: every process of the site would pay scipy.stats's import at start-up.
+    from scipy.stats import binom
+
+    return binom.cdf(k, n, p)
+
+
 def clopper_pearson_pvalue(n_wrong: int, n: int, alpha: float) -> float:
     """P(Binomial(n, alpha) <= n_wrong): the exact p-value of "risk > alpha" for 0/1 losses."""
     if n == 0:
         return 1.0
-    return float(min(1.0, binom.cdf(n_wrong, n, alpha)))
+    return float(min(1.0, _binom_cdf(n_wrong, n, alpha)))
 
 
 def hoeffding_bentkus_pvalue(mean_loss: float, n: int, alpha: float) -> float:
@@ -195,7 +201,7 @@ def hoeffding_bentkus_pvalue(mean_loss: float, n: int, alpha: float) -> float:
     if n == 0:
         return 1.0
     hoeffding = math.exp(-n * _kl_bernoulli(min(mean_loss, alpha), alpha))
-    bentkus = math.e * float(binom.cdf(math.ceil(n * mean_loss - _EPS), n, alpha))
+    bentkus = math.e * float(_binom_cdf(math.ceil(n * mean_loss - _EPS), n, alpha))
     return min(1.0, hoeffding, bentkus)
 
 
@@ -208,13 +214,13 @@ def _pvalue(total_loss: float, n: int, alpha: float, *, exact: bool) -> float:
 def _pvalues(total_loss: np.ndarray, n: np.ndarray, alpha: float, *, exact: bool) -> np.ndarray:
     """``_pvalue`` for many candidates at once (the same formulas, vectorised)."""
     if exact:
-        return np.minimum(1.0, binom.cdf(np.rint(total_loss), n, alpha))
+        return np.minimum(1.0, _binom_cdf(np.rint(total_loss), n, alpha))
     mean = np.minimum(total_loss / n, alpha)
     with np.errstate(divide="ignore", invalid="ignore"):
         left = np.where(mean > 0, mean * np.log(mean / alpha), 0.0)
         right = (1 - mean) * np.log((1 - mean) / (1 - alpha))
     hoeffding = np.exp(-n * (left + right))
-    bentkus = math.e * binom.cdf(np.ceil(total_loss - _EPS), n, alpha)
+    bentkus = math.e * _binom_cdf(np.ceil(total_loss - _EPS), n, alpha)
     return np.minimum(1.0, np.minimum(hoeffding, bentkus))
 
 
