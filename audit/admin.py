@@ -1,18 +1,31 @@
 """The Django admin site: the imported inputs are editable; ground truth (codings and their
 adjudications), blind marks, revisions and the audit log are shown read-only, since their
-every change is a named, logged act of the site's services."""
+every change is a named, logged act of the site's services. The inputs' writes go through the
+services too (``audit.services.inputs``), so what is derived from them follows."""
 
 from typing import Any
 
 from django.contrib import admin
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from audit import models
-from audit.services.inputs import discussion_save
+from audit.services.inputs import discussion_save, inputs_delete, speaker_save, statement_save
+
+
+class InputAdmin(admin.ModelAdmin):
+    """Deletions through ``inputs_delete`` (one row or the list's selection); saves through
+    the model's service where something is derived from it."""
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        inputs_delete(rows=type(obj).objects.filter(pk=obj.pk))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        inputs_delete(rows=queryset)
 
 
 @admin.register(models.Discussion)
-class DiscussionAdmin(admin.ModelAdmin):
+class DiscussionAdmin(InputAdmin):
     list_display = ("id", "summary", "date", "external_id", "created_at")
     search_fields = ("summary", "external_id")
 
@@ -21,25 +34,31 @@ class DiscussionAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.Statement)
-class StatementAdmin(admin.ModelAdmin):
+class StatementAdmin(InputAdmin):
     list_display = ("id", "discussion", "order", "speaker")
     list_filter = ("speaker__type",)
     raw_id_fields = ("discussion", "speaker")
 
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        statement_save(statement=obj)
+
+
+@admin.register(models.Speaker)
+class SpeakerAdmin(InputAdmin):
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        speaker_save(speaker=obj)
+
 
 @admin.register(models.ExtractionRun)
-class ExtractionRunAdmin(admin.ModelAdmin):
+class ExtractionRunAdmin(InputAdmin):
     list_display = ("id", "model_name", "prompt_version", "created_at")
 
 
 @admin.register(models.Extraction)
-class ExtractionAdmin(admin.ModelAdmin):
+class ExtractionAdmin(InputAdmin):
     list_display = ("id", "statement", "run", "created_at")
     raw_id_fields = ("statement",)
     list_filter = ("run",)
-
-
-admin.site.register(models.Speaker)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

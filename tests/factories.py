@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 
 from audit.derived.tallies import coding_written
 from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Speaker, Statement
+from audit.services.inputs import statement_save
 
 
 def pdp(people=(), events=(), pair_bonds=(), delete=()) -> dict:
@@ -80,6 +81,11 @@ class StatementFactory(factory.django.DjangoModelFactory):
     speaker = factory.LazyAttribute(lambda o: SpeakerFactory(discussion=o.discussion))
     order = factory.Sequence(lambda n: n)
     text = factory.Sequence(lambda n: f"Statement number {n} about my family.")
+
+    @classmethod
+    def _create(cls, model_class, *args, **kwargs):
+        """Through the service: what is still to code follows, as for one added by hand."""
+        return statement_save(statement=model_class(*args, **kwargs))
 
 
 class ExtractionRunFactory(factory.django.DjangoModelFactory):

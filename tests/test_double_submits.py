@@ -27,6 +27,7 @@ from audit.models import (
     TriageSettings,
 )
 from audit.services import feedback_start, feedback_submit
+from audit.services.inputs import statement_save
 from audit.services.triage import triage_statements_apply
 from tests.api_fixtures import make_discussion
 from tests.conftest import require_service
@@ -243,7 +244,8 @@ def test_two_writers_of_what_is_still_to_code_both_count(auditor):
         triage_statements_apply(run_id=run.pk, scores=scores, accepted=[second.pk], threshold=0.5)
 
     def add() -> None:
-        Statement.objects.create(discussion=second.discussion, speaker=second.speaker, order=9)
+        added = Statement(discussion=second.discussion, speaker=second.speaker, order=9)
+        statement_save(statement=added)
 
     one_after_the_other_holding(accept, add)
 

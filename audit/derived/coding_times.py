@@ -2,17 +2,18 @@
 and the time figures of ``DiscussionFigures`` / ``AuditorFigures`` read from them.
 
 How they stay true:
-- every write the time depends on records a ``CodingTimeChange`` in its own transaction (the
-  receivers below): a revision (a moment; its day), a deleted coding (its moments go; the day
-  of its first), a coding sent or taken back and a changed count of sent codings (the median
-  and statements per day). A late commit brings its change row with it, so nothing is skipped;
+- every write the time depends on records a ``CodingTimeChange`` in its own transaction, the
+  service that writes calling ``times_changed``: a revision (a moment; its day:
+  ``revisions_written``), a deleted coding (its moments go; the day of its first:
+  ``codings_deleting``), a coding sent or taken back and a changed count of sent codings (the
+  median and statements per day: ``audit.derived.tallies``). A late commit brings its change
+  row with it, so nothing is skipped;
 - the worker (``team_times_refresh``, queued once per committed change) replays each changed
   auditor's history from the earliest changed day on, after the last moment before it (a
   moment's time depends only on the one before it), stores the rows that differ and reads the
   figures again of the discussions and auditors whose rows or status changed;
 - ``team_times_rebuild`` replays every coder's whole history (``manage.py tallies_rebuild``).
-Writes past the model signals (``QuerySet.update``, ``bulk_create``) call ``times_changed``;
-revisions are never deleted on their own (``audit.models.history_purge``).
+Revisions are never deleted on their own (``audit.models.history_purge``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 
 from django.core.cache import cache
 from django.db import connection, transaction
-from django.db.models import Count, Exists, F, Max, Min, OuterRef, Sum
+from django.db.models import Count, Exists, F, Max, Min, OuterRef, QuerySet, Sum
 
 from audit.models import (
     AuditorFigures,
@@ -32,7 +33,6 @@ from audit.models import (
     DiscussionFigures,
     Feedback,
     FeedbackRevision,
-    Statement,
 )
 from audit.selectors.progress import (
     Moment,
@@ -90,20 +90,17 @@ def _day(revision: FeedbackRevision) -> date:
     return revision.created_at.astimezone(UTC).date()
 
 
-def feedback_deleting(sender: type, instance: Feedback, **kwargs: object) -> None:
-    """A coding goes with its history (read now: the cascade deletes the revisions first)."""
-    first = instance.revisions.filter(author_id=instance.auditor_id).aggregate(
+def codings_deleting(*, feedback: QuerySet[Feedback]) -> None:
+    """These codings are about to be deleted with their history (read now: the cascade deletes
+    the revisions first): each one's moments go, so its auditor's time changes from the day of
+    its first on."""
+    own = FeedbackRevision.objects.filter(
+        feedback__in=feedback, author_id=F("feedback__auditor_id")
+    ).order_by()
+    firsts = own.values_list("feedback__auditor_id", "feedback__statement__discussion_id").annotate(
         first=Min("created_at")
-    )["first"]
-    since = None if first is None else first.astimezone(UTC).date()
-    times_changed(changes=[(instance.auditor_id, _discussion_of(instance), since)])
-
-
-def _discussion_of(feedback: Feedback) -> int | None:
-    if Feedback._meta.get_field("statement").is_cached(feedback):
-        return feedback.statement.discussion_id
-    found = Statement.objects.filter(pk=feedback.statement_id).values_list("discussion_id")
-    return next(iter(found), (None,))[0]
+    )
+    times_changed(changes=[(a, d, first.astimezone(UTC).date()) for a, d, first in firsts])
 
 
 # --- the worker: replay the changed days ---------------------------------------------------------

@@ -11,7 +11,9 @@ How they stay true:
   ``assignment_written``, ``tallies_refresh``). A coding's pairs are those of every auditor
   coding its statement when its status changed: approving one coding takes the others out of
   the review stream. A save that changes nothing counted (an autosave) calls nothing;
-- deletions, which cascade, follow the receivers at the foot (``AuditConfig.ready``);
+- deletions, which cascade, go through ``audit.services.inputs.inputs_delete`` (the admin site
+  too), which reads what goes first: ``tallies_forget`` for deleted discussions, a refresh of
+  the surviving pairs;
 - ``tallies_batched()`` collects the pairs of many writes (a submit and the assignment it
   releases, an import, a bulk approval) and refreshes them once at its end;
 - a refresh recounts its pairs from the rows, so it is idempotent, and ``tallies_rebuild``
@@ -41,7 +43,6 @@ from audit.models import (
     AuditorFigures,
     CodingTally,
     DiscussionFigures,
-    ExtractionRun,
     Feedback,
     Speaker,
     Statement,
@@ -279,36 +280,19 @@ def queue_changed(*, statement_ids: Iterable[int], rescored: Iterable[int] = ())
         tallies_refresh(pairs=set(coders.values_list("statement__discussion_id", "auditor_id")))
 
 
-def statement_written(sender: type, instance: Statement, **kwargs: Any) -> None:
-    """A statement added, moved, given another speaker or deleted (its codings' tallies follow
-    their own deletion): its discussion's count of what is still to code and lowest score."""
-    queue_figures_refresh(discussion_ids={instance.discussion_id})
-
-
-def speaker_saved(sender: type, instance: Speaker, created: bool, **kwargs: Any) -> None:
-    if not created:  # a new speaker has no statements yet
-        queue_changed(statement_ids=instance.statements.values_list("pk", flat=True))
-
-
-def triage_row_saved(sender: type, instance: TriageStatement, **kwargs: Any) -> None:
-    """One row written through the model (the admin, a test); the triage services' bulk writes
-    call ``queue_changed`` themselves."""
-    queue_changed(statement_ids=[instance.statement_id])
-
-
-def run_deleting(sender: type, instance: ExtractionRun, **kwargs: Any) -> None:
-    """A run's triage rows go with it (no signal per row): note what it had accepted, and the
-    discussions it had scored."""
-    rows = TriageStatement.objects.filter(run_id=instance.pk)
-    accepted = rows.filter(provisional=True).values_list("statement_id", flat=True)
-    scored = rows.order_by().values_list("statement__discussion_id", flat=True).distinct()
-    instance._accepted_ids = list(accepted)  # type: ignore[attr-defined]
-    instance._scored_discussion_ids = list(scored)  # type: ignore[attr-defined]
-
-
-def run_deleted(sender: type, instance: ExtractionRun, **kwargs: Any) -> None:
-    queue_changed(statement_ids=getattr(instance, "_accepted_ids", []))
-    queue_figures_refresh(discussion_ids=getattr(instance, "_scored_discussion_ids", []))
+def tallies_forget(*, discussion_ids: Iterable[int]) -> None:
+    """These discussions are about to be deleted, their tallies with them (a cascade): their
+    counts leave the auditors' rows now, under the tallies' locks."""
+    ids = sorted(set(discussion_ids))
+    if not ids:
+        return
+    with transaction.atomic(savepoint=False):
+        locked = CodingTally.objects.select_for_update(no_key=True).filter(discussion_id__in=ids)
+        rows = locked.order_by("discussion_id", "auditor_id").values(
+            "discussion_id", "auditor_id", *COUNTED
+        )
+        before = {(row.pop("discussion_id"), row.pop("auditor_id")): row for row in rows}
+        figures_add(before=before, after={})
 
 
 # --- the pairs a written row touches ---------------------------------------------------------
@@ -388,17 +372,3 @@ def assignment_written(*, assignment: Assignment, auditor_before: int | None = N
     from them, who count one less)."""
     auditors = {assignment.auditor_id, *([auditor_before] if auditor_before else [])}
     tallies_refresh(pairs={(assignment.discussion_id, a) for a in auditors})
-
-
-# --- deletions (the cascades of a deleted statement or discussion) -----------------------------
-
-
-def feedback_deleted(sender: type, instance: Feedback, **kwargs: Any) -> None:
-    counted = instance.__dict__.get("status", S.APPROVED) in SENT
-    tallies_refresh(pairs=feedback_pairs(instance, approval_changed=counted))
-
-
-def assignment_deleted(sender: type, instance: Assignment, **kwargs: Any) -> None:
-    discussion_id = _discussion_of(instance)  # None: the statement is being deleted
-    if discussion_id is not None:
-        tallies_refresh(pairs={(discussion_id, instance.auditor_id)})

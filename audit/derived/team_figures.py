@@ -234,13 +234,15 @@ def queue_figures_refresh(*, discussion_ids: Iterable[int], scored: bool = False
 
     Only rows that exist are recounted (a discussion nobody has worked in has none: it is
     counted when its row is created), unless ``scored``: then a discussion with an open score
-    and no row gets one, so the weakest-first queue finds it. Never from a deletion's signal:
-    a discussion being deleted must not be given a row back. The rows are locked before
+    and no row gets one, so the weakest-first queue finds it. Never for a discussion being
+    deleted: it must not be given a row back. The rows are locked before
     counting: a concurrent writer of the same discussion counts after this transaction
     commits, so neither stores an older count. The discussions' tallies are locked first, as a
     tally refresh locks its tallies before the rows it adds to (``figures_add``): two writers
     of one discussion never wait for each other in opposite orders."""
     ids = list(discussion_ids)
+    if not ids:
+        return
     with transaction.atomic():
         _tallies_weakest_refresh(discussion_ids=ids)
         if scored:

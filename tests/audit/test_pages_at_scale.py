@@ -18,6 +18,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from audit.derived.tallies import queue_changed
 from audit.models import (
     DiscussionFigures,
     ExtractionRun,
@@ -202,11 +203,12 @@ class TestTheLongDiscussionAndTheQueue:
         if accepted:
             # Review triage AI accepts every third subject statement, some of them coded and sent:
             # what is left to code counts neither (the page reads what I sent from my tally).
-            subjects = Statement.objects.subjects().order_by("pk")
-            for statement in list(subjects)[::3]:
+            subjects = list(Statement.objects.subjects().order_by("pk"))[::3]
+            for statement in subjects:
                 TriageStatement.objects.create(
                     run=data.runs[-1], statement=statement, confidence=0.9, provisional=True
                 )
+            queue_changed(statement_ids=[s.pk for s in subjects])  # as the triage service does
         for user in (data.auditor, extras["second"]):
             ids = list(discussion_queue(user=user).order_by("id").values_list("pk", flat=True))
             fields = [
@@ -260,6 +262,7 @@ def _random_queue(
                     confidence=round(rng.random(), 1),  # ties: then by discussion id
                     provisional=rng.random() < accepted,
                 )
+                queue_changed(statement_ids=[statement.pk])  # as the triage service does
 
 
 SEEDS = range(4)

@@ -13,7 +13,13 @@ from django.db import connection
 from django.db.models import Count, Q
 from django.test.utils import CaptureQueriesContext
 
-from audit.derived.tallies import SENT, tallies_counted, tallies_rebuild, tallies_stored
+from audit.derived.tallies import (
+    SENT,
+    queue_changed,
+    tallies_counted,
+    tallies_rebuild,
+    tallies_stored,
+)
 from audit.derived.team_figures import (
     figures_counted,
     figures_stored,
@@ -56,6 +62,7 @@ from audit.services.assignments import (
     assignments_unassign,
     statement_skip,
 )
+from audit.services.inputs import inputs_delete, speaker_save
 from audit.services.triage import triage_statements_apply, triage_suspend
 from tests.factories import (
     DiscussionFactory,
@@ -98,6 +105,13 @@ def _triage_run() -> ExtractionRun:
     return run
 
 
+def _scored(run: ExtractionRun, statement: Statement, score: float) -> None:
+    """A review triage score written past the service (``triage_statements_apply``), with the
+    call it makes."""
+    TriageStatement.objects.create(run=run, statement=statement, confidence=score)
+    queue_changed(statement_ids=[statement.pk])
+
+
 def _queue_step(rng: random.Random, action: str, statements: list[Statement]) -> bool:
     """What changes the statements still to code: review triage accepting some (or giving them
     back), a run deleted with its triage, a statement added, a speaker's role changed."""
@@ -111,7 +125,7 @@ def _queue_step(rng: random.Random, action: str, statements: list[Statement]) ->
     elif action == "suspend":
         triage_suspend(run_id=run.pk, reason="test")
     elif action == "rerun" and rng.random() < 0.3:
-        run.delete()
+        inputs_delete(rows=ExtractionRun.objects.filter(pk=run.pk))
         _triage_run()
     elif action == "add_statement":
         speaker = rng.choice(list(Speaker.objects.all()))
@@ -119,7 +133,7 @@ def _queue_step(rng: random.Random, action: str, statements: list[Statement]) ->
     elif action == "speaker":
         speaker = rng.choice(list(Speaker.objects.all()))
         speaker.type = rng.choice(Speaker.Type.values)
-        speaker.save()
+        speaker_save(speaker=speaker)
     else:
         return False
     return True
@@ -171,7 +185,7 @@ def _step(rng: random.Random, statements, auditors, admins) -> str:
         assignments_unassign(assignments=Assignment.objects.filter(pk=a.pk), admin=admin)
     elif action == "delete_feedback" and (f := _mine(rng, status=S.DRAFT)):
         with history_purge():
-            f.delete()
+            inputs_delete(rows=Feedback.objects.filter(pk=f.pk))
     elif action == "adjudicate" and (shared := statements_to_adjudicate(limit=5)):
         statement = rng.choice(list(shared))
         coders = [c.auditor_id for c in adjudication_codings(statement_id=statement.pk)]
@@ -180,8 +194,9 @@ def _step(rng: random.Random, statements, auditors, admins) -> str:
             choices={}, unanimous_items=0, adjudicated_items=0,
         )  # fmt: skip
     elif action == "delete_statement" and rng.random() < 0.3 and len(statements) > 4:
+        gone = statements.pop(rng.randrange(len(statements)))
         with history_purge():
-            statements.pop(rng.randrange(len(statements))).delete()
+            inputs_delete(rows=Statement.objects.filter(pk=gone.pk))
     else:
         return ""
     return action
@@ -278,9 +293,10 @@ def test_a_deleted_discussion_takes_its_tallies_with_it(auditor):
     assert CodingTally.objects.get().submitted == 2
 
     with history_purge():
-        statements[0].discussion.delete()
+        inputs_delete(rows=Discussion.objects.filter(pk=statements[0].discussion_id))
 
     assert not CodingTally.objects.exists()
+    assert figures_stored() == figures_counted() == {"discussion_id": {}, "auditor_id": {}}
 
 
 def test_an_autosave_recounts_nothing_and_a_submit_recounts(auditor):
@@ -356,7 +372,7 @@ def test_the_command_checks_and_rebuilds_the_lowest_open_scores(auditor, capsys)
     worked, untouched = _world(2, 3)[::3][:2]
     feedback_start(statement=worked, auditor=auditor)
     for statement, score in ((worked, 0.4), (untouched, 0.2)):
-        TriageStatement.objects.create(run=run, statement=statement, confidence=score)
+        _scored(run, statement, score)
     assert weakest_stored() == {worked.discussion_id: 0.4, untouched.discussion_id: 0.2}
     DiscussionFigures.objects.filter(pk=worked.discussion_id).update(weakest=0.9)
     DiscussionFigures.objects.filter(pk=untouched.discussion_id).delete()
@@ -377,7 +393,7 @@ def test_a_coder_s_own_lowest_score_leaves_out_what_they_coded(auditor, capsys):
     run = _triage_run()
     low, high = _world(1, 2)
     for statement, score in ((low, 0.1), (high, 0.6)):
-        TriageStatement.objects.create(run=run, statement=statement, confidence=score)
+        _scored(run, statement, score)
     pair = (low.discussion_id, auditor.pk)
 
     started = feedback_start(statement=low, auditor=auditor)
@@ -385,7 +401,7 @@ def test_a_coder_s_own_lowest_score_leaves_out_what_they_coded(auditor, capsys):
     feedback_start(statement=high, auditor=auditor)
     assert weakest_mine_stored() == {}
     with history_purge():
-        Feedback.objects.get(statement=high, auditor=auditor).delete()
+        inputs_delete(rows=Feedback.objects.filter(statement=high, auditor=auditor))
     assert weakest_mine_stored() == {pair: 0.6}
     CodingTally.objects.update(weakest=0.3)
 
@@ -395,7 +411,7 @@ def test_a_coder_s_own_lowest_score_leaves_out_what_they_coded(auditor, capsys):
     call_command("tallies_rebuild")
     assert weakest_mine_stored() == {pair: 0.6}
     with history_purge():
-        started.delete()
+        inputs_delete(rows=Feedback.objects.filter(pk=started.pk))
     assert weakest_mine_stored() == {}
 
 
@@ -408,7 +424,7 @@ def test_a_discussion_s_tallies_are_locked_before_its_row(auditor):
     feedback_submit(feedback=feedback_start(statement=statement, auditor=auditor), user=auditor)
 
     with CaptureQueriesContext(connection) as seen:
-        TriageStatement.objects.create(run=run, statement=statement, confidence=0.3)
+        _scored(run, statement, 0.3)
 
     reads = [q["sql"] for q in seen.captured_queries if q["sql"].startswith("SELECT")]
     if connection.vendor == "postgresql":

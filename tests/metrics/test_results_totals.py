@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from audit.models import Feedback
 from audit.services import feedback_approve, feedback_reject, feedback_save, feedback_unapprove
+from audit.services.inputs import speaker_save
 from metrics.engine.services import run_result_compute
 from metrics.models import MetricResult
 from tests.metrics.extraction_helpers import (
@@ -157,7 +158,7 @@ def test_the_system_row_counts_approved_ground_truth_of_subject_statements(
     # A speaker becomes an expert: their statements are no ground truth any metric scores.
     speaker = world.statements[0].speaker
     speaker.type = Speaker.Type.EXPERT
-    speaker.save()
+    speaker_save(speaker=speaker)
     run_committed(run_result_compute, run_id=world.run.pk, rebuild=True)
     from metrics.engine.services import system_result_compute
 

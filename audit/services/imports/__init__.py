@@ -13,8 +13,8 @@ two passes, so memory stays flat in the number of discussions either way.
 
 Each discussion is written in a number of queries that does not grow with its statements: what
 is in place is read a table at a time, what is new inserted a table at a time (``statements``,
-``extractions``, ``ground_truth``), and what the rows' post_save receivers would do is done once
-for the discussion (``discussions.import_discussion``).
+``extractions``, ``ground_truth``), and the stored counts that follow them are refreshed once
+for a group of discussions (``discussions``).
 """
 
 from audit.services.imports.discussions import (

@@ -53,8 +53,8 @@ def get_statements(
     rows_insert(created)
     if created:
         summary.statements_created += len(created)
-        # Inserted past Statement's post_save: the count of what is still to code follows
-        # (with the rest of the group's discussions, in _import).
+        # The count of what is still to code follows (with the rest of the group's
+        # discussions, in _import).
         known.figures_due.add(discussion.pk)
     found |= {row.order: row for row in created}
     return [found[order] for order in orders]
@@ -87,5 +87,4 @@ def _get_speakers(
         for name, kind in wanted.items()
         if name not in found
     ]
-    # A new speaker has no statements yet: its post_save had nothing to do.
     return found | {s.name: s for s in Speaker.objects.bulk_create(new)}
