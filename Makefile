@@ -59,10 +59,12 @@ demo: venv
 
 ## Serve the site with demo data on SQLite; once it answers, one Celery worker per queue and beat
 ## start beside it (quiet), and the address and demo users are printed. Another port: make run PORT=8001
+## The server does not restart itself on a code change (the workers could not either): Django
+## would start twice, once only to watch the files.
 run: demo
 	@echo "Starting the web server on http://$(HOST):$(PORT)/ (the workers follow once it answers) ..."
 	@trap 'kill 0' EXIT INT TERM; \
-	$(BIN)/python manage.py runserver $(HOST):$(PORT) & \
+	$(BIN)/python manage.py runserver --noreload $(HOST):$(PORT) & \
 	$(BIN)/python manage.py demo_welcome http://$(HOST):$(PORT)/; \
 	$(BIN)/celery -q -A evalsite worker -Q celery -n fast@%h --pool=solo --loglevel=warning & \
 	WORKER_NICE=10 $(BIN)/celery -q -A evalsite worker -Q slow -n slow@%h --pool=solo --loglevel=warning & \
