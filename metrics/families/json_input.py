@@ -256,6 +256,12 @@ class JsonListReader:
     def bytes_read(self) -> int:
         return self._bytes_read
 
+    @property
+    def bytes_done(self) -> int:
+        """About how far into the file the reading is: the bytes read less the text read ahead
+        (a character counted as a byte)."""
+        return max(self._bytes_read - (len(self._buf) - self._pos), 0)
+
     def __iter__(self) -> Iterator[Any]:
         first = self._skip()
         if first != "{":

@@ -7,6 +7,7 @@ from unittest import mock
 
 import jsonschema
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from audit.models import AuditLogEntry, Discussion, Extraction, Feedback, Statement, history_purge
@@ -103,7 +104,42 @@ def test_bad_file_stores_nothing_and_names_each_problem(admin_user):
         in messages[0]
     )
     assert any("discussions[1].statements[2].speaker_type" in m for m in messages)
+    # The good discussion was written as it was read, then rolled back with its new auditor.
     assert Discussion.objects.count() == 0
+    assert not get_user_model().objects.filter(username="pat@example.com").exists()
+
+
+def test_the_checks_problems_come_before_a_write_that_failed(admin_user):
+    """A refused write (statement extractions for a run of whole discussions) stops the
+    writing; the rest of the file is still checked, and its problems are what is said."""
+    whole = {"model_name": "gpt-x", "prompt_version": "full", "unit": "discussion"}
+    bad = discussion_file("bad")
+    bad["statements"][0]["text"] = 1
+    data = {"discussions": [discussion_file("ok"), bad]}
+    with pytest.raises(PayloadError) as info:
+        discussions_import(by=admin_user, data=data, run_info=whole)
+    assert info.value.messages() == ["discussions[1].statements[0].text: missing or not a string"]
+    with pytest.raises(PayloadError, match="extracts whole discussions"):
+        discussions_import(
+            by=admin_user, data={"discussions": [data["discussions"][0]]}, run_info=whole
+        )
+    assert Discussion.objects.count() == 0
+
+
+def test_progress_counts_the_discussions_written_of_an_estimate_that_ends_exact(
+    tmp_path, admin_user
+):
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps({"discussions": [discussion_file(f"d{i}") for i in range(4)]}))
+    seen: list[tuple[int, int]] = []
+    transfer.discussions_import_file(
+        open_file=lambda: path.open("rb"),
+        by=admin_user,
+        progress=lambda done, total: seen.append((done, total)),
+        chunk_size=64,
+    )
+    assert [done for done, _ in seen] == [1, 2, 3, 4] and seen[-1] == (4, 4)
+    assert all(total >= done for done, total in seen)
 
 
 def test_export_round_trips_through_import(admin_user):
@@ -302,12 +338,23 @@ def test_a_file_is_imported_from_tiny_chunks(tmp_path, admin_user):
     assert Feedback.objects.approved().count() == 4
 
 
-def test_a_file_that_changes_between_its_two_readings_imports_nothing(admin_user):
+def test_an_export_is_read_once_checked_and_written_as_it_goes(admin_user):
+    opened = []
+
+    def open_file():
+        data = json.dumps({"discussions": [discussion_file(f"d{i}") for i in range(3)]})
+        opened.append(io.BytesIO(data.encode()))
+        return opened[-1]
+
+    summary = transfer.discussions_import_file(open_file=open_file, by=admin_user)
+    assert (len(opened), summary.discussions_created) == (1, 3)
+
+
+def test_a_case_list_that_changes_between_its_two_readings_imports_nothing(admin_user):
+    """A case list is read twice (its discussions are named by the digest of all of it)."""
+    case = {"statement_text": "checked", "gt_extraction": {"people": [{"id": -1, "name": "A"}]}}
     versions = iter(
-        [
-            json.dumps({"discussions": [discussion_file("checked")]}).encode(),
-            json.dumps({"discussions": [discussion_file("swapped")]}).encode(),
-        ]
+        [json.dumps([case]).encode(), json.dumps([{**case, "statement_text": "swapped"}]).encode()]
     )
     with pytest.raises(PayloadError, match="the file changed while it was imported"):
         transfer.discussions_import_file(

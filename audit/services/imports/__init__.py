@@ -6,10 +6,12 @@ nested that way or flat as the export writes it) and the other shapes of
 audit/services/import_shapes.py. It validates the whole file first and stores nothing if any
 part is wrong; it is idempotent by the discussion's external id.
 
-Files are read in two passes, one discussion at a time (``reading``, with
-metrics.families.json_input.JsonListReader): the first checks every discussion (``checks``),
-the second imports them in one transaction (``discussions``). Parsed data goes through the same
-two passes, so memory stays flat in the number of discussions either way.
+Files are read once, one discussion at a time (``reading``, with
+metrics.families.json_input.JsonListReader), in one transaction: each discussion is checked
+(``checks``), then written (``discussions``) while nothing has been found wrong; the rest of a
+file with a problem is checked, not written, and the transaction rolls back. A case list is
+read twice (its discussions are named by the digest of the whole list): checked, then written.
+Parsed data goes the same way, so memory stays flat in the number of discussions either way.
 
 Each discussion is written in a number of queries that does not grow with its statements: what
 is in place is read a table at a time, what is new inserted a table at a time (``statements``,

@@ -1,8 +1,10 @@
-"""The first pass: every discussion of a file checked as it is read, before anything is
-written; one line per distinct problem (an error) or per distinct warning."""
+"""Every discussion of a file checked as it is read, before it is written (nothing is written
+once a problem is found, and the import rolls back); one line per distinct problem (an error)
+or per distinct warning."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -28,7 +30,6 @@ from audit.services.imports.reading import (
     split_discussion,
     top_level_problem,
 )
-from audit.services.imports.summary import Progress
 from audit.services.runs import discussion_extraction_issues, run_info_issues
 from metrics.families.json_input import JsonListReader
 from metrics.families.payload.rules import RULE, WARNING, payload_ids, pdp_findings
@@ -214,31 +215,43 @@ def _is_identifier(value: Any) -> bool:
     return isinstance(value, str) and 0 < len(value) <= MAX_EXTERNAL_ID
 
 
-def check(reading: Reading, progress: Progress | None) -> tuple[int, ImportNotes, list[str]]:
-    """The first pass: every discussion checked as it is read (``progress(0, 0)`` after each:
-    still checking); raises PayloadError with one line per distinct problem, else returns the
-    number of discussions, the notes on the file and its warnings (one line per distinct
-    warning)."""
-    notes, errors, warnings = ImportNotes(), IssueGroups(), IssueGroups()
-    count = 0
-    for path, item in canonical(reading, notes):
-        count += 1
-        if progress:
-            progress(0, 0)
+class FileCheck:
+    """A file's check, a discussion at a time as it is read (``discussion``), then of the file
+    as a whole (``finish``): one line per distinct problem (an error) or distinct warning."""
+
+    def __init__(self, reading: Reading) -> None:
+        self.reading = reading
+        self.notes, self.errors, self.warnings = ImportNotes(), IssueGroups(), IssueGroups()
+        self.count = 0
+        self.texts_checked = isinstance(reading, JsonListReader)
+
+    def discussions(self) -> Iterator[tuple[str, Any]]:
+        """(path, discussion) of each discussion of the file as it is read (notes taken)."""
+        return canonical(self.reading, self.notes)
+
+    def discussion(self, path: str, item: Any) -> tuple[dict, list] | None:
+        """Check one discussion: its fields and statements when it has no problem."""
+        self.count += 1
         try:
             fields_path, fields, statements = split_discussion(item, path)
         except PayloadError as exc:  # not a discussion object
             for issue in exc.issues:
-                errors.add(issue)
-            continue
-        texts_checked = isinstance(reading, JsonListReader)
-        for issue in _discussion_issues(
-            fields_path, fields, statements, warnings, texts_checked=texts_checked
-        ):
-            errors.add(issue)
-    problem = top_level_problem(reading, notes)
-    if problem:
-        raise problem
-    if errors:
-        raise PayloadError(errors.issues())
-    return count, notes, warnings.lines()
+                self.errors.add(issue)
+            return None
+        issues = _discussion_issues(
+            fields_path, fields, statements, self.warnings, texts_checked=self.texts_checked
+        )
+        for issue in issues:
+            self.errors.add(issue)
+        return None if issues else (fields, statements)
+
+    def finish(self) -> tuple[int, ImportNotes, list[str]]:
+        """Once the file is read through: raises PayloadError with one line per distinct
+        problem, else returns the number of discussions, the notes on the file and its
+        warnings (one line per distinct warning)."""
+        problem = top_level_problem(self.reading, self.notes)
+        if problem:
+            raise problem
+        if self.errors:
+            raise PayloadError(self.errors.issues())
+        return self.count, self.notes, self.warnings.lines()

@@ -1,10 +1,10 @@
-"""The import's entry points (``discussions_import``, ``discussions_import_file``) and its second
-pass: the checked file's discussions written in one transaction, a group at a time."""
+"""The import's entry points (``discussions_import``, ``discussions_import_file``) and its pass
+over the file: each discussion checked, then written, in one transaction, a group at a time."""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 from django.contrib.auth.models import User
@@ -16,7 +16,7 @@ from audit.models import Discussion, Extraction, Feedback, Speaker, Statement
 from audit.services.audit_log import Action, audit_log_record
 from audit.services.feedback import NotAllowed
 from audit.services.import_shapes import ImportNotes
-from audit.services.imports.checks import check
+from audit.services.imports.checks import FileCheck
 from audit.services.imports.extractions import import_discussion_extraction, import_extractions
 from audit.services.imports.ground_truth import import_ground_truths
 from audit.services.imports.known import Known
@@ -78,8 +78,8 @@ def discussions_import_file(
     run_info: dict[str, Any] | None = None,
 ) -> ImportSummary:
     """discussions_import for a file too large to hold: ``open_file()`` opens it in binary
-    mode, once to check it and once to import it, each time read one discussion at a time.
-    Raises JsonInputError (with where) for a file that is not valid JSON."""
+    mode (once; a case list twice, to check it and to import it), read one discussion at a
+    time. Raises JsonInputError (with where) for a file that is not valid JSON."""
     info = run_info if run_info is not None else (run.info() if run else None)
     return _import(FileSource(open_file, chunk_size), by, default_run, progress, info)
 
@@ -96,37 +96,123 @@ def _import(
     issues = run_info_issues(run_info, "run")
     if issues:
         raise PayloadError(issues)
-    with source.reading() as checked:
-        count, notes, warnings = check(checked, progress)
-    summary = ImportSummary(notes=notes, warnings=warnings)
+    # The summary's notes are the check's (the shape, the keys ignored), then the writes'.
+    summary = ImportSummary()
     external_ids: list[str | None] = []
-    with transaction.atomic(), source.reading(verified=True) as reading:
+    with transaction.atomic(), source.reading() as reading:
         _one_import_at_a_time()
         known = Known(default_run=default_run, run_info=run_info, by=by)
-        # The notes were taken by the check; a case list's discussions are named by its digest.
-        items = canonical(reading, ImportNotes(), case_digest=notes.case_digest)
-        done, group_start = 0, -1
-        while done > group_start:  # a group of discussions at a time, read one by one
-            group_start = done
-            with tallies_batched():  # one recount per group, not one per coding
-                for path, item in itertools.islice(items, GROUP_DISCUSSIONS):
-                    _path, fields, statements = split_discussion(item, path)
-                    _import_discussion(fields, statements, known, summary, by)
-                    _query_log_forget()
-                    if len(external_ids) < LOGGED_EXTERNAL_IDS:
-                        external_ids.append(external_id_of(fields))
-                    done += 1
-                    if progress:
-                        progress(done, count)
-                if known.figures_due:
-                    queue_figures_refresh(discussion_ids=known.figures_due)
-                    known.figures_due.clear()
-            _query_log_forget()
-        source.check_unchanged(checked, reading)
+        checked = _Checked(FileCheck(reading), source, progress)
+        try:
+            _write(checked, known, summary, by, external_ids)
+        except Exception as exc:  # what the check found comes first: the rest is checked
+            if checked.error is not None:
+                raise checked.error from None
+            checked.write_failed = exc
+        count, notes, warnings = checked.finish()
+        if reading.is_list:  # a case list: its discussions are named by the digest of all of it
+            with source.reading(verified=True) as again:
+                items = canonical(again, ImportNotes(), case_digest=notes.case_digest)
+                _write(_counted(items, count, progress), known, summary, by, external_ids)
+            source.check_unchanged(reading, again)
+        elif progress and checked.told != (count, count):
+            progress(count, count)
+        for what, n in summary.notes.not_imported.items():
+            notes.not_imported[what] += n
+        summary.notes, summary.warnings = notes, warnings
         _log_import(summary, by, external_ids)
         _planner_statistics_after(summary)
         _announce_import(summary)
     return summary
+
+
+class _Checked:
+    """The discussions of one pass over a file, each checked as it is read; the ones to write
+    (those of the file's own shapes, as long as nothing was found wrong and no write failed)
+    are given as (fields, statements). What the reading or ``progress`` raises waits in
+    ``error`` (the writes in progress stop, then it is raised); so does a failed write in
+    ``write_failed``, raised once the check of the rest found nothing wrong."""
+
+    def __init__(self, check: FileCheck, source: Source, progress: Progress | None) -> None:
+        self.check, self.source, self.progress = check, source, progress
+        self.error: Exception | None = None
+        self.write_failed: Exception | None = None
+        self.written = 0
+        self.told = (0, 0)  # what progress was last told
+        self._read = self._guarded()
+
+    def __iter__(self) -> Iterator[tuple[dict, list]]:
+        return self._read
+
+    def _guarded(self) -> Iterator[tuple[dict, list]]:
+        try:
+            yield from self._discussions()
+        except Exception as exc:
+            self.error = exc
+
+    def _discussions(self) -> Iterator[tuple[dict, list]]:
+        reading = self.check.reading
+        for path, item in self.check.discussions():
+            checked = self.check.discussion(path, item)
+            # A case list is written in a pass of its own, once its digest is known.
+            if checked and not (self.check.errors or self.write_failed or reading.is_list):
+                yield checked
+                self.written += 1
+            if self.progress:
+                # A case list is only checked in this pass; others are written as they are read.
+                total = (
+                    0 if reading.is_list else self.source.total_estimate(reading, self.check.count)
+                )
+                self.told = (self.written if total else 0, total)
+                self.progress(*self.told)
+
+    def finish(self) -> tuple[int, ImportNotes, list[str]]:
+        """The rest of the file checked: raises what the reading raised, then what the check
+        found, then the write's failure; else returns FileCheck.finish's answer."""
+        for _ in self:
+            pass
+        if self.error is not None:
+            raise self.error
+        result = self.check.finish()
+        if self.write_failed is not None:
+            raise self.write_failed
+        return result
+
+
+def _counted(
+    items: Iterator[tuple[str, Any]], count: int, progress: Progress | None
+) -> Iterator[tuple[dict, list]]:
+    """A checked file's discussions read again, with the progress of their writing."""
+    for done, (path, item) in enumerate(items, start=1):
+        _path, fields, statements = split_discussion(item, path)
+        yield fields, statements
+        if progress:
+            progress(done, count)
+
+
+def _write(
+    items: Iterable[tuple[dict, list]],
+    known: Known,
+    summary: ImportSummary,
+    by: User,
+    external_ids: list[str | None],
+) -> None:
+    """Write the discussions, a group at a time (derived counts refreshed once a group)."""
+    discussions = iter(items)
+    done, group_start = 0, -1
+    while done > group_start:  # a group of discussions at a time, read one by one
+        group_start = done
+        with tallies_batched():  # one recount per group, not one per coding
+            for fields, statements in itertools.islice(discussions, GROUP_DISCUSSIONS):
+                _import_discussion(fields, statements, known, summary, by)
+                _query_log_forget()
+                if len(external_ids) < LOGGED_EXTERNAL_IDS:
+                    external_ids.append(external_id_of(fields))
+                done += 1
+            if known.figures_due:
+                queue_figures_refresh(discussion_ids=known.figures_due)
+                known.figures_due.clear()
+        _query_log_forget()
 
 
 def _planner_statistics_after(summary: ImportSummary) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import IO, Any, Protocol
@@ -35,7 +36,7 @@ class Reading(Protocol):
 
 
 class _ParsedReading:
-    """Parsed data read like a file, so both take the same two passes."""
+    """Parsed data read like a file, so both take the same way."""
 
     def __init__(self, data: Any):
         self.is_object = isinstance(data, dict)
@@ -62,6 +63,11 @@ class Source(Protocol):
 
     def check_unchanged(self, first: Reading, second: Reading) -> None: ...
 
+    def total_estimate(self, reading: Reading, read: int) -> int:
+        """How many discussions the source holds, as far as a pass that has read ``read`` of
+        them can tell (0: it cannot)."""
+        ...
+
 
 class ParsedSource:
     def __init__(self, data: Any):
@@ -74,24 +80,48 @@ class ParsedSource:
     def check_unchanged(self, first: Reading, second: Reading) -> None:
         pass
 
+    def total_estimate(self, reading: Reading, read: int) -> int:
+        # Counted: the list's discussions, or the one discussion of its own.
+        return max(len(reading._items) if isinstance(reading, _ParsedReading) else 0, read)
+
 
 class FileSource:
     """A file opened afresh for each pass and read a chunk at a time."""
 
     def __init__(self, open_file: Callable[[], IO[bytes]], chunk_size: int):
         self.open_file, self.chunk_size = open_file, chunk_size
+        self.size = 0  # of the file the last pass opened (0: not known)
 
     @contextlib.contextmanager
     def reading(self, *, verified: bool = False) -> Iterator[Reading]:
         with self.open_file() as file:
+            self.size = _size_of(file)
             yield JsonListReader(
                 file, list_key="discussions", chunk_size=self.chunk_size, verified=verified
             )
 
+    def total_estimate(self, reading: Reading, read: int) -> int:
+        """The discussions read so far, scaled by the share of the file they took."""
+        done = getattr(reading, "bytes_done", 0)
+        if not self.size or not done:
+            return 0
+        return max(read, round(read * self.size / done))
+
     def check_unchanged(self, first: Reading, second: Reading) -> None:
-        # The second pass imports what the first one checked, or nothing.
+        # A case list's second reading imports what the first one checked, or nothing.
         if getattr(first, "sha256", None) != getattr(second, "sha256", None):
             raise PayloadError([PayloadIssue("", "the file changed while it was imported")])
+
+
+def _size_of(file: IO[bytes]) -> int:
+    """A file's size in bytes, 0 when it does not say (a stored file knows it as ``size``)."""
+    size = getattr(file, "size", None)
+    if isinstance(size, int):
+        return size
+    try:
+        return os.fstat(file.fileno()).st_size
+    except (AttributeError, OSError, ValueError):
+        return 0
 
 
 def top_level_problem(reading: Reading, notes: ImportNotes) -> PayloadError | None:

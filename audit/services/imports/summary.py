@@ -14,8 +14,9 @@ from audit.models import ExtractionRun
 from audit.services.import_shapes import ImportNotes
 from audit.services.runs import MAX_PROMPT_VERSION
 
-# Called with (discussions imported, discussions in the file) as the import writes them, and
-# with (0, 0) while the file is checked first.
+# Called with (discussions imported, discussions in the file) as the import writes them: the
+# second estimated from the share of the file read, until the last call; with (0, 0) while a
+# case list is checked before it is written (or a file whose size is not known is written).
 Progress = Callable[[int, int], None]
 
 
