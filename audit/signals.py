@@ -1,8 +1,9 @@
 """Audit's domain signals: what changed, with plain ids, sent once the change has committed.
 
 audit is the ground floor and knows nothing of what is computed from its data; it announces
-changes here and whoever keeps derived figures subscribes (``metrics.engine.invalidation``). Every
-signal is sent after the surrounding transaction commits, so a receiver reads the new data.
+changes here and whoever keeps derived figures subscribes (``metrics.engine.invalidation``). The
+services that change the data send them, explicitly; every signal but ``rows_deleting`` is sent
+after the surrounding transaction commits, so a receiver reads the new data.
 
 - ``ground_truth_changed(statement_ids, reason)``: approved coding or the statements' data
   changed (approval, edit of approved coding, import, demo data).
@@ -11,6 +12,15 @@ signal is sent after the surrounding transaction commits, so a receiver reads th
 - ``coding_changed(reason)``: auditors' submitted coding or the blind sample changed (sent
   once per transaction, however many codings it changed).
 - ``triage_changed(run_id, reason)``: a run's review-triage settings changed.
+- ``statements_edited(statement_ids)``: statements' order, speaker or text edited by hand.
+
+One more is sent before the commit: ``rows_deleting`` (``rows_deleting_send``), by the service
+that deletes (``audit.services.inputs.inputs_delete``), inside its transaction before the rows
+go, so a subscriber reads what depends on them while they are there; its work waits for the
+commit. Its ids: ``statements`` and ``discussion_extractions`` ((id, discussion id) and
+(discussion id, run id) pairs), ``extractions`` ((statement id, run id) pairs deleted on their
+own), ``approved`` (statements whose approved coding goes, the statement staying), ``runs``,
+and ``coding`` (a sent coding or a blind mark goes).
 
 An announcement is stored with the change (``Announcement``, in the same transaction) and
 deleted once its receivers ran after the commit. If they fail there (the database connection
@@ -38,11 +48,14 @@ ground_truth_changed = Signal()
 extractions_changed = Signal()
 coding_changed = Signal()
 triage_changed = Signal()
+statements_edited = Signal()
+rows_deleting = Signal()
 SIGNALS = {
     "ground_truth_changed": ground_truth_changed,
     "extractions_changed": extractions_changed,
     "coding_changed": coding_changed,
     "triage_changed": triage_changed,
+    "statements_edited": statements_edited,
 }
 REDELIVER_BATCH = 100
 
@@ -66,6 +79,31 @@ def coding_changed_send(*, reason: str) -> None:
 
 def triage_changed_send(*, run_id: int, reason: str) -> None:
     _announce("triage_changed", run_id=run_id, reason=reason)
+
+
+def statements_edited_send(*, statement_ids: Iterable[int]) -> None:
+    _announce("statements_edited", statement_ids=sorted(set(statement_ids)))
+
+
+def rows_deleting_send(
+    *,
+    statements: list[tuple[int, int]],
+    extractions: list[tuple[int, int]],
+    discussion_extractions: list[tuple[int, int]],
+    approved: list[int],
+    runs: list[int],
+    coding: bool,
+) -> None:
+    """Sent now, in the deleting transaction: see the module's docstring."""
+    rows_deleting.send(
+        sender=None,
+        statements=statements,
+        extractions=extractions,
+        discussion_extractions=discussion_extractions,
+        approved=approved,
+        runs=runs,
+        coding=coding,
+    )
 
 
 def _announce(name: str, *, once: bool = False, **params: Any) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import factory
 from django.contrib.auth import get_user_model
 
-from audit.derived.tallies import coding_written
 from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Speaker, Statement
+from audit.services.feedback.revisions import coding_follow
 from audit.services.inputs import statement_save
 
 
@@ -120,7 +120,7 @@ class FeedbackFactory(factory.django.DjangoModelFactory):
 
     @classmethod
     def _create(cls, model_class, *args, **kwargs):
-        """Created past the services: the stored tallies count it as they would."""
+        """Created past the services: what follows a coding written follows it too."""
         feedback = super()._create(model_class, *args, **kwargs)
-        coding_written(feedback=feedback, before=None)
+        coding_follow(feedback, before=None)
         return feedback

@@ -68,6 +68,7 @@ def blind_review_unmark(*, statement: Statement, admin: User) -> None:
         raise NotAllowed("Only admins mark statements for blind review.")
     deleted, _ = BlindReview.objects.filter(statement=statement).delete()
     if deleted:
+        coding_changed_send(reason="blind review unmarked")
         audit_log_record(
             actor=admin,
             action=Action.BLIND_UNMARK,

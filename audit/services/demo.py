@@ -34,7 +34,12 @@ from audit.services.assignments import AssignmentPlan, assignments_create
 from audit.services.feedback import feedback_problems
 from audit.services.runs import ConfigurationSpec, discussion_extractions_import, run_register
 from audit.services.snapshots import snapshot_freeze
-from audit.signals import extractions_changed_send, ground_truth_changed_send, triage_changed_send
+from audit.signals import (
+    coding_changed_send,
+    extractions_changed_send,
+    ground_truth_changed_send,
+    triage_changed_send,
+)
 from audit.synthetic import SyntheticDiscussion, extraction_run, generate_discussion, noisy_delta
 from evalsite.access import ensure_role_groups
 from metrics.families.payload.items import cumulative, payload_items
@@ -153,6 +158,7 @@ def demo_seed(*, users: dict[str, User] | None = None) -> DemoSummary:
     )
     if created:
         ground_truth_changed_send(statement_ids=touched, reason="demo data")
+        coding_changed_send(reason="coding changed")  # the seeded codings, sent ones among them
         _assign_untouched(users)
     return DemoSummary(discussions_created=created, statements_created=statements)
 
@@ -478,6 +484,7 @@ def demo_triage_seed(*, users: dict[str, User] | None = None) -> int:
     )
     if created:
         ground_truth_changed_send(statement_ids=created, reason="demo triage data")
+        coding_changed_send(reason="coding changed")
         triage_changed_send(run_id=run.pk, reason="demo triage data")
     return TRIAGE_DISCUSSIONS if created else 0
 

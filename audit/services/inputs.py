@@ -20,13 +20,17 @@ from audit.derived.tallies import SENT, Pair, queue_changed, tallies_forget, tal
 from audit.derived.team_figures import discussion_label_store, queue_figures_refresh
 from audit.models import (
     Assignment,
+    BlindReview,
     Discussion,
+    DiscussionExtraction,
+    Extraction,
     ExtractionRun,
     Feedback,
     Speaker,
     Statement,
     TriageStatement,
 )
+from audit.signals import rows_deleting_send, statements_edited_send
 
 
 @transaction.atomic
@@ -53,9 +57,12 @@ def speaker_save(*, speaker: Speaker) -> Speaker:
 @transaction.atomic
 def statement_save(*, statement: Statement) -> Statement:
     """Add or change a statement: its discussion's count of what is still to code and lowest
-    open score follow."""
+    open score follow, and the stored results that name its place (an edit)."""
+    created = statement.pk is None
     statement.save()
     queue_figures_refresh(discussion_ids=[statement.discussion_id])
+    if not created:
+        statements_edited_send(statement_ids=[statement.pk])
     return statement
 
 
@@ -69,6 +76,23 @@ class _Going:
     feedback: list[int] = field(default_factory=list)
     accepted: list[int] = field(default_factory=list)  # statements a deleted run accepted
     scored: set[int] = field(default_factory=set)  # discussions a deleted run scored
+    # What the stored results depend on (``audit.signals.rows_deleting``).
+    statements: list[tuple[int, int]] = field(default_factory=list)
+    extractions: list[tuple[int, int]] = field(default_factory=list)
+    discussion_extractions: list[tuple[int, int]] = field(default_factory=list)
+    approved: list[int] = field(default_factory=list)
+    runs: list[int] = field(default_factory=list)
+    coding: bool = False
+
+    def announce(self) -> None:
+        rows_deleting_send(
+            statements=self.statements,
+            extractions=self.extractions,
+            discussion_extractions=self.discussion_extractions,
+            approved=self.approved,
+            runs=self.runs,
+            coding=self.coding,
+        )
 
 
 def _statements_of(rows: QuerySet) -> QuerySet[Statement] | None:
@@ -90,25 +114,36 @@ def _going(rows: QuerySet) -> _Going:
     feedback: QuerySet[Feedback] = Feedback.objects.none()
     assignments: QuerySet[Assignment] = Assignment.objects.none()
     if statements is not None:
-        going.touched = set(statements.values_list("discussion_id", flat=True).distinct())
+        going.statements = list(statements.values_list("pk", "discussion_id"))
+        going.touched = {discussion_id for _, discussion_id in going.statements}
         feedback = Feedback.objects.filter(statement__in=statements)
         assignments = Assignment.objects.filter(statement__in=statements)
+        going.coding = BlindReview.objects.filter(statement__in=statements).exists()
     elif rows.model is Feedback:
         feedback = rows
         # Other coders of a statement whose sent coding goes share it no more.
         sent = rows.filter(status__in=SENT).values("statement_id")
         others = Feedback.objects.filter(statement_id__in=sent)
         going.pairs |= set(others.values_list("statement__discussion_id", "auditor_id"))
+        going.approved = list(
+            feedback.filter(status=Feedback.Status.APPROVED).values_list("statement_id", flat=True)
+        )
     elif rows.model is Assignment:
         assignments = rows
     elif rows.model is ExtractionRun:
-        triage = TriageStatement.objects.filter(run__in=rows.values("pk"))
+        going.runs = list(rows.values_list("pk", flat=True))
+        triage = TriageStatement.objects.filter(run_id__in=going.runs)
         going.accepted = list(
             triage.filter(provisional=True).values_list("statement_id", flat=True)
         )
         going.scored = set(
             triage.order_by().values_list("statement__discussion_id", flat=True).distinct()
         )
+    elif rows.model is Extraction:
+        going.extractions = list(rows.values_list("statement_id", "run_id"))
+    elif rows.model is DiscussionExtraction:
+        going.discussion_extractions = list(rows.values_list("discussion_id", "run_id"))
+    going.coding |= feedback.exclude(status=Feedback.Status.DRAFT).exists()
     going.feedback = list(feedback.values_list("pk", flat=True))
     going.pairs |= set(feedback.values_list("statement__discussion_id", "auditor_id"))
     going.pairs |= set(assignments.values_list("discussion_id", "auditor_id"))
@@ -122,6 +157,7 @@ def inputs_delete(*, rows: QuerySet[Any]) -> int:
     counts follow in the same transaction (codings carry history: only ``history_purge``
     lets them go)."""
     going = _going(rows)
+    going.announce()
     codings_deleting(feedback=Feedback.objects.filter(pk__in=going.feedback))
     tallies_forget(discussion_ids=going.discussions)
     deleted, _ = rows.delete()

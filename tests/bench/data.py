@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from audit.derived.tallies import tallies_batched, tallies_refresh
+from audit.derived.tallies import tallies_refresh
 from audit.models import (
     Discussion,
     Extraction,
@@ -29,7 +29,6 @@ from audit.services.imports import IMPORTED_MODELS
 from audit.synthetic import extraction_run, generate_workload
 from evalsite.access import ensure_role_groups
 from evalsite.perf.planner import planner_statistics_refresh
-from metrics.engine import invalidation
 from metrics.engine.services import system_result_compute
 
 # The partner run's AI: another extraction of the same ground truth, as noisy as the run's.
@@ -112,18 +111,19 @@ class SeededWorkload:
         """Everything seeded, a few discussions per transaction: Django collects what a
         deletion cascades to in memory, and 5,000 x 50 at once held 7.6 GB and a transaction
         open for over twenty minutes."""
-        # The signals would recompute as rows go; the run goes too, so only the trend changes.
+        # Deleted past the services: what is derived from the rows goes with them (nothing is
+        # recounted or marked stale); the run goes too, so only the trend changes.
         # The seeded codings' history goes with them (it is the benchmark's own).
-        with invalidation.suspended(), history_purge():
+        with history_purge():
             ids = list(
                 Discussion.objects.filter(external_id__startswith=f"{self.tag}-")
                 .order_by("pk")
                 .values_list("pk", flat=True)
             )
             for start in range(0, len(ids), DELETE_CHUNK):
-                with transaction.atomic(), tallies_batched():
+                with transaction.atomic():
                     Discussion.objects.filter(pk__in=ids[start : start + DELETE_CHUNK]).delete()
-            with transaction.atomic(), tallies_batched():
+            with transaction.atomic():
                 self.run.delete()
                 if self.partner is not None:
                     self.partner.delete()

@@ -19,7 +19,6 @@ from django.db import connection, transaction
 from django.db.models import OuterRef, Subquery
 from django.test import Client
 
-from audit.derived.tallies import tallies_batched
 from audit.models import (
     Assignment,
     Discussion,
@@ -28,7 +27,6 @@ from audit.models import (
     Feedback,
     history_purge,
 )
-from metrics.engine import invalidation
 
 HTMX = {"HX-Request": "true"}
 SECOND = "bench-dashboard-auditor2"
@@ -242,7 +240,7 @@ def timed(step: Callable[[], Timing], repeat: int) -> list[Timing]:
 
 def seeded_delete() -> None:
     """What the seed committed (benchmark_dashboard's data), a few discussions per transaction."""
-    with invalidation.suspended(), history_purge():
+    with history_purge():
         ids = list(
             Discussion.objects.filter(
                 external_id__startswith="bench-", summary__startswith="Benchmark discussion "
@@ -251,8 +249,8 @@ def seeded_delete() -> None:
             .values_list("pk", flat=True)
         )
         for start in range(0, len(ids), DELETE_CHUNK):
-            with transaction.atomic(), tallies_batched():
+            with transaction.atomic():
                 Discussion.objects.filter(pk__in=ids[start : start + DELETE_CHUNK]).delete()
-        with transaction.atomic(), tallies_batched():
+        with transaction.atomic():
             ExtractionRun.objects.filter(model_name="bench-model").delete()
             get_user_model().objects.filter(username__in=USERS).delete()

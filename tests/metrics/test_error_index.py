@@ -14,8 +14,10 @@ from typing import Any
 import pytest
 from django.db import connection, transaction
 from django.db.models import F
+from django.test import TestCase
 
 from audit.models import Feedback, Statement, history_purge
+from audit.services.inputs import inputs_delete, statement_save
 from metrics.engine import errors, services
 from metrics.engine.derived import error_analysis_result_compute
 from metrics.engine.errors import statement_results_changed
@@ -102,7 +104,9 @@ def _change(rng: random.Random, run: Any, statements: list[Statement]) -> set[in
         changed.add(new.pk)
     for moved in rng.sample(statements, rng.randint(0, 1)):
         moved.order = next(ORDERS)
-        moved.save(update_fields=["order"])  # its rows' order: recorded on save
+        # Its rows' order: recorded once the edit commits (audit's statements_edited).
+        with TestCase.captureOnCommitCallbacks(execute=True):
+            statement_save(statement=moved)
         changed.add(moved.pk)
     # Recorded, but nothing changed (a recompute that found the same figures): not rewritten.
     statement_results_changed(_results(run).filter(statement=rng.choice(statements)))
@@ -139,9 +143,9 @@ def test_incremental_updates_give_the_rows_and_totals_of_a_full_rebuild(seed, mo
     for _ in range(6):
         before = dict(StatementError.objects.filter(run=run).values_list("pk", "statement_id"))
         deleted = rng.random() < 0.2 and statements.pop(rng.randrange(len(statements)))
-        if deleted:  # its results, rows and hashes go by cascade, past every service
+        if deleted:  # its results, rows and hashes go by cascade
             with history_purge():
-                Statement.objects.filter(pk=deleted.pk).delete()
+                inputs_delete(rows=Statement.objects.filter(pk=deleted.pk))
         changed = _change(rng, run, statements)
         incremental = _stored(run)
         assert not StatementResultChange.objects.filter(run=run).exists()  # all consumed
@@ -247,7 +251,7 @@ def test_a_deleted_statement_takes_its_part_of_the_totals_with_it(monkeypatch):
     _stored(run)
     rebuilt = _rebuilds(monkeypatch)
     with history_purge():
-        Statement.objects.filter(pk__in=[s.pk for s in statements[:2]]).delete()
+        inputs_delete(rows=Statement.objects.filter(pk__in=[s.pk for s in statements[:2]]))
     assert _stored(run) == _stored(run, full=True)
     assert rebuilt == [run.pk, run.pk]
 

@@ -18,6 +18,7 @@ from django.core.management import CommandError, call_command
 from django.db import transaction
 
 from audit.models import Extraction, ExtractionRun, Feedback, Speaker, Statement
+from audit.services.inputs import inputs_delete
 from audit.services.triage import triage_settings_get
 from evalsite.match_settings import match_settings
 from metrics.models import MetricResult, StatementPiece
@@ -199,7 +200,8 @@ class World:
         return True
 
     def delete_extraction(self) -> bool:
-        self.rng.choice(list(Extraction.objects.all())).delete()
+        gone = self.rng.choice(list(Extraction.objects.all()))
+        inputs_delete(rows=Extraction.objects.filter(pk=gone.pk))
         return True
 
     def add_extraction(self) -> bool:

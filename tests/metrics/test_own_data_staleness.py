@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from audit.models import Feedback, history_purge
 from audit.services import feedback_approve, feedback_save, feedback_start, feedback_submit
+from audit.services.inputs import inputs_delete
 from metrics import tasks
 from metrics.engine.services import results_mark_stale
 from metrics.models import MetricResult
@@ -185,7 +186,7 @@ class TestCodingChanges:
             for statement in statements:
                 FeedbackFactory(statement=statement, auditor=auditor)
             with history_purge():
-                Feedback.objects.filter(statement__in=statements).delete()
+                inputs_delete(rows=Feedback.objects.filter(statement__in=statements))
         # Besides the team page's active time (audit's own: its queue once per change, the
         # first to run queues the task).
         assert len([c for c in callbacks if c.__module__ != "audit.derived.coding_times"]) == 1
@@ -197,7 +198,7 @@ class TestCodingChanges:
         Feedback.objects.filter(pk=feedback.pk).update(status=Feedback.Status.SUBMITTED)
         feedback.refresh_from_db()
         with django_capture_on_commit_callbacks(execute=True), history_purge():
-            feedback.delete()
+            inputs_delete(rows=Feedback.objects.filter(pk=feedback.pk))
         row = MetricResult.objects.get(key=INTERAUDITOR_KEY)
         assert row.is_fresh and row.values["n_codings"] == 0
 

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from audit.models import Extraction, Feedback
 from audit.services import feedback_approve
+from audit.services.inputs import inputs_delete
 from evalsite.access import ensure_role_groups
 from metrics.engine import services
 from metrics.engine.recompute import (
@@ -266,7 +267,7 @@ class TestTwoApprovedRuns:
 
     def test_a_run_that_no_longer_covers_a_statement_loses_its_row(self, two_runs):
         extraction = Extraction.objects.filter(statement=two_runs.statements[0]).last()
-        Extraction.objects.filter(pk=extraction.pk).delete()
+        inputs_delete(rows=Extraction.objects.filter(pk=extraction.pk))
         compute_job_run(job_id=metrics_recompute_all(queue=False).pk)
         assert not MetricResult.objects.filter(
             scope=Scope.STATEMENT, statement=two_runs.statements[0], run=extraction.run

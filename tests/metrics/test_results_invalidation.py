@@ -9,7 +9,7 @@ from django.db import connection, transaction
 from django.db.models import ProtectedError, Q
 from django.test.utils import CaptureQueriesContext
 
-from audit.models import Discussion, Extraction, Feedback, Statement, history_purge
+from audit.models import Discussion, Extraction, ExtractionRun, Feedback, Statement, history_purge
 from audit.services import (
     discussions_import,
     extractions_import,
@@ -19,6 +19,7 @@ from audit.services import (
     feedback_save,
     feedback_unapprove,
 )
+from audit.services.inputs import inputs_delete
 from audit.services.runs import ConfigurationSpec, discussion_extractions_import, run_register
 from metrics.engine import services
 from metrics.engine.services import results_mark_stale, stale
@@ -255,7 +256,8 @@ def test_importing_extractions_recomputes_replaced_and_new_runs(
 def test_deleting_an_extraction_removes_its_result(f1_world, admin_user, run_committed):
     for statement in f1_world.statements[:2]:
         approve(run_committed, f1_world, statement, admin_user)
-    run_committed(Extraction.objects.get(statement=f1_world.statements[0], run=f1_world.run).delete)
+    gone = Extraction.objects.filter(statement=f1_world.statements[0], run=f1_world.run)
+    run_committed(inputs_delete, rows=gone)
     assert statement_row(f1_world.statements[0], f1_world.run) is None
     assert run_row(f1_world.run).values["n_statements"] == 1
     assert_matches_full_recompute(f1_world.run)
@@ -280,12 +282,12 @@ def test_deleting_a_statement_with_ground_truth_is_refused_and_keeps_the_results
     before = _stored()
     statement = f1_world.statements[0]
     with pytest.raises(ProtectedError):
-        run_committed(statement.delete)
+        run_committed(inputs_delete, rows=Statement.objects.filter(pk=statement.pk))
     assert Statement.objects.filter(pk=statement.pk).exists()
     assert _stored() == before
     # Data a test or a benchmark seeded itself is purged past the refusal: the totals follow.
     with history_purge():
-        run_committed(statement.delete)
+        run_committed(inputs_delete, rows=Statement.objects.filter(pk=statement.pk))
     assert run_row(f1_world.run).values["n_statements"] == len(f1_world.statements) - 1
     assert_matches_full_recompute(f1_world.run)
 
@@ -298,10 +300,11 @@ def test_deleting_a_discussion_with_ground_truth_is_refused_one_without_goes(
         approve(run_committed, f1_world, statement, admin_user)
     before = _stored()
     with pytest.raises(ProtectedError):
-        run_committed(with_gt.delete)
+        run_committed(inputs_delete, rows=Discussion.objects.filter(pk=with_gt.pk))
     assert Discussion.objects.filter(pk=with_gt.pk).exists()
     assert _stored() == before
-    run_committed(coded_only.delete)  # its codings were never approved: no history
+    # its codings were never approved: no history
+    run_committed(inputs_delete, rows=Discussion.objects.filter(pk=coded_only.pk))
     assert not Discussion.objects.filter(pk=coded_only.pk).exists()
     assert run_row(f1_world.run).values["n_discussions"] == 1
     assert_matches_full_recompute(f1_world.run)
@@ -321,7 +324,7 @@ def test_deleting_a_statement_without_ground_truth_rebuilds_the_run_totals(
     run_committed(discussion_extractions_import, run=whole, items=items)
     assert (run_row(whole).values["n_discussions"], run_row(whole).values["n_left_out"]) == (1, 1)
 
-    run_committed(last.delete)
+    run_committed(inputs_delete, rows=Statement.objects.filter(pk=last.pk))
 
     row = run_row(whole)
     assert row.status == Status.FRESH
@@ -333,7 +336,7 @@ def test_deleting_a_statement_without_ground_truth_rebuilds_the_run_totals(
 def test_deleting_a_run_drops_it_from_the_system_trend(f1_world, admin_user, run_committed):
     approve(run_committed, f1_world, f1_world.statements[0], admin_user)
     assert len(system_row().values["runs"]) == 1
-    run_committed(f1_world.run.delete)
+    run_committed(inputs_delete, rows=ExtractionRun.objects.filter(pk=f1_world.run.pk))
     assert system_row().values["runs"] == []
 
 
@@ -344,7 +347,7 @@ def test_deleting_approved_feedback_is_refused_and_keeps_its_result(
     approve(run_committed, f1_world, statement, admin_user)
     before = _stored()
     with pytest.raises(ProtectedError):
-        run_committed(f1_world.fb(statement).delete)
+        run_committed(inputs_delete, rows=Feedback.objects.filter(pk=f1_world.fb(statement).pk))
     assert f1_world.fb(statement).is_approved
     assert statement_row(statement, f1_world.run).status == Status.FRESH
     assert _stored() == before

@@ -14,7 +14,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from audit.derived.tallies import coding_written, tallies_batched
+from audit.derived.tallies import tallies_batched
 from audit.models import (
     Comment,
     Discussion,
@@ -34,6 +34,7 @@ from audit.services.errors import (
 from audit.services.feedback.revisions import (
     CONTENT_ACTIONS,
     check_version,
+    coding_follow,
     feedback_locked,
     locked_row,
     revision_record,
@@ -129,7 +130,7 @@ def feedback_approve(
     except IntegrityError as exc:
         winner = Feedback.objects.approved().filter(statement_id=locked.statement_id).first()
         raise AlreadyApproved(winner) if winner else StaleVersion(locked, base_version) from exc
-    coding_written(feedback=locked, before=Feedback.Status.SUBMITTED)
+    coding_follow(feedback=locked, before=Feedback.Status.SUBMITTED)
     revision_record(locked, author=admin, action=_approve_action(kind), before=None)
     _log_approval(locked, admin=admin, kind=kind)
     _ground_truth_changed(locked.statement_id)
@@ -219,7 +220,7 @@ def _approve_proposal(locked: Feedback, *, admin, reason: str) -> Feedback:
     locked.proposed_by = None
     _set_approved(locked, admin=admin, kind=kind, reason=reason)
     locked.save()
-    coding_written(feedback=locked, before=locked.status)  # it waits for review no more
+    coding_follow(feedback=locked, before=locked.status)  # it waits for review no more
     revision_record(locked, author=admin, action=_approve_action(kind), before=before)
     _log_approval(locked, admin=admin, kind=kind)
     _ground_truth_changed(locked.statement_id)
@@ -261,7 +262,7 @@ def _set_unapproved(feedback: Feedback, *, admin, replaced_by: Feedback | None =
     feedback.proposed_by = None
     feedback.version += 1
     feedback.save()
-    coding_written(feedback=feedback, before=Feedback.Status.APPROVED)
+    coding_follow(feedback=feedback, before=Feedback.Status.APPROVED)
     revision_record(feedback, author=admin, action="unapprove", before=None)
     why = f", replaced by feedback {replaced_by.pk}" if replaced_by else ""
     audit_log_record(
@@ -313,7 +314,7 @@ def feedback_reject(
     locked.approval_reason = ""
     locked.version += 1
     locked.save()
-    coding_written(feedback=locked, before=status)
+    coding_follow(feedback=locked, before=status)
     revision_record(locked, author=admin, action="reject", before=None)
     _log_rejection(locked, admin=admin, reason=reason, what="coding")
     _reason_in_thread(locked, admin=admin, reason=reason)
@@ -329,7 +330,7 @@ def _reject_proposal(locked: Feedback, *, admin, reason: str) -> Feedback:
     locked.proposed_by = None
     locked.version += 1
     locked.save()
-    coding_written(feedback=locked, before=locked.status)  # it waits for review no more
+    coding_follow(feedback=locked, before=locked.status)  # it waits for review no more
     revision_record(locked, author=admin, action="reject", before=before)
     _log_rejection(locked, admin=admin, reason=reason, what="proposed change to")
     _reason_in_thread(locked, admin=admin, reason=reason)

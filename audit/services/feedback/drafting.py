@@ -9,7 +9,7 @@ import copy
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
-from audit.derived.tallies import coding_written, tallies_batched
+from audit.derived.tallies import tallies_batched
 from audit.models import (
     Extraction,
     ExtractionRun,
@@ -32,6 +32,7 @@ from audit.services.errors import (
 )
 from audit.services.feedback.revisions import (
     check_version,
+    coding_follow,
     feedback_locked,
     locked_row,
     revision_record,
@@ -77,7 +78,7 @@ def feedback_start(
                 blind=blind,
             )
             revision_record(feedback, author=auditor, action="start", before=None)
-            coding_written(feedback=feedback, before=None)
+            coding_follow(feedback=feedback, before=None)
     except IntegrityError:
         # A simultaneous start (double submit) created it first: theirs is this one.
         return Feedback.objects.get(statement=statement, auditor=auditor)
@@ -121,7 +122,7 @@ def feedback_save(
     action = "edit" if restored_from is None else "restore"
     revision_record(locked, author=user, action=action, before=before, restored_from=restored_from)
     if locked.status != status:  # an autosave of a draft changes nothing counted
-        coding_written(feedback=locked, before=status)
+        coding_follow(feedback=locked, before=status)
     return locked
 
 
@@ -137,7 +138,7 @@ def _propose(locked: Feedback, *, user, payload: dict) -> Feedback:
     locked.proposed_by = user
     locked.version += 1
     locked.save()
-    coding_written(feedback=locked, before=locked.status)  # it waits for review now
+    coding_follow(feedback=locked, before=locked.status)  # it waits for review now
     revision = FeedbackRevision.objects.create(
         feedback=locked,
         author=user,
@@ -180,7 +181,7 @@ def feedback_submit(*, feedback: Feedback, user: User, base_version: int | None 
     locked.guideline_version = guideline_current()
     locked.version += 1
     locked.save()
-    coding_written(feedback=locked, before=status)
+    coding_follow(feedback=locked, before=status)
     revision_record(locked, author=user, action="submit", before=None)
     assignment_release_on_submit(statement_id=locked.statement_id, auditor=user)
     return locked
@@ -249,7 +250,7 @@ def feedback_unsubmit(
     locked.submitted_extraction = None
     locked.version += 1
     locked.save()
-    coding_written(feedback=locked, before=Feedback.Status.SUBMITTED)
+    coding_follow(feedback=locked, before=Feedback.Status.SUBMITTED)
     revision_record(locked, author=user, action="unsubmit", before=None)
     assignment_reopen_on_unsubmit(statement_id=locked.statement_id, auditor=user)
     return locked

@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from audit.derived.coding_times import revisions_written
+from audit.derived.tallies import coding_written
 from audit.models import (
     Feedback,
     FeedbackRevision,
@@ -22,6 +23,7 @@ from audit.services.errors import (
     NotAllowed,
     StaleVersion,
 )
+from audit.signals import coding_changed_send
 from evalsite.access import is_admin
 from evalsite.perf.bulk import rows_insert
 from metrics.families.payload.schema import validate_pdp
@@ -58,6 +60,16 @@ def revision_record(
             after_submit=action in CONTENT_ACTIONS and feedback.submitted_extraction is not None,
         )
     )
+
+
+def coding_follow(feedback: Feedback, *, before: str | None) -> None:
+    """What follows a coding created (``before``: None) or its status or pending change
+    changed: its stored tallies (``coding_written``) and, for a coding past draft, the
+    announcement that coding changed (inter-auditor agreement reads sent codings; sent once
+    per transaction)."""
+    coding_written(feedback=feedback, before=before)
+    if feedback.status != Feedback.Status.DRAFT:
+        coding_changed_send(reason="coding changed")
 
 
 def revision_written(revision: FeedbackRevision) -> FeedbackRevision:

@@ -20,12 +20,10 @@ from django.core.management.base import BaseCommand
 from django.db import connections, transaction
 from django.db.models import Q
 
-from audit.derived.tallies import tallies_batched
 from audit.models import Discussion, ExtractionRun, history_purge
 from audit.services import discussions_import_file
 from audit.services.exports import ground_truth_export_text
 from audit.services.imports import IMPORT_RUN_MODEL, ImportRun
-from metrics.engine import invalidation
 from tests.bench.data import DELETE_CHUNK, SeededWorkload
 
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
@@ -112,8 +110,7 @@ class Command(BaseCommand):
         **options,
     ):
         self.stdout.write(f"seeding {discussions} x {statements} ...")
-        with invalidation.suspended():
-            workload = SeededWorkload.create(discussions=discussions, statements=statements)
+        workload = SeededWorkload.create(discussions=discussions, statements=statements)
         ids = list(
             Discussion.objects.filter(external_id__startswith=f"{workload.tag}-").values_list(
                 "pk", flat=True
@@ -152,10 +149,9 @@ def _export(ids: list[int], path: Path, f1_run: ExtractionRun | None = None) -> 
 
 def _import(path: Path, admin, profile: str | None = None) -> str:
     profiler = _profiler_started() if profile else None
-    with invalidation.suspended():
-        summary = discussions_import_file(
-            open_file=lambda: path.open("rb"), by=admin, run=ImportRun(source=path.name)
-        )
+    summary = discussions_import_file(
+        open_file=lambda: path.open("rb"), by=admin, run=ImportRun(source=path.name)
+    )
     if profiler is not None and profile:
         profiler.stop()
         report = profiler.output_html() if profile.endswith(".html") else profiler.output_text()
@@ -177,9 +173,9 @@ def _delete_imported(tag: str) -> None:
     ids = list(
         Discussion.objects.filter(external_id__startswith=f"{tag}-").values_list("pk", flat=True)
     )
-    with invalidation.suspended(), history_purge():
+    with history_purge():
         for start in range(0, len(ids), DELETE_CHUNK):
-            with transaction.atomic(), tallies_batched():
+            with transaction.atomic():
                 Discussion.objects.filter(pk__in=ids[start : start + DELETE_CHUNK]).delete()
         # The import's own run, and the seeded run it registered again from the file.
         ExtractionRun.objects.filter(
