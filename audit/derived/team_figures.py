@@ -210,6 +210,8 @@ def weakest_mine_counted(
         "statement_id", "statement__discussion_id", "confidence"
     ):
         by_discussion[discussion_id].append((confidence, statement_id))
+    if not by_discussion:  # nothing scored left to code: no coder has a lowest score
+        return {}
     mine: dict[Pair, set[int]] = defaultdict(set)
     for discussion_id, auditor_id, statement_id in coded.values_list(
         "statement__discussion_id", "auditor_id", "statement_id"
