@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from audit.models import Feedback, TriageSettings, TriageStatement
 from audit.services.triage import triage_statements_apply
-from evalsite.perf.bulk import rows_insert, rows_update
+from evalsite.perf.bulk import json_text, rows_insert, rows_update, values_insert
 from tests.factories import ExtractionRunFactory, StatementFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -112,3 +112,35 @@ def test_values_of_another_type_are_prepared_as_django_prepares_them():
     rows_insert([row])
     stored = Feedback.objects.get(pk=row.pk)
     assert (stored.version, stored.comment, stored.auditor_id) == (1, "noted", int(row.auditor_id))
+
+
+def test_rows_given_as_values_are_inserted_as_bulk_create_inserts_them():
+    """values_insert: the same columns as bulk_create of the instances (defaults, times set
+    on insert, JSON given as data or as its text, text that COPY must escape), each row given
+    its key."""
+    statements = [StatementFactory() for _ in range(3)]
+    expected = Feedback.objects.bulk_create(_codings(statements))
+    rows = [
+        {
+            "statement_id": row.statement_id,
+            "auditor_id": row.auditor_id,
+            "edited_extraction": json_text(row.edited_extraction) if n else row.edited_extraction,
+            "status": row.status,
+            "comment": row.comment,
+            "approved_at": timezone.now() if n == 2 else None,
+        }
+        for n, row in enumerate(_codings(statements))
+    ]
+    with CaptureQueriesContext(connection) as seen:
+        values_insert(Feedback, rows)
+    if connection.vendor == "postgresql":
+        assert len(seen.captured_queries) == 1  # the keys (COPY is not logged)
+    skip = {"id", "auditor", "created_at", "updated_at", "approved_at"}
+    fields = [f.attname for f in Feedback._meta.concrete_fields if f.name not in skip]
+    stored = {row.pk: row for row in Feedback.objects.all()}
+    for before, after in zip(expected, rows, strict=True):
+        old, new = stored[before.pk], stored[after["id"]]
+        assert [getattr(new, f) for f in fields] == [getattr(old, f) for f in fields]
+        assert new.created_at and new.updated_at and new.created_at >= old.created_at
+        assert new.approved_at == after["approved_at"]
+    assert values_insert(Feedback, []) is None

@@ -86,6 +86,13 @@ def revisions_written(*, revisions: Iterable[FeedbackRevision]) -> None:
     times_changed(changes=[(r.feedback.auditor_id, None, _day(r)) for r in own])
 
 
+def revision_values_written(*, coders: Iterable[tuple[int, int]], at: datetime) -> None:
+    """revisions_written for revisions written as values (an import's), all at ``at``: the
+    (author id, coder id) of each."""
+    day = at.astimezone(UTC).date()
+    times_changed(changes=[(coder, None, day) for author, coder in coders if author == coder])
+
+
 def _day(revision: FeedbackRevision) -> date:
     return revision.created_at.astimezone(UTC).date()
 

@@ -6,17 +6,20 @@ rows to a JSON document of their new values (``jsonb_to_recordset``), encoded on
 as one parameter. Elsewhere (SQLite) ``bulk_update`` in batches.
 
 New rows go in with ``COPY`` on PostgreSQL (``rows_insert``): no SQL text of placeholders for
-psycopg to parse and Django to compile value by value, and the server's fastest way in.
+psycopg to parse and Django to compile value by value, and the server's fastest way in. Rows
+that are many and plain (an import's) can be given as their values (``values_insert``), with no
+model instance built for each, a JSON payload stored twice encoded once (``JsonText``).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 from django.db import connection, connections, models
+from django.utils import timezone
 
 BATCH = 500
 
@@ -133,3 +136,96 @@ def _row_values(row: models.Model, plan: list, db: Any) -> list[Any]:
                 continue
         values.append(field.get_db_prep_save(field.pre_save(row, add=True), db))
     return values
+
+
+class JsonText(str):
+    """A JSON field's value given to ``values_insert`` as its JSON text, written as it stands."""
+
+
+def json_text(value: Any) -> JsonText:
+    """A JSON field's value encoded once, to be written in more than one row."""
+    return JsonText(json.dumps(value, separators=(",", ":"), check_circular=False))
+
+
+def values_insert(
+    model: type[models.Model], rows: Sequence[dict[str, Any]], *, now: datetime | None = None
+) -> None:
+    """Insert new rows of ``model`` given as their values by attname (``statement_id``), every
+    row with the same keys, as ``bulk_create`` would insert instances of them (no signals, no
+    ``save()``): the fields not given take their defaults, auto_now(_add) ones ``now`` (by
+    default the time of the call); each row is given its primary key (``row["id"]``). A JSON field's value is
+    encoded here unless given as JsonText. On PostgreSQL one COPY, the keys drawn from the
+    table's sequence first; elsewhere ``bulk_create`` of the instances."""
+    if not rows:
+        return
+    meta = model._meta
+    pk = meta.pk.attname
+    if connection.vendor != "postgresql":
+        instances = [model(**{k: _decoded(v) for k, v in row.items()}) for row in rows]
+        model._default_manager.bulk_create(instances, batch_size=BATCH)
+        for row, instance in zip(rows, instances, strict=True):
+            row[pk] = instance.pk
+        return
+    db = connections[connection.alias]
+    fields = [f for f in meta.concrete_fields if not getattr(f, "generated", False)]
+    given = {*rows[0], pk}
+    now = now or timezone.now()
+    plan = [_value_plan(field, given, now, db) for field in fields]
+    quote = db.ops.quote_name
+    columns = ", ".join(quote(f.column) for f in fields)
+    with db.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+            [quote(meta.db_table), meta.pk.column, len(rows)],
+        )
+        for row, (key,) in zip(rows, cursor.fetchall(), strict=True):
+            row[pk] = key
+        with cursor.cursor.copy(f"COPY {quote(meta.db_table)} ({columns}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row([value(row) for value in plan])
+
+
+def _decoded(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, JsonText) else value
+
+
+def _value_plan(
+    field: models.Field, given: set[str], now: datetime, db: Any
+) -> Callable[[dict[str, Any]], Any]:
+    """How a row's value of ``field`` is written: as given (prepared as Django prepares it
+    unless it is plain), else the field's default, or ``now`` for a time set on insert."""
+    attname = field.attname
+    if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+        stamp = field.get_db_prep_save(now, db)
+        return lambda row: stamp
+    # A date or time field's pre_save only sets the times above; another's decides the value.
+    if type(field).pre_save is not models.Field.pre_save and not hasattr(field, "auto_now"):
+        raise TypeError(f"values_insert cannot set {field} (its pre_save decides its value)")
+    if attname not in given:
+        if field.has_default() and callable(field.default):
+            return lambda row: _prepared(field, field.get_default(), db)
+        default = _prepared(field, field.get_default(), db)
+        return lambda row: default
+    plain = _plain_type(field)
+    if isinstance(field, models.JSONField):
+        return lambda row: _prepared(field, row[attname], db)
+    if plain is str:
+        return lambda row: (
+            value if isinstance(value := row[attname], str) else _prepared(field, value, db)
+        )
+    if plain is not None:
+        return lambda row: (
+            value
+            if type(value := row[attname]) is plain or value is None
+            else _prepared(field, value, db)
+        )
+    return lambda row: _prepared(field, row[attname], db)
+
+
+def _prepared(field: models.Field, value: Any, db: Any) -> Any:
+    """A value as ``bulk_create`` writes it; a JSON field's as its text, once."""
+    if isinstance(field, models.JSONField):
+        if value is None or isinstance(value, JsonText):
+            return value
+        return json.dumps(value, cls=field.encoder, separators=(",", ":"))
+    return field.get_db_prep_save(value, db)

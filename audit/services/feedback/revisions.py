@@ -7,13 +7,14 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from audit.derived.coding_times import revisions_written
+from audit.derived.coding_times import revision_values_written, revisions_written
 from audit.derived.tallies import coding_written
 from audit.models import (
     Feedback,
@@ -25,7 +26,7 @@ from audit.services.errors import (
 )
 from audit.signals import coding_changed_send
 from evalsite.access import is_admin
-from evalsite.perf.bulk import rows_insert
+from evalsite.perf.bulk import values_insert
 from metrics.families.payload.schema import validate_pdp
 
 # Revisions that change a feedback's content; their authors are its co-authors.
@@ -78,26 +79,32 @@ def revision_written(revision: FeedbackRevision) -> FeedbackRevision:
     return revision
 
 
-def revisions_record(
-    *, feedbacks: Sequence[Feedback], author, action: str
-) -> list[FeedbackRevision]:
-    """revision_record for many feedback rows at once (an import): one new revision each,
-    written in one insert. Only edits fold into an earlier revision, so never for an edit.
-    The revisions are inserted here and now, so each one's payload is the feedback's own
-    (not a copy): what is written is the payload as it is at this moment."""
+def revisions_record(*, feedbacks: Sequence[dict[str, Any]], author, action: str) -> None:
+    """revision_record for many new feedback rows at once (an import), given as the values
+    ``values_insert`` wrote them with (and their ``id``): one new revision each, written in one
+    insert, its payload the feedback's own (as written). Only edits fold into an earlier
+    revision, so never for an edit."""
     if action == "edit":
         raise ValueError("an edit may fold into an earlier revision: record it on its own")
     now = timezone.now()
+    first = Feedback._meta.get_field("version").get_default()  # a new row's version
     revisions = [
-        FeedbackRevision(
-            **_revision_fields(feedback, author=author, action=action, before=None, now=now),
-            after=feedback.edited_extraction,
-        )
+        {
+            "feedback_id": feedback["id"],
+            "author_id": author.pk,
+            "version": feedback.get("version", first),
+            "first_version": feedback.get("version", first),
+            "action": action,
+            "status": feedback["status"],
+            "before": None,
+            "after": feedback["edited_extraction"],
+            "updated_at": now,
+        }
         for feedback in feedbacks
     ]
-    rows_insert(revisions)
-    revisions_written(revisions=revisions)
-    return revisions
+    values_insert(FeedbackRevision, revisions, now=now)
+    # Inserted past the model's post_save: the coders' time follows them as it would.
+    revision_values_written(coders=[(author.pk, f["auditor_id"]) for f in feedbacks], at=now)
 
 
 def _revision_fields(feedback: Feedback, *, author, action: str, before: dict | None, now) -> dict:

@@ -20,7 +20,7 @@ from audit.services.imports.reading import join, prefixed
 from audit.services.imports.summary import ImportSummary
 from audit.services.runs import WrongUnit, discussion_run_info, run_unit_check
 from audit.signals import extractions_changed_send
-from evalsite.perf.bulk import rows_insert
+from evalsite.perf.bulk import values_insert
 from metrics.families.payload.rules import CONFLICT, UNKNOWN
 from metrics.families.payload.schema import PayloadError, PayloadIssue, normalize_pdp, pdp_issues
 
@@ -55,19 +55,19 @@ def import_extractions(
                 "statement_id", "run_id"
             )
         )
-    new = [
-        Extraction(statement=row, run=run, pdp_deltas=normalized(payload))
+    new: list[dict[str, Any]] = [
+        {"statement_id": row.pk, "run_id": run.pk, "pdp_deltas": normalized(payload)}
         for row, run, payload in given
         if (row.pk, run.pk) not in have
     ]
-    rows_insert(new)
+    values_insert(Extraction, new)
     summary.extractions_created += len(new)
     if len(given) > len(new):
         kept = "extraction already in place for its run (kept)"
         summary.notes.not_imported[kept] += len(given) - len(new)
     labels = sorted({run.label for _, run, _ in given})
     summary.run = summary.run or ", ".join(labels)
-    return {extraction.statement_id for extraction in new}
+    return {extraction["statement_id"] for extraction in new}
 
 
 def normalized(payload: dict) -> dict:

@@ -3,6 +3,9 @@ admin: never over anyone's coding."""
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 from django.contrib.auth.models import User
 from django.utils import timezone
 
@@ -13,7 +16,7 @@ from audit.services.imports.extractions import normalized
 from audit.services.imports.known import IMPORT_USER, Known, username
 from audit.services.imports.reading import ground_truth_of
 from audit.signals import coding_changed_send
-from evalsite.perf.bulk import rows_insert
+from evalsite.perf.bulk import json_text, values_insert
 
 
 def import_ground_truths(
@@ -35,14 +38,15 @@ def import_ground_truths(
     coders = _coders(statement_ids=[row.pk for row, _, _ in given]) if existing else {}
     known.users_read({IMPORT_USER, *(_owner_name(meta) for _, _, meta in given)})
     feedback = []
+    now = timezone.now()
     for row, payload, meta in given:
         owner = _owner(coders.get(row.pk, {}), meta, known)
         if owner is None:
             summary.approved_kept += 1
             continue
-        feedback.append(_imported_feedback(row, owner, payload, meta, by))
-    _feedback_create(feedback, coders, summary, by)
-    return {f.statement_id for f in feedback}
+        feedback.append(_imported_feedback(row, owner, payload, meta, by, now))
+    _feedback_create(feedback, rows[0].discussion_id, coders, summary, by)
+    return {f["statement_id"] for f in feedback}
 
 
 def _coders(*, statement_ids: list[int]) -> dict[int, dict[int, str]]:
@@ -73,39 +77,44 @@ def _owner(coders: dict[int, str], meta: dict, known: Known) -> User | None:
     return owner
 
 
-def _imported_feedback(row: Statement, owner: User, payload: dict, meta: dict, by) -> Feedback:
-    return Feedback(
-        statement=row,
-        auditor=owner,
-        edited_extraction=normalized(payload),
-        status=Feedback.Status.APPROVED,
-        approved_by=by,
-        approved_at=timezone.now(),
-        approval="imported",
-        comment=_provenance(meta),
-    )
+def _imported_feedback(
+    row: Statement, owner: User, payload: dict, meta: dict, by, now: datetime
+) -> dict[str, Any]:
+    """The new coding's values (values_insert): its payload encoded once, for its revision too."""
+    return {
+        "statement_id": row.pk,
+        "auditor_id": owner.pk,
+        "edited_extraction": json_text(normalized(payload)),
+        "status": Feedback.Status.APPROVED,
+        "approved_by_id": by.pk,
+        "approved_at": now,
+        "approval": "imported",
+        "comment": _provenance(meta),
+    }
 
 
-def _feedback_create(feedback: list[Feedback], coders: dict, summary, by) -> None:
-    """Insert the discussion's imported ground truth with its history; the stored counts and
-    the metrics follow."""
-    rows_insert(feedback)
+def _feedback_create(
+    feedback: list[dict[str, Any]], discussion_id: int, coders: dict, summary, by
+) -> None:
+    """Insert the discussion's imported ground truth with its history, then do what
+    Feedback's post_save receivers did for each row."""
+    values_insert(Feedback, feedback)
     if feedback and not summary.approved_created:
-        # Once per import: inter-auditor agreement is marked stale once.
+        # Once per import, as the post_save marking did once per transaction.
         coding_changed_send(reason="coding changed")
     revisions_record(feedbacks=feedback, author=by, action="import")
     # Approved ground truth takes the other codings of its statement out of the review stream:
     # every coder's tally of the discussion, the new owner's among them.
     tallies_refresh(
         pairs={
-            (f.statement.discussion_id, auditor_id)
+            (discussion_id, auditor_id)
             for f in feedback
-            for auditor_id in {f.auditor_id, *coders.get(f.statement_id, {})}
+            for auditor_id in {f["auditor_id"], *coders.get(f["statement_id"], {})}
         }
     )
     summary.approved_created += len(feedback)
     room = max(LOGGED_FEEDBACK_IDS - len(summary.imported_feedback_ids), 0)
-    summary.imported_feedback_ids += [f.pk for f in feedback[:room]]
+    summary.imported_feedback_ids += [f["id"] for f in feedback[:room]]
 
 
 def _provenance(meta: dict) -> str:
