@@ -62,6 +62,7 @@ from audit.services.assignments import (
     assignments_unassign,
     statement_skip,
 )
+from audit.services.feedback import feedback_submit_next
 from audit.services.inputs import inputs_delete, speaker_save
 from audit.services.triage import triage_statements_apply, triage_suspend
 from tests.factories import (
@@ -311,6 +312,26 @@ def test_an_autosave_recounts_nothing_and_a_submit_recounts(auditor):
     assert not [q for q in saving.captured_queries if "audit_codingtally" in q["sql"]]
     assert [q for q in submitting.captured_queries if "audit_codingtally" in q["sql"]]
     assert CodingTally.objects.get().submitted == 1
+
+
+def test_submit_and_next_recounts_once(auditor, admin_user):
+    """The coding sent, the assignment it releases and the next coding started: one recount
+    of the pair, one transaction (the tallies' rows are locked once)."""
+    first, second = _world(1, 2)
+    assignments_create(
+        plan=AssignmentPlan(discussions=[first.discussion], auditors=[auditor]), admin=admin_user
+    )
+    feedback = feedback_start(statement=first, auditor=auditor)
+
+    with CaptureQueriesContext(connection) as seen:
+        submitted, following = feedback_submit_next(feedback=feedback, user=auditor)
+
+    locks = [q for q in seen.captured_queries if 'FROM "audit_codingtally"' in q["sql"]]
+    assert len(locks) == 1, [q["sql"][:120] for q in locks]
+    assert submitted.status == S.SUBMITTED
+    assert following is not None and following.statement_id == second.pk
+    assert tallies_stored() == tallies_counted()
+    assert tallies_stored()[(first.discussion_id, auditor.pk)]["submitted"] == 1
 
 
 def test_the_command_checks_and_rebuilds(auditor, capsys):
