@@ -73,6 +73,8 @@ class _Forms(HTMLParser):
                 form.buttons.append((a["name"], a.get("value", "")))
             if a.get("formaction"):
                 form.targets.append(("post", urljoin(self.page, a["formaction"])))
+        elif "disabled" in a and tag in ("input", "select", "textarea"):
+            return  # a disabled control is not sent
         elif tag == "input" and a.get("name") and kind != "file":
             if kind in ("radio", "checkbox") and "checked" not in a:
                 if not any(n == a["name"] for n, _ in form.fields):

@@ -105,8 +105,8 @@ class _FormReader(HTMLParser):
         a = dict(attrs)
         if tag == "form" and a.get("id") == self.form_id:
             self.inside = True
-        if not self.inside:
-            return
+        if not self.inside or ("disabled" in a and tag in ("input", "select", "textarea")):
+            return  # a disabled control is not sent
         if tag == "input" and a.get("name") and a.get("type", "text") not in ("submit", "button"):
             if a.get("type") in ("radio", "checkbox") and "checked" not in a:
                 return

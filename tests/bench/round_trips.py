@@ -36,7 +36,8 @@ DELETE_CHUNK = 100  # discussions per transaction when the seed goes
 
 class _EditorForm(HTMLParser):
     """The fields of the editor's autosave form (``form[data-autosave]``) as a browser sends
-    them: named inputs, selects (their selected option, else the first) and textareas."""
+    them: named inputs, selects (their selected option, else the first) and textareas, not
+    the disabled ones."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -53,7 +54,7 @@ class _EditorForm(HTMLParser):
         if tag == "form":
             self.depth += 1 if (self.depth or "data-autosave" in a) else 0
             return
-        if not self.depth:
+        if not self.depth or ("disabled" in a and tag in ("input", "select", "textarea")):
             return
         if tag == "input" and a.get("name") and a.get("type") not in ("submit", "button"):
             if a.get("type") not in ("checkbox", "radio") or "checked" in a:
@@ -88,6 +89,39 @@ class _EditorForm(HTMLParser):
         elif tag == "textarea" and self.textarea is not None:
             self.fields.append((self.textarea, self.text.lstrip("\n")))
             self.textarea = None
+
+
+class _Elements(HTMLParser):
+    """The elements a browser running scripts builds from a page: a <noscript>'s content is
+    text to it. Counted by tag."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: dict[str, int] = {}
+        self.noscript = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if not self.noscript:
+            self.tags[tag] = self.tags.get(tag, 0) + 1
+        self.noscript += tag == "noscript"
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "noscript" and self.noscript:
+            self.noscript -= 1
+
+
+def page_figures(html: str) -> dict[str, int]:
+    """What a browser parses for a page: its HTML's bytes and the elements it builds."""
+    parser = _Elements()
+    parser.feed(html)
+    tags = parser.tags
+    return {
+        "bytes": len(html.encode()),
+        "elements": sum(tags.values()),
+        "select": tags.get("select", 0),
+        "option": tags.get("option", 0),
+        "input": tags.get("input", 0),
+    }
 
 
 def editor_fields(html: str) -> dict[str, Any]:

@@ -48,6 +48,9 @@ def test_round_trips_are_timed_on_the_server_and_in_chromium():
     assert done.returncode == 0, report
     for step in STEPS:
         assert re.search(rf"{re.escape(step)}\s+median +\d+\.\d ms", report), report
+    assert re.search(r"the editor page, as parsed +[\d,.]+ KB of HTML, [\d,]+ elements", report), (
+        report
+    )
     for step in STEPS[:-1]:  # the server's steps count what they sent to the database
         assert re.search(rf"{re.escape(step)}.* [1-9]\d* queries, \d+ commits", report), report
     assert not Discussion.objects.exists() and not ExtractionRun.objects.exists()

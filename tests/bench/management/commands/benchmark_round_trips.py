@@ -1,6 +1,7 @@
 """A coder's and a reviewer's round trips at N discussions x M statements: the server time of
 opening the editor ("code my next"), an autosave, submit-and-next and approve-and-next
-(median and p95 over --repeat, with this process's CPU beside them), then in headless
+(median and p95 over --repeat, with this process's CPU beside them) and what a browser parses
+for the editor (its HTML's size and the elements it builds), then in headless
 Chromium the time from the key press (n, Enter to confirm) to the next statement's editor
 loaded (median over --presses).
 
@@ -34,6 +35,7 @@ from tests.bench.round_trips import (
     Timing,
     clean_work_to_code,
     logged_in,
+    page_figures,
     seeded_delete,
     timed,
 )
@@ -88,9 +90,19 @@ class Command(BaseCommand):
             steps.code_next()
             self._report("open the editor (code my next)", timed(steps.code_next, repeat))
             self._report("the editor page alone", timed(steps.editor, repeat))
+            self._page(steps.page.content.decode())
             self._report("an autosave", timed(steps.autosave, repeat))
             self._report("submit and next", timed(steps.submit_next, repeat))
             self._report("approve and next", timed(steps.approve_next, repeat))
+
+    def _page(self, html: str) -> None:
+        """What the browser parses for the editor, which the host's load does not move."""
+        f = page_figures(html)
+        self.stdout.write(
+            f"{'the editor page, as parsed':<32} {f['bytes'] / 1000:,.1f} KB of HTML, "
+            f"{f['elements']:,} elements ({f['select']:,} selects, {f['option']:,} options, "
+            f"{f['input']:,} inputs)"
+        )
 
     def _report(self, name: str, times: list[Timing]) -> None:
         wall = [t[0] for t in times]
