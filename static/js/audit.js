@@ -216,10 +216,51 @@
     if (!dialog.open) dialog.showModal();
     const go = dialog.querySelector('[data-confirm-op="' + op + '"]:not([hidden])');
     if (go) go.focus();
-    // The summary comes from the coding as saved: save what is typed now, its reply updates it.
+    // The summary is of the coding as saved: what was typed since is saved now, and the reply
+    // updates it. Unchanged since the last save, the coding goes straight to its submit.
     const form = dialog.closest("form[data-autosave]");
-    if (form && window.htmx) htmx.trigger(form, "change");
+    if (form && window.htmx && changedSinceSave(form)) htmx.trigger(form, "change");
   }
+
+  // Edits of a coding form (its input and change events; the local search boxes and the
+  // pickers' typing stop theirs before the form) against those its last successful save
+  // carried. A form drawn by the server is its coding as saved.
+  const edits = new WeakMap();
+  const carried = new WeakMap(); // request -> edits it carried
+
+  function editsOf(form) {
+    if (!edits.has(form)) edits.set(form, { made: 0, saved: 0 });
+    return edits.get(form);
+  }
+
+  function changedSinceSave(form) {
+    const tally = editsOf(form);
+    return tally.made !== tally.saved;
+  }
+
+  function codingForm(elt) {
+    return elt && elt.closest ? elt.closest("form[data-autosave]") : null;
+  }
+
+  function noteEdit(event) {
+    const form = codingForm(event.target);
+    if (form) editsOf(form).made += 1;
+  }
+  document.addEventListener("input", noteEdit);
+  document.addEventListener("change", noteEdit);
+
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    const form = codingForm(event.detail.elt);
+    if (form) carried.set(event.detail.xhr, editsOf(form).made);
+  });
+
+  document.addEventListener("htmx:afterRequest", function (event) {
+    const form = codingForm(event.detail.elt);
+    const xhr = event.detail.xhr;
+    if (!form || !xhr || !carried.has(xhr) || xhr.status < 200 || xhr.status >= 300) return;
+    const tally = editsOf(form);
+    tally.saved = Math.max(tally.saved, carried.get(xhr));
+  });
 
   // In a confirm, only Enter or a click sends: a Space typed by mistake on its focused button
   // does nothing.

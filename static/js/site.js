@@ -15,9 +15,12 @@
   }
 
   function reachable(root) {
-    (root || document).querySelectorAll("main table").forEach(function (table) {
-      const scrolls = table.scrollWidth > table.clientWidth;
-      if (!scrolls || table.querySelector(FOCUSABLE) || table.hasAttribute("tabindex")) return;
+    const tables = Array.from((root || document).querySelectorAll("main table"))
+      .filter((table) => !table.querySelector(FOCUSABLE) && !table.hasAttribute("tabindex"));
+    // Every width is read before any table is marked: a mark between two reads would have the
+    // browser lay the page out again for the next.
+    const scrolling = tables.filter((table) => table.scrollWidth > table.clientWidth);
+    scrolling.forEach(function (table) {
       table.setAttribute("tabindex", "0");
       table.setAttribute("aria-label", headingOf(table) + "table, scroll sideways with the arrow keys");
     });

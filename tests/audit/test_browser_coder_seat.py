@@ -224,6 +224,15 @@ def test_a_refused_submit_stays_refused_and_submit_can_be_undone(
 
     page = open_as(auditor)
     editor = open_editor(page, live_server, coding)
+    # Unchanged since it was drawn, the coding is as saved: the confirm sends no save first.
+    saves: list[str] = []
+    page.on("request", lambda r: saves.append(r.url) if "/save/" in r.url else None)
+    page.keyboard.press("s")
+    confirm = editor.get_by_test_id("submit-confirm")
+    expect(confirm).to_contain_text("No change from the AI's extraction")
+    page.keyboard.press("Escape")
+    expect(confirm).to_be_hidden()
+    assert saves == []
     status = editor.locator(f"#save-status-{coding.pk}")
     date = editor.locator("input[name=events-0-dateTime]")
     reading = editor.get_by_test_id("date-reading").first
@@ -247,7 +256,6 @@ def test_a_refused_submit_stays_refused_and_submit_can_be_undone(
     expect(status).to_contain_text("problem to fix before submit")
     page.keyboard.press("Escape")
     page.keyboard.press("s")
-    confirm = editor.get_by_test_id("submit-confirm")
     expect(confirm).to_contain_text("from the AI's extraction: 1 event changed")
     expect(confirm).to_contain_text("1 problem to fix first")
     page.keyboard.press("Enter")
