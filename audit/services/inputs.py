@@ -2,9 +2,10 @@
 follows each write here, as it follows the other services' writes.
 
 A deletion cascades (a discussion takes its statements, their codings, assignments and triage
-rows with it), so ``inputs_delete`` reads what will go before it deletes, then has the stored
-counts follow: the tallies of deleted discussions leave the auditors' rows, those of
-surviving discussions are recounted, as are what is still to code and the lowest open scores.
+rows with it), so ``inputs_delete`` reads what will go before it deletes and says so
+(``audit.signals.rows_deleting``: the stored results depend on it), then has the stored counts
+follow: the tallies of deleted discussions leave the auditors' rows, those of surviving
+discussions are recounted, as are what is still to code and the lowest open scores.
 """
 
 from __future__ import annotations
