@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings as django_settings
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from audit.models import DiscussionExtraction, Extraction, Feedback, Statement
@@ -188,7 +189,7 @@ def results_mark_stale(
     marked = 0
     with transaction.atomic():
         # A batch of statements at a time: an import of thousands holds one batch's rows.
-        for batch in _batches(ids):
+        for batch in map(_id_set, _batches(ids)):
             discussions |= set(
                 Statement.objects.filter(pk__in=batch).values_list("discussion_id", flat=True)
             )
@@ -196,7 +197,7 @@ def results_mark_stale(
             rows, n = rows_mark_stale(Q(scope=Scope.STATEMENT, statement_id__in=batch), run_ids)
             marked, touched = marked + n, touched | {row[0] for row in rows}
             statements += rows if queue_tasks else []
-        for batch in _batches(sorted(discussions)):
+        for batch in map(_id_set, _batches(sorted(discussions))):
             rows, n = rows_mark_stale(Q(scope=Scope.DISCUSSION, discussion_id__in=batch), run_ids)
             marked, touched = marked + n, touched | {row[0] for row in rows}
             discussion_rows += rows if queue_tasks else []
@@ -209,6 +210,15 @@ def results_mark_stale(
     # The own-data families (review savings, calibration, inter-auditor) follow the same inputs.
     own_results_mark_stale(reason=reason)
     return marked
+
+
+def _id_set(ids: list[int]) -> Any:
+    """A batch of ids for an ``__in`` filter: on PostgreSQL one array parameter, not one
+    placeholder per id (psycopg parses a long query's placeholders in Python every time, and
+    a batch's ids go into several queries); elsewhere the list."""
+    if connection.vendor != "postgresql":
+        return ids
+    return RawSQL("SELECT unnest(%s::bigint[])", (ids,))
 
 
 def _batches(ids: list[int]) -> Iterable[list[int]]:
