@@ -149,10 +149,10 @@ def date_problem(value: Any) -> str:
     return _text_date_problem(value)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=65536)
 def _text_date_problem(value: str) -> str:
     """date_problem of a text: a file's dates repeat (an import checks thousands), each is
-    read once."""
+    read once (as many kept as parse_date keeps)."""
     text = " ".join(value.lower().split())
     parsed = parse_date(text)
     if parsed is None:
@@ -167,7 +167,7 @@ def _text_date_problem(value: str) -> str:
             f"{value!r} could be read day first or month first; write it as year-month-day "
             f"(e.g. {slashed[3]}-{int(slashed[1]):02d}-{int(slashed[2]):02d})"
         )
-    if any(char.isdigit() and not char.isascii() for char in text):
+    if not text.isascii() and any(char.isdigit() and not char.isascii() for char in text):
         return f"{value!r}: write the date with the digits 0-9"
     # The fast paths of parse_date read every word; dateutil may skip some.
     fast = _parse_fast(text) is not None

@@ -147,16 +147,23 @@ class _References:
             return True  # a committed item of the family diagram
         return any(ident in self.here[kind] or ident in self.known[kind] for kind in kinds)
 
+    def resolves(self, ident: Any, kind: str) -> bool:
+        """A reference to a ``kind`` item that is absent or names one (the usual cases
+        first: a link is checked for every field of every item)."""
+        if ident is None:
+            return True
+        if ident.__class__ is int:
+            return ident > 0 or ident in self.here[kind] or ident in self.known[kind]
+        return self.exists(ident, (kind,))
+
     def missing(self, ident: Any, what: str) -> str:
         return (
             f"{ident!r} is not a {what} in this statement or an earlier one, "
             "nor a committed (positive) id"
         )
 
-    def check(self, path: str, ident: Any, kind: str, what: str) -> list[PayloadIssue]:
-        if ident is None or self.exists(ident, (kind,)):
-            return []
-        return [PayloadIssue(path, self.missing(ident, what))]
+    def missing_issue(self, path: str, ident: Any, what: str) -> PayloadIssue:
+        return PayloadIssue(path, self.missing(ident, what))
 
 
 def _as_set(ids: Iterable[Any] | None) -> Set[Any]:
@@ -168,9 +175,11 @@ def _person_problems(path: str, person: dict, refs: _References) -> list[Payload
     if is_blank(person.get("name")) and is_blank(person.get("last_name")):
         message = "a person without a name or a last name"
         problems.append(PayloadIssue(f"{path}.name", message, kind=WARNING))
-    problems += refs.check(f"{path}.parents", person.get("parents"), "pair_bonds", "pair bond")
+    if not refs.resolves(person.get("parents"), "pair_bonds"):
+        problems.append(refs.missing_issue(f"{path}.parents", person.get("parents"), "pair bond"))
     for key in ("parent_a", "parent_b"):
-        problems += refs.check(f"{path}.{key}", person.get(key), "people", "person")
+        if not refs.resolves(person.get(key), "people"):
+            problems.append(refs.missing_issue(f"{path}.{key}", person.get(key), "person"))
     return problems
 
 
@@ -178,11 +187,15 @@ def _event_problems(path: str, event: dict, refs: _References) -> list[PayloadIs
     kind_warnings = [replace(i, kind=WARNING) for i in _kind_problems(path, event)]
     problems = _date_problems(path, event) + kind_warnings
     for key in ("person", "spouse", "child"):
-        problems += refs.check(f"{path}.{key}", event.get(key), "people", "person")
+        if not refs.resolves(event.get(key), "people"):
+            problems.append(refs.missing_issue(f"{path}.{key}", event.get(key), "person"))
     for key in ("relationshipTargets", "relationshipTriangles"):
         targets = event.get(key)
-        for index, ident in enumerate(targets if isinstance(targets, list) else []):
-            problems += refs.check(f"{path}.{key}[{index}]", ident, "people", "person")
+        if not targets or not isinstance(targets, list):
+            continue
+        for index, ident in enumerate(targets):
+            if not refs.resolves(ident, "people"):
+                problems.append(refs.missing_issue(f"{path}.{key}[{index}]", ident, "person"))
     return problems
 
 
@@ -218,7 +231,8 @@ def _kind_problems(path: str, event: dict) -> list[PayloadIssue]:
 def _bond_problems(path: str, bond: dict, refs: _References) -> list[PayloadIssue]:
     problems = []
     for key in ("person_a", "person_b"):
-        problems += refs.check(f"{path}.{key}", bond.get(key), "people", "person")
+        if not refs.resolves(bond.get(key), "people"):
+            problems.append(refs.missing_issue(f"{path}.{key}", bond.get(key), "person"))
     if bond.get("person_a") is not None and bond.get("person_a") == bond.get("person_b"):
         message = "a pair bond of one person with themself"
         problems.append(PayloadIssue(f"{path}.person_b", message, kind=WARNING))
