@@ -96,11 +96,11 @@ def _imported_feedback(
 def _feedback_create(
     feedback: list[dict[str, Any]], discussion_id: int, coders: dict, summary, by
 ) -> None:
-    """Insert the discussion's imported ground truth with its history, then do what
-    Feedback's post_save receivers did for each row."""
+    """Insert the discussion's imported ground truth with its history; the stored counts and
+    the metrics follow."""
     values_insert(Feedback, feedback)
     if feedback and not summary.approved_created:
-        # Once per import, as the post_save marking did once per transaction.
+        # Once per import: inter-auditor agreement is marked stale once.
         coding_changed_send(reason="coding changed")
     revisions_record(feedbacks=feedback, author=by, action="import")
     # Approved ground truth takes the other codings of its statement out of the review stream:
