@@ -103,7 +103,7 @@ def revisions_record(*, feedbacks: Sequence[dict[str, Any]], author, action: str
         for feedback in feedbacks
     ]
     values_insert(FeedbackRevision, revisions, now=now)
-    # Inserted past the model's post_save: the coders' time follows them as it would.
+    # Their coders' time follows them, as every revision written.
     revision_values_written(coders=[(author.pk, f["auditor_id"]) for f in feedbacks], at=now)
 
 
