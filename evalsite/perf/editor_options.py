@@ -16,6 +16,13 @@ dozen; a statement's coding about 90 in all):
     {% enum_select name value choices titled invalid=... required=... %}
     {% person_select name editor.people value invalid=... required=... %}
     {% person_checklist name label editor.people value invalid=... %}
+    {% people_list editor.people %}              the editor's one list of its people
+
+A page running scripts builds the people once per editor, not once per picker and checklist
+(over a hundred of each on a big statement): a picker's select holds only the person chosen
+and a checklist only the people ticked; person-picker.js and editor-big.js copy the rest from
+`people_list` when they are opened. Without scripts the whole lists are in <noscript>, which a
+browser running scripts reads as text.
 """
 
 from __future__ import annotations
@@ -110,6 +117,14 @@ def enum_select(
 
 
 @register.simple_tag
+def people_list(people: Iterable[tuple[Any, str]]) -> SafeString:
+    """The editor's people, once: "—" (no one), then each person, as the pickers list them."""
+    return mark_safe(
+        f'<template data-people><option value="">—</option>{options(people, None)}</template>'
+    )  # every value above is escaped
+
+
+@register.simple_tag
 def person_select(
     name: str,
     people: Iterable[tuple[Any, str]],
@@ -118,11 +133,17 @@ def person_select(
     invalid: Any = False,
     required: Any = False,
 ) -> SafeString:
-    """One person (an event's who, spouse or child; a bond's partner): "—" for no one."""
+    """One person (an event's who, spouse or child; a bond's partner): "—" for no one. Without
+    scripts the plain select of everyone (in <noscript>); with them the picker's select, which
+    holds the person chosen only and stays disabled (not sent) until person-picker.js takes it."""
+    people = list(people)
+    name_, attrs = escape(name), _attrs(invalid=invalid, required=required)
+    chosen = [(ident, label) for ident, label in people if _chosen(ident, value, False)]
     return mark_safe(
-        f'<select name="{escape(name)}" data-person-picker'
-        f'{_attrs(invalid=invalid, required=required)}><option value="">—</option>'
-        f"{options(people, value)}</select>"
+        f'<noscript><select name="{name_}"{attrs}><option value="">—</option>'
+        f"{options(people, value)}</select></noscript>"
+        f'<select name="{name_}" data-person-picker hidden disabled{attrs}>'
+        f'<option value="">—</option>{options(chosen, value)}</select>'
     )  # every value above is escaped
 
 
@@ -132,14 +153,13 @@ def person_checklist(
 ) -> SafeString:
     """Several people (an event's relationship targets or triangles): the chosen ones as chips
     in a summary that opens on a searchable checklist; a hidden empty input rides along so
-    "nobody" is posted too."""
+    "nobody" is posted too. The list holds the people ticked, and the others in <noscript>:
+    with scripts, editor-big.js lists everyone when it opens."""
     people = list(people)
     name_, label_ = escape(name), escape(label)
-    chips = "".join(
-        f'<span class="chip">{escape(person)}</span>'
-        for ident, person in people
-        if _chosen(ident, value, True)
-    )
+    ticked = [(ident, person) for ident, person in people if _chosen(ident, value, True)]
+    others = [(ident, person) for ident, person in people if not _chosen(ident, value, True)]
+    chips = "".join(f'<span class="chip">{escape(person)}</span>' for _, person in ticked)
     return mark_safe(
         f'<span class="ed-label" id="{name_}-label">{label_}</span>'
         f'<details class="multi" data-multi="{name_}"{_attrs(invalid=invalid)}>'
@@ -147,6 +167,7 @@ def person_checklist(
         f'</span><span class="chips">{chips}</span><span class="none muted">none</span></summary>'
         f'<div class="checklist" role="group" aria-labelledby="{name_}-label">'
         f'<input type="search" data-multi-search placeholder="Search people…" '
-        f'aria-label="Search people for {label_}">{checkboxes(name, people, value)}</div>'
+        f'aria-label="Search people for {label_}">{checkboxes(name, ticked, value)}'
+        f"<noscript>{checkboxes(name, others, value)}</noscript></div>"
         f'</details><input type="hidden" name="{name_}" value="">'
     )  # every value above is escaped

@@ -521,26 +521,31 @@
     });
   }
 
+  // The editor's list of its people (template[data-people]) is renamed, then every picker,
+  // picker box and checklist takes each person's label from it by id.
   function renamePerson(editor, ident, name) {
+    const list = editor.querySelector("template[data-people]");
+    if (!list) return;
+    const people = Array.from(list.content.children).filter((o) => o.value !== "");
+    relabel(people.map(function (option) {
+      const base = option.value === ident ? name : option.text.replace(ORDINAL, "");
+      return { base: base, set: (text) => { option.text = text; } };
+    }));
+    const labels = new Map(people.map((option) => [option.value, option.text]));
     editor.querySelectorAll("select[data-person-picker]").forEach(function (select) {
-      const entries = Array.from(select.options).filter((o) => o.value !== "").map(function (option) {
-        const base = option.value === ident ? name : option.text.replace(ORDINAL, "");
-        return { base: base, set: (text) => { option.text = text; } };
+      Array.from(select.options).forEach(function (option) {
+        if (labels.has(option.value)) option.text = labels.get(option.value);
       });
-      relabel(entries);
       const combo = select.closest(".combo");
       const box = combo && combo.querySelector("input[data-person-combo]");
       if (box && document.activeElement !== box && select.value) box.value = select.selectedOptions[0].text;
     });
-    editor.querySelectorAll(".checklist").forEach(function (list) {
-      const entries = Array.from(list.querySelectorAll("label.opt")).map(function (label) {
-        const input = label.querySelector("input");
-        const base = input.value === ident ? name : label.textContent.trim().replace(ORDINAL, "");
-        return { base: base, set: (text) => { label.lastChild.textContent = " " + text; } };
-      });
-      relabel(entries);
-      const multi = list.closest("details.multi");
-      if (multi) multi.dispatchEvent(new Event("change", { bubbles: false }));
+    editor.querySelectorAll(".checklist label.opt").forEach(function (label) {
+      const input = label.querySelector("input");
+      if (labels.has(input.value)) label.lastChild.textContent = " " + labels.get(input.value);
+    });
+    editor.querySelectorAll("details.multi").forEach(function (multi) {
+      multi.dispatchEvent(new Event("change", { bubbles: false }));
     });
   }
 

@@ -31,8 +31,39 @@
     return words.startsWith(query) || words.split(/\s+/).some((word) => word.startsWith(query));
   }
 
+  // A checklist holds the people ticked until it is opened; then everyone, in the editor's
+  // order, from its list of people (template[data-people]), the ticked boxes kept as they are.
+  function listEveryone(multi) {
+    const checklist = multi && multi.querySelector(".checklist");
+    const editor = multi && multi.closest(".editor");
+    const people = editor && editor.querySelector("template[data-people]");
+    if (!checklist || !people || checklist.dataset.everyone) return;
+    checklist.dataset.everyone = "1";
+    const boxes = new Map();
+    checklist.querySelectorAll("label.opt").forEach((label) => boxes.set(label.querySelector("input").value, label));
+    Array.from(people.content.children).filter((option) => option.value).forEach(function (option) {
+      let label = boxes.get(option.value);
+      if (!label) {
+        label = document.createElement("label");
+        label.className = "opt";
+        const box = document.createElement("input");
+        box.type = "checkbox";
+        box.name = multi.dataset.multi;
+        box.value = option.value;
+        label.append(box, " " + option.text);
+      }
+      checklist.appendChild(label);
+    });
+  }
+
+  document.addEventListener("toggle", function (event) {
+    const multi = event.target;
+    if (multi.open && multi.matches && multi.matches("details.multi")) listEveryone(multi);
+  }, true);
+
   function filterChecklist(box) {
     const query = box.value.trim().toLowerCase();
+    listEveryone(box.closest("details.multi"));
     box.closest(".checklist").querySelectorAll("label.opt").forEach((option) => {
       option.hidden = Boolean(query) && !nameMatches(option.textContent, query);
     });
@@ -69,6 +100,7 @@
   // (it never unticks: Space on a ticked box does that, visibly), and empties the box for the
   // next name; Escape closes the list, back on its summary.
   function tickFirst(box) {
+    listEveryone(box.closest("details.multi"));
     const checklist = box.closest(".checklist");
     const shown = Array.from(checklist.querySelectorAll("label.opt:not([hidden]) input[type=checkbox]"));
     const next = shown.find((input) => !input.checked);

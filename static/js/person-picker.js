@@ -1,11 +1,29 @@
 // Person pickers that search as you type: each <select data-person-picker> of the editor gets a
 // combobox (a text box with a list of the people whose name contains what is typed). The select
-// stays in the form, hidden, and holds the value that is posted; without this script it is the
-// plain select. Keyboard: type to filter, Down/Up to move, Enter to pick, Escape to close.
+// stays in the form, hidden, and holds the value that is posted; without this script the plain
+// select in <noscript> beside it is the field. Keyboard: type to filter, Down/Up to move, Enter
+// to pick, Escape to close.
+// The editor writes its people once (template[data-people]): a picker's select holds only the
+// person chosen until another is picked, when it takes a copy of the list.
 (function () {
   "use strict";
 
   let serial = 0;
+
+  // The people a picker offers, "— no one —" first, as <option>s: the editor's list, or the
+  // select's own options outside an editor.
+  function peopleOf(select) {
+    const editor = select.closest(".editor");
+    const list = editor && editor.querySelector("template[data-people]");
+    return Array.from(list ? list.content.children : select.options);
+  }
+
+  function choose(select, value) {
+    if (!Array.from(select.options).some((option) => option.value === value)) {
+      select.replaceChildren(...peopleOf(select).map((option) => document.importNode(option, true)));
+    }
+    select.value = value;
+  }
 
   function labelOf(select) {
     const option = select.selectedOptions[0];
@@ -48,6 +66,7 @@
     list.setAttribute("aria-label", fieldName(select));
     list.hidden = true;
     select.hidden = true;
+    select.disabled = false; // not sent until this script took it up (see editor_options)
     select.dataset.combo = id;
     select.before(box);
     box.append(input, list);
@@ -66,13 +85,13 @@
     // Showing the current name lists everyone: the user opened it to change the person.
     const filter = query && query !== current ? query : "";
     list.replaceChildren();
-    Array.from(select.options).forEach((option, index) => {
+    peopleOf(select).forEach((option, index) => {
       const text = option.value ? option.text.trim() : "— no one —";
       if (filter && !text.toLowerCase().includes(filter)) return;
       const item = document.createElement("li");
       item.id = list.id + "-" + index;
       item.setAttribute("role", "option");
-      item.setAttribute("aria-selected", String(option.selected && Boolean(option.value)));
+      item.setAttribute("aria-selected", String(Boolean(option.value) && option.value === select.value));
       item.dataset.value = option.value;
       item.textContent = text;
       list.appendChild(item);
@@ -131,7 +150,7 @@
   function pick(input, item) {
     const { select } = parts(input);
     const changed = select.value !== item.dataset.value;
-    select.value = item.dataset.value;
+    choose(select, item.dataset.value);
     input.value = labelOf(select);
     close(input);
     // The change bubbles from the select to the editor form, which saves it like any edit.
@@ -143,7 +162,7 @@
   function settle(input) {
     const { select } = parts(input);
     const typed = input.value.trim().toLowerCase();
-    const people = Array.from(select.options).filter((option) => option.value);
+    const people = peopleOf(select).filter((option) => option.value);
     const named = (option) => option.text.trim().toLowerCase();
     const exact = people.filter((option) => named(option) === typed);
     const matching = people.filter((option) => named(option).includes(typed));
@@ -219,6 +238,9 @@
 
   function enhanceAll(root) {
     const scope = root && root.querySelectorAll ? root : document;
+    // An editor htmx swapped in was read with its <noscript> lists as elements: they go before
+    // anything sends its form.
+    scope.querySelectorAll(".editor noscript").forEach((fallback) => fallback.remove());
     scope.querySelectorAll("select[data-person-picker]").forEach(enhance);
   }
   document.addEventListener("htmx:load", (event) => enhanceAll(event.target));

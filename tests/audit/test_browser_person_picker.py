@@ -110,7 +110,17 @@ def test_person_picker_is_the_plain_select_without_javascript(
     page.click("text=Start coding")
     feedback = Feedback.objects.get()
     page.goto(live_server.url + reverse("audit:feedback_edit", args=[feedback.pk]))
-    select = page.locator("select[name=events-0-person]")
+    # The plain select (a <noscript>'s, read as elements here) is the one shown and sent; the
+    # picker's own select, holding the person chosen only, is hidden and disabled.
+    select = page.locator("select[name=events-0-person]:not([disabled])")
     assert select.count() == 1 and page.locator("input[data-person-combo]").count() == 0
+    page.locator("details.ed-fold[data-kind=events] > summary").click()  # 30 events: folded
+    assert select.is_visible()
     assert select.locator("option").count() == 16  # no one, and the 15 people
+    assert page.locator("select[name=events-0-person][disabled]").is_hidden()
+    # Picked and saved without JavaScript: the form sends that person, once.
+    select.select_option(label="Oda Hayes")
+    page.locator(".editor-actions button[value=save]").click()
+    page.wait_for_load_state()
+    assert Feedback.objects.get().edited_extraction["events"][0]["person"] == -15
     context.close()

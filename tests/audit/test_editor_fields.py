@@ -17,17 +17,24 @@ PARTIALS = {
   {% titled_options titled value %}
   {% if value and value not in choices %}<option selected>{{ value }}</option>{% endif %}
 </select>""",
-    "person_select": """<select name="{{ name }}" data-person-picker
+    # Since the editor lists its people once: the plain select for a browser without scripts,
+    # and the picker's, holding the person chosen only (person-picker.js lists everyone).
+    "person_select": """<noscript><select name="{{ name }}"
     {% if invalid %} aria-invalid="true"{% endif %}{% if required %} required{% endif %}>
   <option value="">—</option>
   {% options people value %}
+</select></noscript><select name="{{ name }}" data-person-picker hidden disabled
+    {% if invalid %} aria-invalid="true"{% endif %}{% if required %} required{% endif %}>
+  <option value="">—</option>
+  {% for ident, person in people %}{% if ident == value %}<option value="{{ ident }}" selected>{{ person }}</option>{% endif %}{% endfor %}
 </select>""",
     "person_checklist": """<span class="ed-label" id="{{ name }}-label">{{ label }}</span>
 <details class="multi" data-multi="{{ name }}"{% if invalid %} aria-invalid="true"{% endif %}>
   <summary aria-describedby="{{ name }}-label"><span class="visually-hidden">{{ label }}: </span><span class="chips">{% for ident, person in people %}{% if ident in value %}<span class="chip">{{ person }}</span>{% endif %}{% endfor %}</span><span class="none muted">none</span></summary>
   <div class="checklist" role="group" aria-labelledby="{{ name }}-label">
     <input type="search" data-multi-search placeholder="Search people…" aria-label="Search people for {{ label }}">
-    {% checkboxes name people value %}
+    {% for ident, person in people %}{% if ident in value %}<label class="opt"><input type="checkbox" name="{{ name }}" value="{{ ident }}" checked> {{ person }}</label>{% endif %}{% endfor %}
+    <noscript>{% for ident, person in people %}{% if ident in value %}{% else %}<label class="opt"><input type="checkbox" name="{{ name }}" value="{{ ident }}"> {{ person }}</label>{% endif %}{% endfor %}</noscript>
   </div>
 </details><input type="hidden" name="{{ name }}" value="">""",
 }
@@ -79,7 +86,10 @@ def test_a_person_picker_says_what_the_partial_said(value, required):
         invalid="",
         required=required,
     )
-    assert written.count("selected") == (value in (1, 2, "x"))
+    # Chosen in the plain select and in the picker's, which holds no one else.
+    assert written.count("selected") == 2 * (value in (1, 2, "x"))
+    picker = written.split("</noscript>")[1]
+    assert picker.count("<option") == 1 + (value in (1, 2, "x"))
 
 
 @pytest.mark.parametrize("value", [None, [], [1], [2, "x"], [99], "12", (1, 2)])
@@ -95,3 +105,5 @@ def test_a_checklist_says_what_the_partial_said(value, invalid):
     )
     chosen = [ident for ident, _ in PEOPLE if isinstance(value, (list, tuple)) and ident in value]
     assert written.count('class="chip"') == written.count("checked") == len(chosen)
+    # Everyone has a box: the people ticked before <noscript>, the others in it.
+    assert written.split("<noscript>")[1].count('type="checkbox"') == len(PEOPLE) - len(chosen)

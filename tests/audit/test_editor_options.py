@@ -32,3 +32,11 @@ def test_checkboxes_and_titled_options_escape_as_well():
     )
     titled = render("{% titled_options codes value %}", codes=[("up", HOSTILE)], value="up")
     assert titled == f'<option title="{escape(HOSTILE)}" selected>up</option>'
+
+
+def test_the_people_list_escapes_and_starts_with_no_one():
+    html = render("{% people_list people %}", people=[(-1, HOSTILE)])
+    assert html == (
+        '<template data-people><option value="">—</option>'
+        f'<option value="-1">{escape(HOSTILE)}</option></template>'
+    )
