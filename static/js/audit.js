@@ -282,6 +282,10 @@
     const elt = event.detail.elt;
     const dialog = elt && elt.closest ? elt.closest("dialog.confirm[open]") : null;
     if (!dialog) return;
+    // Answered with the next statement's address (submit and next), the page is already on
+    // its way there: closing a modal dialog would restyle the whole page for nothing.
+    const xhr = event.detail.xhr;
+    if (xhr && xhr.getResponseHeader("HX-Redirect")) return;
     const form = dialog.closest("form[data-autosave]");
     dialog.close();
     const status = form && document.getElementById("save-status-" + form.dataset.feedback);
