@@ -338,6 +338,11 @@ class JsonListReader:
     def _value(self, where: str) -> Any:
         """The value that starts at the current position (``where`` names it in the document),
         read on until it is whole."""
+        # Text for twice the last value read first: a value the text read so far cuts short
+        # is decoded again, and a list's elements are alike (an export's discussions).
+        ahead = 2 * (self._span[1] - self._span[0]) + _CUT_MARGIN
+        if not self._eof and len(self._buf) - self._pos < ahead:
+            self._more(max(self._chunk, ahead))
         while True:
             try:
                 value, end = self._decode()

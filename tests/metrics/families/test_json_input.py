@@ -3,9 +3,11 @@
 import hashlib
 import io
 import json
+from unittest import mock
 
 import pytest
 
+from metrics.families import json_input
 from metrics.families.json_input import MAX_JSON_DEPTH, JsonInputError, JsonListReader, parse_json
 
 DOC = {
@@ -217,3 +219,15 @@ def test_the_list_given_twice_is_refused():
     assert "'discussions' is given twice" in error_of(
         lambda: read(b'{"discussions": [1], "discussions": [2]}')
     )
+
+
+def test_elements_alike_are_each_decoded_once_whatever_the_chunks():
+    """Text for twice the last element is read before the next is decoded: a cut element
+    would be decoded again (an export's discussions are alike in size)."""
+    elements = [{"n": n, "text": "x" * 300} for n in range(20)]
+    data = json.dumps({"discussions": elements}).encode()
+    with mock.patch.object(
+        json_input._PLAIN_DECODER, "raw_decode", wraps=json_input._PLAIN_DECODER.raw_decode
+    ) as decode:
+        _, items = read(data, chunk_size=512)
+    assert items == elements and decode.call_count == 1 + len(elements)  # and the key
