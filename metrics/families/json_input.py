@@ -89,27 +89,54 @@ def json_problem(data: Any, *, depth: int = 1) -> str | None:
 
 def _nesting_problem(data: Any, *, depth: int) -> str | None:
     """json_problem's depth rule alone: a value nested deeper than the limit (a container at
-    the limit holding anything puts that below it). Walks containers only, a level at a time,
+    the limit holding anything puts that below it)."""
+    return _walked(data, depth=depth)[0]
+
+
+def _walked(data: Any, *, depth: int) -> tuple[str | None, bool]:
+    """_nesting_problem's answer, and whether a number may be out of parse_json's limits (an
+    integer beyond 64 bits, an infinity, NaN: the decoder without the number hooks takes them;
+    a false alarm costs a decode with the hooks). Walks containers only, a level at a time,
     the children of a level sorted with C-level iterators: no Python step per scalar."""
     if depth > MAX_JSON_DEPTH:
-        return f"nested deeper than {MAX_JSON_DEPTH} levels"
-    level = [data] if type(data) in _CONTAINERS else []
+        return f"nested deeper than {MAX_JSON_DEPTH} levels", False
+    level, numbers = [], False
+    if type(data) in _CONTAINERS:
+        level = [data]
+    else:
+        numbers = _numbers_doubtful([data], [type(data)])
     while level:
         # A container at the limit holds nothing; past it there is none.
         if depth >= MAX_JSON_DEPTH and any(level):
-            return f"nested deeper than {MAX_JSON_DEPTH} levels"
+            return f"nested deeper than {MAX_JSON_DEPTH} levels", numbers
         children = list(
             itertools.chain.from_iterable(
                 [value.values() if type(value) is dict else value for value in level]
             )
         )
-        level = list(itertools.compress(children, map(_IS_CONTAINER, map(type, children))))
+        kinds = list(map(type, children))
+        level = list(itertools.compress(children, map(_IS_CONTAINER, kinds)))
+        numbers = numbers or _numbers_doubtful(children, kinds)
         depth += 1
-    return None
+    return None, numbers
+
+
+def _numbers_doubtful(values: list[Any], kinds: list[type]) -> bool:
+    """Whether these values (of these exact types) may hold a number parse_json refuses: an
+    integer beyond 64 bits, an infinity or NaN (a sum of floats that overflows is a false
+    alarm). Their ints and floats are picked and summed up in C."""
+    ints = list(itertools.compress(values, map(_IS_INT, kinds)))
+    if ints and (max(ints) > MAX_JSON_INT or min(ints) < -MAX_JSON_INT):
+        return True
+    total = sum(itertools.compress(values, map(_IS_FLOAT, kinds)), 0.0)
+    return total != total or total in (_INFINITY, -_INFINITY)
 
 
 _CONTAINERS = (dict, list)
 _IS_CONTAINER = frozenset(_CONTAINERS).__contains__
+_IS_INT = frozenset([int]).__contains__
+_IS_FLOAT = frozenset([float]).__contains__
+_INFINITY = float("inf")
 
 
 def text_problem(text: str) -> str | None:
@@ -190,15 +217,11 @@ _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder(
     parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant
 )
-# The decoder without the number hooks is faster; text in which a hook might object is decoded
-# again with them: a run of 19 digits (an integer beyond 64 bits, a huge mantissa), a digit
-# before a three-digit exponent (1e400), NaN or Infinity. Strings may hold the same (an id
-# "a1e400b"): their value is then decoded again. Digits are found as zeros once the text's
-# bytes are translated (_NUMBER_SHAPES), which is much faster than a regular expression.
+# The decoder without the number hooks is faster (a hook is a Python call per number); a value
+# it read with a number a hook would refuse (an integer beyond 64 bits, an infinity, NaN:
+# found by _walked with the value's depth) is decoded again with them, which says what is
+# wrong, and where.
 _PLAIN_DECODER = json.JSONDecoder()
-_NUMBER_SHAPES = bytes.maketrans(b"0123456789E-", b"0000000000e+")
-_HOOKED_SHAPES = (b"0" * 19, b"0e000", b"0e+000")
-_HOOKED_WORDS = ("NaN", "Infinity")
 # NUL and lone surrogates reach a decoded string only through these escapes: the decoder
 # refuses raw control characters, and UTF-8 text cannot hold a surrogate. Without one, a
 # value's texts need no check (json_problem), only its depth.
@@ -323,14 +346,21 @@ class JsonListReader:
                 return
 
     def _checked(self, value: Any, *, depth: int, where: str) -> Any:
-        """``value``, just read by _value (its text is still in the buffer), if within limits."""
+        """``value``, just read by _value (its text is still in the buffer), if within limits:
+        parse_json's (its number hooks' first, in the order of the text)."""
         if self.verified:
             return value
         start, end = self._span
-        if _RISKY_ESCAPE.search(self._buf, start, end):
+        problem, numbers = _walked(value, depth=depth)
+        if not problem and _RISKY_ESCAPE.search(self._buf, start, end):
             problem = json_problem(value, depth=depth)
-        else:
-            problem = _nesting_problem(value, depth=depth)
+        if numbers or problem:
+            try:  # a number out of the limits is refused first, as the hooks refuse it
+                _DECODER.raw_decode(self._buf, start)
+            except JsonInputError as exc:
+                raise JsonInputError(exc.message, where or self._where(start)) from None
+            except RecursionError:
+                pass  # deeper than the limit: said next
         if problem:
             raise JsonInputError(problem, where)
         return value
@@ -379,15 +409,7 @@ class JsonListReader:
             return _DECODER.raw_decode(self._buf, self._pos)  # it says what is wrong
         except (ValueError, RecursionError):
             return _DECODER.raw_decode(self._buf, self._pos)
-        if not self.verified and self._hooks_needed(self._pos, end):
-            return _DECODER.raw_decode(self._buf, self._pos)
-        return value, end
-
-    def _hooks_needed(self, start: int, end: int) -> bool:
-        if any(self._buf.find(word, start, end) >= 0 for word in _HOOKED_WORDS):
-            return True
-        shapes = self._buf[start:end].encode().translate(_NUMBER_SHAPES)
-        return any(shape in shapes for shape in _HOOKED_SHAPES)
+        return value, end  # its numbers are checked with its limits (_checked)
 
     def _skip(self) -> str:
         """Skip whitespace; the next character, or "" at the end of the file."""
