@@ -21,7 +21,6 @@ from functools import wraps
 from typing import Any
 from unittest import mock
 
-from django.db import transaction
 from django.db.models import JSONField
 from django.test import override_settings
 
@@ -29,6 +28,7 @@ from metrics.engine import recompute
 from metrics.engine.recompute import batches
 from metrics.engine.services import children
 from metrics.models import ComputeJob
+from tests.bench.jobs import recompute_job_done, recompute_job_start
 
 PHASES = ("reading", "decoding", "matching", "writing", "other")
 
@@ -92,8 +92,7 @@ class Split:
 
 def recompute_split(run_id: int) -> Split:
     """A full recompute of the run, computed here in one thread, its CPU split by phase."""
-    with transaction.atomic():  # no worker is told: it is computed here
-        job = recompute.metrics_recompute_all(run_id=run_id, queue=False)
+    job = recompute_job_start(run_id, queue=False)  # no worker is told: it is computed here
     clock = PhaseClock()
     with ExitStack() as patches, override_settings(RECOMPUTE_BATCH_THREADS=1):
         for owner, name, phase in COUNTED:
@@ -104,4 +103,5 @@ def recompute_split(run_id: int) -> Split:
         job = recompute.compute_job_run(job_id=job.pk)
         wall = time.perf_counter() - started
         cpu = clock.total()
+    recompute_job_done(job)
     return Split(job, dict(clock.seconds), cpu, wall)

@@ -9,10 +9,11 @@ seconds; what the benchmark then times is the computation itself.
 
 from __future__ import annotations
 
+import time
 import uuid
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from audit.derived.tallies import tallies_refresh
@@ -121,14 +122,29 @@ class SeededWorkload:
                 .values_list("pk", flat=True)
             )
             for start in range(0, len(ids), DELETE_CHUNK):
-                with transaction.atomic():
-                    Discussion.objects.filter(pk__in=ids[start : start + DELETE_CHUNK]).delete()
+                _discussions_delete(ids[start : start + DELETE_CHUNK])
             with transaction.atomic():
                 self.run.delete()
                 if self.partner is not None:
                     self.partner.delete()
                 get_user_model().objects.filter(pk__in=[self.admin.pk, self.auditor.pk]).delete()
         system_result_compute()
+
+
+def _discussions_delete(ids: list[int], attempts: int = 3) -> None:
+    """These discussions and what cascades from them. A worker still finishing a task of the
+    benchmark's (with --worker) may write a row that refers to a statement after Django
+    collected what to delete: the foreign key then refuses, and the chunk is deleted again,
+    that row with it."""
+    for attempt in range(attempts):
+        try:
+            with transaction.atomic():
+                Discussion.objects.filter(pk__in=ids).delete()
+            return
+        except IntegrityError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(1)
 
 
 def _bench_user(username: str, *, admin: bool = False):

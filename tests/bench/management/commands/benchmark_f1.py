@@ -18,7 +18,6 @@ from contextlib import contextmanager
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
 from django.utils import timezone
 
 from audit.models import ExtractionRun
@@ -26,7 +25,7 @@ from audit.services import feedback_approve
 from audit.synthetic import SyntheticDiscussion, generate_workload
 from evalsite.celery import app
 from metrics.engine import services
-from metrics.engine.recompute import compute_job_run, metrics_recompute_all
+from metrics.engine.recompute import compute_job_run
 from metrics.engine.services import EXTRACTION, SYSTEM_KEY
 from metrics.families.extraction import (
     MatchSettings,
@@ -40,6 +39,7 @@ from metrics.families.extraction.settings import STRATEGIES, Strategy
 from metrics.models import ComputeJob, MetricResult
 from metrics.results import run_key
 from tests.bench.data import SeededWorkload
+from tests.bench.jobs import recompute_job_done, recompute_job_start, recompute_job_stop
 
 GOAL_SECONDS = 0.5  # median approve → fresh
 P95_GOAL_SECONDS = 1.0
@@ -239,6 +239,9 @@ class Command(BaseCommand):
                 background = self._background_recompute(options)
             self._approvals(seeded, options, background)
         finally:
+            if background:
+                # Its workers are still computing it: deleting its run under them deadlocks.
+                recompute_job_stop(background[1])
             if not options["keep"]:
                 for workload in (seeded, background and background[0]):
                     if workload:
@@ -251,8 +254,7 @@ class Command(BaseCommand):
         workload = SeededWorkload.create(
             discussions=options["discussions"], statements=options["statements"], seed=1
         )
-        with transaction.atomic():  # queued on commit, as the page's start is
-            job = metrics_recompute_all(run_id=workload.run.pk)
+        job = recompute_job_start(workload.run.pk)
         # Wait until it has planned (marked its results stale, queued its chunks): the
         # approvals are timed while the slow worker computes the chunks.
         deadline = time.perf_counter() + options["timeout"]
@@ -265,8 +267,8 @@ class Command(BaseCommand):
 
     def _full_compute(self, seeded) -> None:
         started = time.perf_counter()
-        job = metrics_recompute_all(run_id=seeded.run.pk, queue=False)
-        job = compute_job_run(job_id=job.pk)
+        job = recompute_job_start(seeded.run.pk, queue=False)
+        job = recompute_job_done(compute_job_run(job_id=job.pk))
         seconds = time.perf_counter() - started
         n_statements = _run_values(seeded.run)["n_statements"]
         self.stdout.write(

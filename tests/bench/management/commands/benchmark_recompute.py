@@ -25,16 +25,15 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
 
 from audit.models import ExtractionRun
 from evalsite.celery import app
-from metrics.engine.recompute import metrics_recompute_all
 from metrics.models import ComputeJob, MetricResult
 from metrics.registry import EXTRACTION
 from metrics.results import run_key
 from tests.bench.cpu_split import PHASES, recompute_split
 from tests.bench.data import SeededWorkload
+from tests.bench.jobs import recompute_job_done, recompute_job_start
 
 GOAL_ONE_WORKER = 1000  # statements/s on PostgreSQL
 GOAL_PER_CPU_SECOND = 1200  # statements per CPU second of the worker's own process
@@ -95,9 +94,9 @@ class Command(BaseCommand):
         with _workers(n_workers) as workers:
             started = time.perf_counter()
             host_before = host_cpu_ticks()
-            with transaction.atomic():  # queued on commit, like the API's start
-                job = metrics_recompute_all(run_id=run.pk)
+            job = recompute_job_start(run.pk)
             job, phases = _wait_for_end(job, timeout, workers.log)
+            recompute_job_done(job)
             seconds = time.perf_counter() - started
             busy = cores_busy(host_before, host_cpu_ticks())
         # The workers' own CPU time (start-up included): steadier than the wall clock on a
