@@ -67,7 +67,7 @@ run: demo
 	$(BIN)/python manage.py runserver --noreload $(HOST):$(PORT) & \
 	$(BIN)/python manage.py demo_welcome http://$(HOST):$(PORT)/; \
 	$(BIN)/celery -q -A evalsite worker -Q celery -n fast@%h --pool=solo --loglevel=warning & \
-	WORKER_NICE=10 $(BIN)/celery -q -A evalsite worker -Q slow -n slow@%h --pool=solo --loglevel=warning & \
+	$(BIN)/celery -q -A evalsite worker -Q slow -n slow@%h --pool=solo --loglevel=warning & \
 	$(BIN)/celery -q -A evalsite beat --loglevel=warning --schedule var/celerybeat-schedule & \
 	wait
 

@@ -11,7 +11,7 @@ import warnings
 
 from celery import Celery, bootsteps
 from celery.exceptions import SecurityWarning
-from celery.signals import beat_init, celeryd_after_setup, celeryd_init, task_postrun, task_prerun
+from celery.signals import beat_init, celeryd_after_setup, celeryd_init, task_postrun
 
 from evalsite.env import env_bool
 
@@ -27,17 +27,6 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 log = logging.getLogger(__name__)
-
-
-@celeryd_init.connect
-def _background_priority(sender=None, **kwargs) -> None:
-    """A worker of background work (WORKER_NICE > 0: compose's and `make run`'s slow worker)
-    lowers its CPU priority before its pool starts, so that on shared cores a recompute-all
-    gives way to the approvals' results, the pages and the database. Children inherit it."""
-    from django.conf import settings
-
-    if settings.WORKER_NICE > 0:
-        os.nice(settings.WORKER_NICE)
 
 
 @celeryd_init.connect
@@ -101,32 +90,6 @@ def _release_memory(sender=None, **kwargs) -> None:
         memory_release()
     else:
         reset_queries()
-
-
-def _from_fast_queue(task) -> bool:
-    """A task a worker took from the default queue (an approval's results), not run eagerly."""
-    request = getattr(task, "request", None)
-    if request is None or getattr(request, "is_eager", False):
-        return False
-    routing_key = (request.delivery_info or {}).get("routing_key")
-    return routing_key == task.app.conf.task_default_queue
-
-
-@task_prerun.connect
-def _fast_work_started(sender=None, **kwargs) -> None:
-    """While a fast task runs, a recompute's batches wait (evalsite/perf/priority.py)."""
-    if sender is not None and _from_fast_queue(sender):
-        from evalsite.perf.priority import fast_work_started
-
-        fast_work_started()
-
-
-@task_postrun.connect
-def _fast_work_ended(sender=None, **kwargs) -> None:
-    if sender is not None and _from_fast_queue(sender):
-        from evalsite.perf.priority import fast_work_ended
-
-        fast_work_ended()
 
 
 class SweepAfterConnect(bootsteps.StartStopStep):

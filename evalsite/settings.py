@@ -232,7 +232,7 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 # Extraction-F1 results (what an approval must refresh within a second) stay on the default
-# queue (named here: evalsite/perf/priority.py watches its length); whole-run families, evaluations and long jobs go to "slow" so they never hold them up.
+# queue; whole-run families, evaluations and long jobs go to "slow" so they never hold them up.
 CELERY_TASK_DEFAULT_QUEUE = "celery"
 CELERY_TASK_ROUTES = {
     f"metrics.tasks.{name}": {"queue": "slow"}
@@ -265,19 +265,10 @@ STALE_SWEEP_SECONDS = env_float("STALE_SWEEP_SECONDS", 60, minimum=1)
 STALE_SWEEP_GRACE_SECONDS = env_float("STALE_SWEEP_GRACE_SECONDS", 30, minimum=0)
 # A running job that has not written its heartbeat for this long is taken for dead.
 JOB_LEASE_SECONDS = env_float("JOB_LEASE_SECONDS", 120, minimum=1)
-# A worker started with WORKER_NICE > 0 runs at that lower CPU priority (see evalsite/celery.py):
-# the slow worker's background work yields the cores to the approval path and the pages.
-WORKER_NICE = env_int("WORKER_NICE", 0, minimum=0)
 # A recompute job is split into chunks of this many results, each a task of its own that any
 # slow worker takes; a chunk stores its results in batches, one transaction each.
 RECOMPUTE_CHUNK_ITEMS = env_int("RECOMPUTE_CHUNK_ITEMS", 2000, minimum=1)
 RECOMPUTE_BATCH_ITEMS = env_int("RECOMPUTE_BATCH_ITEMS", 250, minimum=1)
-# Threads of one worker that take a chunk's batches in turn, each on its own connection: one
-# computes while another waits for PostgreSQL (metrics/engine/recompute/jobs.py, compute_job_chunk).
-RECOMPUTE_BATCH_THREADS = env_int("RECOMPUTE_BATCH_THREADS", 2, minimum=1)
-# Before each batch a recompute waits, at most this long, while the default queue has work
-# (an approval's results): evalsite/perf/priority.py. 0 turns the waiting off.
-BACKGROUND_YIELD_SECONDS = env_float("BACKGROUND_YIELD_SECONDS", 2, minimum=0)
 CELERY_BEAT_SCHEDULE = {
     "recompute-stale-metrics": {
         "task": "metrics.tasks.recompute_stale",

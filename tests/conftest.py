@@ -38,9 +38,6 @@ def pytest_configure(config):
     # API rate limits are tested on their own (tests/test_throttling.py); elsewhere a test may
     # send more requests a minute than a person would.
     settings.API_THROTTLE_RATES = {}
-    # Recompute batches give way to a busy default queue (evalsite/perf/priority.py); tests run
-    # tasks in-process, and the tests of the waiting turn it on (tests/test_priority.py).
-    settings.BACKGROUND_YIELD_SECONDS = 0
     _isolate_shared_cache(settings)
     # Test processes run side by side (make test): each writes uploads and exports to a
     # directory of its own, since their databases hand out the same job ids.

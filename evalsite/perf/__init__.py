@@ -14,7 +14,4 @@ same, slower.
   (review triage's update after an approval, which reads every stamp of the run).
 - ``planner``: the planner's statistics refreshed right after a bulk write, not when autovacuum
   comes (every page and the background work after an import or a recompute).
-- ``priority``: a recompute-all's batches wait while an approval's results are computed or
-  queued (``BACKGROUND_YIELD_SECONDS``; with ``WORKER_NICE`` on the slow worker), for an
-  approval's freshness during a recompute-all.
 """

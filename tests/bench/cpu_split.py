@@ -22,7 +22,6 @@ from typing import Any
 from unittest import mock
 
 from django.db.models import JSONField
-from django.test import override_settings
 
 from metrics.engine import recompute
 from metrics.engine.recompute import batches
@@ -94,7 +93,7 @@ def recompute_split(run_id: int) -> Split:
     """A full recompute of the run, computed here in one thread, its CPU split by phase."""
     job = recompute_job_start(run_id, queue=False)  # no worker is told: it is computed here
     clock = PhaseClock()
-    with ExitStack() as patches, override_settings(RECOMPUTE_BATCH_THREADS=1):
+    with ExitStack() as patches:
         for owner, name, phase in COUNTED:
             original = getattr(owner, name)
             patches.enter_context(mock.patch.object(owner, name, clock.counted(original, phase)))

@@ -283,14 +283,3 @@ def test_two_simultaneous_starts_make_one_active_job(services_ready, admin_user)
         status__in=[ComputeJob.Status.QUEUED, ComputeJob.Status.RUNNING]
     )
     assert active.count() == 1
-
-
-def test_a_worker_given_worker_nice_runs_at_that_lower_priority(start_worker):
-    """The slow worker's setting: background work yields the CPU (docs/operations.md)."""
-    base = os.getpriority(os.PRIO_PROCESS, 0)
-    background = start_worker("background", ready=False, WORKER_NICE="7")
-    ordinary = start_worker("ordinary", ready=False)
-    background.wait_ready()
-    ordinary.wait_ready()
-    assert os.getpriority(os.PRIO_PROCESS, background.process.pid) == min(base + 7, 19)
-    assert os.getpriority(os.PRIO_PROCESS, ordinary.process.pid) == base

@@ -329,105 +329,45 @@ class TestTwoApprovedRuns:
         assert refreshed == [([MetricResult], 8 + 2), ([MetricResult], job.total)]
         assert job.total == 27 and job.status == ComputeJob.Status.DONE
 
-    def test_each_batch_gives_way_to_the_default_queue_first(
-        self, two_runs, small_chunks, monkeypatch
-    ):
-        """Before each batch a chunk asks evalsite.perf.priority to wait while an approval's results are
-        being computed; the batches' results are the same."""
-        by_tasks = stored()
-        MetricResult.objects.filter(family="extraction").update(values=None, contribution=None)
-        asked: list[int] = []
 
-        def waited() -> float:
-            asked.append(MetricResult.objects.filter(values__isnull=False).count())
-            return 0.25
-
-        monkeypatch.setattr(jobs, "background_yield", waited)
-
-        job = compute_job_run(job_id=metrics_recompute_all(queue=False).pk, parallel=True)
-
-        # 27 items in chunks of 5 (4 left), batches of 2: 3 + 3 + 3 + 3 + 2 batches, each asked
-        # before it stored anything.
-        assert len(asked) == 14 and asked == sorted(asked) and asked[0] < asked[-1]
-        assert job.status == ComputeJob.Status.DONE and stored() == by_tasks
+# --- a batch that fails ------------------------------------------------------------------------
 
 
-# --- a chunk's batches in several threads -------------------------------------------------------
-
-
-def _batches_by_thread(monkeypatch, fail_in: str | None = None, error: type = ValueError):
-    """Record which thread computed each batch; with ``fail_in``, that thread's first batch
-    raises ``error``. Each batch waits a little, so every thread gets a share. Batch threads
-    are PostgreSQL's (SQLite has one writer): elsewhere the test is skipped."""
-    if connection.vendor != "postgresql":
-        pytest.skip("batch threads run on PostgreSQL only")
-    import threading
-    import time
-
-    threads: list[str] = []
-    real = jobs._batch_compute
+def _failing_second_batch(monkeypatch, error: type) -> None:
+    """The chunk's second batch raises ``error``; the others compute as they would."""
+    real, calls = jobs._batch_compute, []
 
     def compute(items, *, force, **kwargs):
-        name = threading.current_thread().name
-        threads.append(name)
-        time.sleep(0.02)
-        if fail_in is not None and name.startswith(fail_in):
+        calls.append(items)
+        if len(calls) == 2:
             raise error("batch lost")
         real(items, force=force, **kwargs)
 
     monkeypatch.setattr(jobs, "_batch_compute", compute)
-    return threads
 
 
 @pytest.mark.django_db(transaction=True)
-def test_batch_threads_share_a_chunk_and_store_what_the_tasks_store(
-    two_runs_committed, small_chunks, settings, monkeypatch
-):
-    settings.RECOMPUTE_BATCH_THREADS = 3
-    by_tasks = stored()
-    MetricResult.objects.filter(family="extraction").update(values=None, contribution=None)
-    threads = _batches_by_thread(monkeypatch)
+def test_a_batch_that_fails_fails_the_job(two_runs_approved_in_bulk, small_chunks, monkeypatch):
+    _failing_second_batch(monkeypatch, ValueError)
 
     job = compute_job_run(job_id=metrics_recompute_all(queue=False).pk)
 
-    assert (job.status, job.done, job.total) == (ComputeJob.Status.DONE, 27, 27)
-    assert stored() == by_tasks  # the run's totals too: exact sums, whatever the batch order
-    assert len(set(threads)) >= 2, threads  # the helpers took batches too
-    assert run_row(two_runs_committed.run).status == Status.FRESH
-
-
-@pytest.mark.django_db(transaction=True)
-def test_a_batch_that_fails_in_a_helper_thread_fails_the_job(
-    two_runs_approved_in_bulk, small_chunks, settings, monkeypatch
-):
-    settings.RECOMPUTE_BATCH_THREADS = 2
-    threads = _batches_by_thread(monkeypatch, fail_in="recompute-batch-1")
-
-    job = compute_job_run(job_id=metrics_recompute_all(queue=False).pk)
-
-    assert "recompute-batch-1" in threads
     assert job.status == ComputeJob.Status.FAILED and "batch lost" in job.error
-    assert job.done < job.total  # the other thread stopped at its next batch
+    assert job.done == 2  # the first batch, then nothing after the failed one
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_transient_error_in_a_helper_thread_reaches_the_task_for_its_retry(
-    two_runs_approved_in_bulk, small_chunks, settings, monkeypatch
+def test_a_transient_error_in_a_batch_reaches_the_task_for_its_retry(
+    two_runs_approved_in_bulk, small_chunks, monkeypatch
 ):
     from django.db import OperationalError
 
-    settings.RECOMPUTE_BATCH_THREADS = 2
     job = metrics_recompute_all(queue=False)
     with mock.patch.object(jobs, "task_enqueue_named") as queued:
         compute_job_run(job_id=job.pk, parallel=True)
-    _batches_by_thread(monkeypatch, fail_in="recompute-batch-1", error=OperationalError)
+    _failing_second_batch(monkeypatch, OperationalError)
 
     with pytest.raises(OperationalError, match="batch lost"):
         compute_job_chunk(**queued.call_args_list[0].kwargs)
-
-
-def test_inside_a_transaction_one_thread_takes_every_batch(settings):
-    # The test's own transaction: another thread's connection would not see its rows.
-    settings.RECOMPUTE_BATCH_THREADS = 4
-    assert connection.in_atomic_block
-    assert jobs._batch_threads() == 1
+    job.refresh_from_db()
+    assert job.status == ComputeJob.Status.RUNNING  # left for the retry, not failed

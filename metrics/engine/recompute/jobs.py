@@ -1,21 +1,18 @@
 """Recompute jobs (``ComputeJob``): started once at a time, claimed by one worker, planned in
-chunks that any worker on the slow queue takes (a chunk's batches shared by its threads), leased
-by a heartbeat, cancelled between batches, and settled (runs, then the system) by the chunk that
-completes the set."""
+chunks that any worker on the slow queue takes, leased by a heartbeat, cancelled between
+batches, and settled (runs, then the system) by the chunk that completes the set."""
 
 from __future__ import annotations
 
 import logging
-import threading
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from queue import Empty, SimpleQueue
 from typing import Any
 
 from django.conf import settings as django_settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -23,7 +20,6 @@ from django.utils import timezone
 from audit.models import Feedback
 from audit.services.jobs import compute_job_start
 from evalsite.perf.planner import planner_statistics_refresh
-from evalsite.perf.priority import background_yield
 from evalsite.post_commit import after_commit
 from evalsite.queue import TRANSIENT_ERRORS, task_enqueue_named
 from metrics.engine.recompute.batches import _batch_compute
@@ -193,61 +189,29 @@ def compute_job_chunk(
 ) -> bool:
     """One chunk of a recompute job, in batches of RECOMPUTE_BATCH_ITEMS, each in its own
     transaction. Returns False when the job stopped: cancelled (checked before each batch),
-    failed, or taken over by a resumed run (a newer attempt).
-
-    RECOMPUTE_BATCH_THREADS threads take the batches in turn, each on its own database
-    connection, so one thread's figures are computed while another waits for PostgreSQL
-    (about a third of a batch's time). They are what N workers sharing a job already are:
-    batches of distinct rows, each locked and written in its own transaction."""
+    failed, or taken over by a resumed run (a newer attempt)."""
     size = django_settings.RECOMPUTE_BATCH_ITEMS
-    batches = [
-        [tuple(item) for item in items[start : start + size]]
-        for start in range(0, len(items), size)
-    ]
     chunk = _ChunkRun(job_id=job_id, attempt=attempt, index=index, progress=progress)
-    threads = _batch_threads()
-    if threads == 1:
-        for batch in batches:
-            if not chunk.step(batch):
-                break
-    else:
-        _batches_threaded(chunk, batches, threads)
-    if chunk.yielded >= 0.1:
-        log.info(
-            "chunk %s of job %s gave way to the default queue for %.1f s",
-            index,
-            job_id,
-            chunk.yielded,
-        )
+    for start in range(0, len(items), size):
+        if not chunk.step([tuple(item) for item in items[start : start + size]]):
+            break
     return not chunk.stopped
-
-
-def _batch_threads() -> int:
-    """One thread inside a transaction (a test's, or a caller's): another thread's connection
-    would not see its uncommitted rows. SQLite allows one writer at a time anyway."""
-    if connection.vendor != "postgresql" or connection.in_atomic_block:
-        return 1
-    return max(1, django_settings.RECOMPUTE_BATCH_THREADS)
 
 
 @dataclass
 class _ChunkRun:
-    """A chunk's batches as its threads take them: what is done, and whether the job stopped."""
+    """A chunk's batches as they are done, and whether the job stopped."""
 
     job_id: int
     attempt: int
     index: int
     progress: Progress | None
     done: int = 0
-    yielded: float = 0.0  # seconds its batches waited for the default queue
     stopped: bool = False
-    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def step(self, batch: list[Item]) -> bool:
-        """One batch; False when the job stopped (here or in another thread)."""
-        # An approval's results first: this batch waits while the default queue has work.
-        waited = background_yield()
-        job = None if self.stopped else _job_running(self.job_id, self.attempt)
+        """One batch; False when the job stopped."""
+        job = _job_running(self.job_id, self.attempt)
         if job is None:
             self.stopped = True
             return False
@@ -262,52 +226,14 @@ class _ChunkRun:
                 self.job_id, self.attempt, ComputeJob.Status.FAILED, error=_failure(self.job_id)
             )
             return False
-        # Progress counts batches as they end, in whatever order the threads end them.
-        with self.lock:
-            self.done += len(batch)
-            self.yielded += waited
-            settle = _job_progress(self.job_id, self.attempt, self.index, self.done, self.progress)
+        self.done += len(batch)
+        settle = _job_progress(self.job_id, self.attempt, self.index, self.done, self.progress)
         if settle is None:
             self.stopped = True
             return False
         if settle:
             _job_settle(self.job_id, self.attempt, self.progress)
         return True
-
-
-def _batches_threaded(chunk: _ChunkRun, batches: list[list[Item]], threads: int) -> None:
-    """The batches taken in turn by this thread and threads - 1 helpers; the first error any
-    of them raised (a transient one, for the task's retry) is raised here once all stopped."""
-    queue: SimpleQueue[list[Item]] = SimpleQueue()
-    for batch in batches:
-        queue.put(batch)
-    errors: list[BaseException] = []
-
-    def take() -> None:
-        try:
-            while chunk.step(queue.get_nowait()):
-                pass
-        except Empty:
-            pass  # every batch taken
-        except BaseException as exc:
-            errors.append(exc)
-
-    def helper() -> None:
-        try:
-            take()
-        finally:
-            connection.close()  # this thread's own connection
-
-    helpers = [
-        threading.Thread(target=helper, name=f"recompute-batch-{n}") for n in range(1, threads)
-    ]
-    for thread in helpers:
-        thread.start()
-    take()
-    for thread in helpers:
-        thread.join()
-    if errors:
-        raise errors[0]
 
 
 def _job_running(job_id: int, attempt: int) -> ComputeJob | None:
