@@ -1,9 +1,7 @@
-"""rows_update stores the named fields of many rows in one statement (PostgreSQL) and leaves
-everything else as it was; review triage writes only the scores that changed through it."""
+"""rows_insert and values_insert write new rows as bulk_create writes them; review triage writes
+only the scores that changed."""
 
 from __future__ import annotations
-
-from datetime import timedelta
 
 import pytest
 from django.db import connection
@@ -12,7 +10,7 @@ from django.utils import timezone
 
 from audit.models import Feedback, TriageSettings, TriageStatement
 from audit.services.triage import triage_statements_apply
-from evalsite.perf.bulk import json_text, rows_insert, rows_update, values_insert
+from evalsite.perf.bulk import json_text, rows_insert, values_insert
 from tests.factories import ExtractionRunFactory, StatementFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -24,30 +22,6 @@ def _scored(n: int) -> list[TriageStatement]:
         TriageStatement.objects.create(run=run, statement=StatementFactory(), confidence=0.5)
         for _ in range(n)
     ]
-
-
-def test_the_named_fields_of_each_row_are_stored_and_nothing_else():
-    rows, later = _scored(3), timezone.now() + timedelta(days=1)
-    untouched = rows.pop()
-    for i, row in enumerate(rows):
-        row.confidence, row.provisional, row.updated_at, row.qa = 0.1 * (i + 1), True, later, True
-
-    with CaptureQueriesContext(connection) as seen:
-        rows_update(rows, ["confidence", "provisional", "updated_at"])
-
-    stored = {r.pk: r for r in TriageStatement.objects.all()}
-    assert [stored[r.pk].confidence for r in rows] == [0.1, 0.2]
-    assert all(stored[r.pk].provisional and stored[r.pk].updated_at == later for r in rows)
-    assert not any(stored[r.pk].qa for r in rows)  # not named: not written
-    assert stored[untouched.pk].confidence == 0.5 and not stored[untouched.pk].provisional
-    if connection.vendor == "postgresql":
-        assert len(seen.captured_queries) == 1
-
-
-def test_nothing_is_written_for_no_rows():
-    with CaptureQueriesContext(connection) as seen:
-        rows_update([], ["confidence"])
-    assert not seen.captured_queries
 
 
 def test_review_triage_writes_only_the_scores_that_changed():

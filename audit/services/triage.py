@@ -26,7 +26,7 @@ from audit.models import AuditLogEntry, ExtractionRun, Feedback, TriageSettings,
 from audit.services.audit_log import audit_log_record
 from audit.services.feedback import WorkflowError
 from audit.signals import triage_changed_send
-from evalsite.perf.bulk import BATCH, rows_update
+from evalsite.perf.bulk import BATCH
 
 Action = AuditLogEntry.Action
 
@@ -171,7 +171,9 @@ def triage_statements_apply(
     before = {sid for sid, row in rows.items() if row.provisional}
     scored = _rows_scored(rows, scores=scores, wanted=wanted, settings=settings)
     TriageStatement.objects.bulk_create(scored.created, batch_size=BATCH)
-    rows_update(scored.changed, ["confidence", "qa", "provisional", "updated_at"])
+    TriageStatement.objects.bulk_update(
+        scored.changed, ["confidence", "qa", "provisional", "updated_at"], batch_size=BATCH
+    )
     # Statements no longer scored (now approved): the QA rows stay, the monitor reads them.
     gone = [row.pk for row in rows.values() if not row.qa]
     TriageStatement.objects.filter(pk__in=gone).delete()

@@ -3,9 +3,8 @@ user-visible figure at least 10% (docs/performance.md, "Speed machinery: kept or
 gives each piece's figures with and without it). Remove a piece here, and the site works the
 same, slower.
 
-- ``bulk``: new rows written with COPY (``rows_insert``; an import's writes) and many rows'
-  new values with one UPDATE joined to a JSON document (``rows_update``; a recompute's
-  batches, review triage's scores), on PostgreSQL.
+- ``bulk``: new rows written with COPY (``rows_insert``, ``values_insert``; an import's
+  writes), on PostgreSQL.
 - ``editor_options``: the editor's fields and long choice lists written in Python, not as
   template loops and partials (the editor far down a long discussion).
 - ``item_cards``: a payload's item cards written in Python, not a partial per card (the

@@ -1,9 +1,4 @@
-"""Writing many rows at once: new values into existing rows, and new rows.
-
-Django's ``bulk_update`` builds a ``CASE WHEN pk = ...`` expression per field and row in
-Python, and PostgreSQL's time for one such statement grows with the square of its rows. On PostgreSQL one UPDATE instead joins the
-rows to a JSON document of their new values (``jsonb_to_recordset``), encoded once and sent
-as one parameter. Elsewhere (SQLite) ``bulk_update`` in batches.
+"""Writing many new rows at once.
 
 New rows go in with ``COPY`` on PostgreSQL (``rows_insert``): no SQL text of placeholders for
 psycopg to parse and Django to compile value by value, and the server's fastest way in. Rows
@@ -22,43 +17,6 @@ from django.db import connection, connections, models
 from django.utils import timezone
 
 BATCH = 500
-
-
-def rows_update(rows: Sequence[models.Model], fields: Sequence[str]) -> None:
-    """Store these fields of these rows (each has its primary key), one statement on
-    PostgreSQL."""
-    if not rows:
-        return
-    model = type(rows[0])
-    if connection.vendor != "postgresql":
-        model._default_manager.bulk_update(rows, list(fields), batch_size=BATCH)
-        return
-    meta, quote = model._meta, connection.ops.quote_name
-    wanted = set(fields)
-    columns = [f for f in meta.concrete_fields if f.primary_key or f.name in wanted]
-    # Plain data built here: no cycle check, no spaces (PostgreSQL parses it).
-    document = json.dumps(
-        [{f.column: _json_scalar(getattr(row, f.attname)) for f in columns} for row in rows],
-        check_circular=False,
-        separators=(",", ":"),
-    )
-    record = ", ".join(f"{quote(f.column)} {f.db_type(connection)}" for f in columns)
-    assigned = ", ".join(
-        f"{quote(f.column)} = v.{quote(f.column)}" for f in columns if not f.primary_key
-    )
-    pk = quote(meta.pk.column)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {quote(meta.db_table)} AS r SET {assigned} "
-            f"FROM jsonb_to_recordset(%s::jsonb) AS v({record}) WHERE r.{pk} = v.{pk}",
-            [document],
-        )
-
-
-def _json_scalar(value: Any) -> Any:
-    """A field's value as the JSON record holds it: datetimes as ISO text (read back as
-    timestamptz), everything else as it stands."""
-    return value.isoformat() if isinstance(value, datetime) else value
 
 
 def rows_insert(rows: Sequence[models.Model]) -> None:

@@ -9,11 +9,10 @@ import traceback
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Q
 
 from evalsite.match_settings import match_settings
-from evalsite.perf.bulk import rows_update
 from metrics.engine.errors import statement_results_changed
 from metrics.engine.recompute.items import Item, _undone
 from metrics.engine.services.children import FIGURES
@@ -84,7 +83,7 @@ class _BatchWrites:
             self.runs_changed.add(row.run_id)
 
     def save(self) -> None:
-        """Bulk writes: new figures in one UPDATE (see _rows_store), confirmed rows in one
+        """Bulk writes: new figures in one upsert (see _rows_store), confirmed rows in one
         UPDATE."""
         _rows_store(self.stored)
         fresh = MetricResult(status=Status.FRESH)
@@ -103,21 +102,14 @@ class _BatchWrites:
 
 
 def _rows_store(rows: list[MetricResult]) -> None:
-    """Store the rows' STORED_FIELDS. On PostgreSQL by pk in one statement (``rows_update``:
-    the figures are encoded once, in one ``json.dumps``, and sent as one parameter; Django's
-    bulk writes encode every JSON field apart and escape it for the SQL text, which cost more
-    than the upsert itself). Elsewhere, one upsert on the key."""
-    if not rows:
-        return
-    if connection.vendor != "postgresql":
+    """Store the rows' STORED_FIELDS in one upsert on the key."""
+    if rows:
         MetricResult.objects.bulk_create(
             [_unsaved(row) for row in rows],
             update_conflicts=True,
             unique_fields=["key"],
             update_fields=STORED_FIELDS,
         )
-        return
-    rows_update(rows, STORED_FIELDS)
 
 
 def _unsaved(row: MetricResult) -> MetricResult:
