@@ -14,6 +14,7 @@ from typing import Any
 
 from audit.models import Extraction, Feedback
 from evalsite.match_settings import match_settings
+from evalsite.perf.collector import collector_paused
 from metrics.families.extraction import StatementInput, calculate_statements_f1
 
 
@@ -44,10 +45,11 @@ def run_statement_f1(
             run_id=run_id, statement_id__in=[pk for pk in ids if pk in approved]
         ).values_list("statement_id", "statement__discussion_id", "pdp_deltas")
     )
-    scored = calculate_statements_f1(
-        (StatementInput(ai, approved[pk], pk, discussion) for pk, discussion, ai in rows),
-        settings=match_settings(),
-    )
+    with collector_paused():  # an export scores every approved statement of a run
+        scored = calculate_statements_f1(
+            (StatementInput(ai, approved[pk], pk, discussion) for pk, discussion, ai in rows),
+            settings=match_settings(),
+        )
     return {
         pk: StatementF1(ai or {}, metrics.to_dict())
         for (pk, _, ai), metrics in zip(rows, scored, strict=True)

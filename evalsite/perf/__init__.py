@@ -5,6 +5,8 @@ same, slower.
 
 - ``bulk``: new rows written with COPY (``rows_insert``, ``values_insert``; an import's
   writes), on PostgreSQL.
+- ``collector``: Python's cyclic garbage collector paused while many statements are scored
+  (a recompute's batches, a run's statement F1 on request).
 - ``editor_options``: the editor's fields and long choice lists written in Python, not as
   template loops and partials (the editor far down a long discussion).
 - ``item_cards``: a payload's item cards written in Python, not a partial per card (the

@@ -13,6 +13,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from evalsite.match_settings import match_settings
+from evalsite.perf.collector import collector_paused
 from metrics.engine.errors import statement_results_changed
 from metrics.engine.recompute.items import Item, _undone
 from metrics.engine.services.children import FIGURES
@@ -28,7 +29,6 @@ from metrics.engine.services.rows import (
     row_is_current,
     row_mark_fresh,
 )
-from metrics.families.extraction.batch import collector_paused
 from metrics.models import MetricResult
 from metrics.results import MAX_ERROR_CHARS
 
@@ -41,8 +41,8 @@ def _batch_compute(items: list[Item], *, force: bool, since: datetime | None = N
     bulk writes. An item whose row is no longer stale (nor, with ``since``, computed before
     then) was done meanwhile (a per-item task, or this batch before a retry) and is skipped;
     so is an item whose row is gone."""
-    # No cyclic collection while the decoded payloads and the figures pile up (as the
-    # library's batch API does): it finds nothing to free and costs time in every batch.
+    # No cyclic collection while the decoded payloads and the figures pile up: it finds
+    # nothing to free and costs time in every batch (evalsite/perf/collector.py).
     with transaction.atomic(), collector_paused():
         rows = _stale_rows_locked(items, force=force, since=since)
         inputs = _batch_inputs(rows)

@@ -7,7 +7,6 @@ straightforward definition it replaces, bit for bit rather than approximately.
 
 from __future__ import annotations
 
-import gc
 import random
 
 import numpy as np
@@ -255,75 +254,6 @@ def test_batch_cumulative_equals_one_call_each():
     ]
     expected = [calculate_cumulative_f1(a, g, discussion_id=i) for a, g, i in discussions]
     assert calculate_discussions_cumulative_f1(discussions) == expected
-
-
-def test_batches_leave_the_garbage_collector_as_they_found_it():
-    _, items = _workload_statements(1, 3)
-    assert gc.isenabled()
-    calculate_statements_f1(items)
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        calculate_statements_f1(items)
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
-    with pytest.raises(TypeError):
-        calculate_statements_f1([("not a payload", {})])
-    assert gc.isenabled()
-
-
-def test_threads_pausing_the_collector_at_once_resume_it_when_the_last_leaves():
-    import threading
-
-    from metrics.families.extraction.batch import collector_paused
-
-    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
-    seen: dict[str, bool] = {}
-
-    def second() -> None:
-        first_in.wait()
-        with collector_paused():
-            second_in.set()
-            first_out.wait()
-            seen["after the first left"] = gc.isenabled()
-
-    thread = threading.Thread(target=second)
-    thread.start()
-    with collector_paused():
-        first_in.set()
-        second_in.wait()
-    first_out.set()
-    thread.join()
-    # The first thread left while the second was inside: still paused for the second.
-    assert seen == {"after the first left": False}
-    assert gc.isenabled()
-
-
-def test_batches_leave_no_young_objects_for_the_collector_to_scan():
-    _, items = _workload_statements(2, 10)
-    gc.collect()
-    young_scans = gc.get_stats()[0]["collections"]
-    results = calculate_statements_f1(items)
-    assert len(results) == len(items)
-    # Without the hand-over to the oldest generation, every object the batch built
-    # counts towards the youngest one, and re-enabling the collector scans them all.
-    assert gc.get_stats()[0]["collections"] == young_scans
-    assert gc.get_count()[0] < 100
-
-
-def test_batches_keep_what_the_process_froze_frozen():
-    _, items = _workload_statements(1, 3)
-    gc.freeze()
-    try:
-        frozen = gc.get_freeze_count()
-        results = calculate_statements_f1(items)
-        # Unfreezing would empty the permanent generation; a frozen object freed
-        # meanwhile only lowers the count by one.
-        assert gc.get_freeze_count() > frozen * 0.9
-        assert len(results) == len(items)
-    finally:
-        gc.unfreeze()
 
 
 def test_results_do_not_depend_on_warm_caches():
