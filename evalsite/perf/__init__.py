@@ -8,7 +8,9 @@ same, slower.
 - ``collector``: Python's cyclic garbage collector paused while many statements are scored
   (a recompute's batches, a run's statement F1 on request).
 - ``editor_options``: the editor's fields and long choice lists written in Python, not as
-  template loops and partials (the editor far down a long discussion).
+  template loops and partials (the editor far down a long discussion); and its people written
+  once per editor, not in every person picker and checklist, which person-picker.js and
+  editor-big.js fill when opened (what the browser builds for a big statement).
 - ``item_cards``: a payload's item cards written in Python, not a partial per card (the
   statement and audit pages).
 - ``timestamps``: timestamps parsed by psycopg's compiled loader, not Django's Python one
