@@ -34,11 +34,7 @@ def rows_insert(rows: Sequence[models.Model]) -> None:
     missing = [row for row in rows if row.pk is None]
     with db.cursor() as cursor:
         if missing:
-            cursor.execute(
-                "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
-                [quote(meta.db_table), meta.pk.column, len(missing)],
-            )
-            for row, (pk,) in zip(missing, cursor.fetchall(), strict=True):
+            for row, pk in zip(missing, _keys_drawn(cursor, meta, len(missing)), strict=True):
                 row.pk = pk
         fields = [f for f in meta.concrete_fields if not getattr(f, "generated", False)]
         columns = ", ".join(quote(f.column) for f in fields)
@@ -49,6 +45,16 @@ def rows_insert(rows: Sequence[models.Model]) -> None:
                 copy.write_row(_row_values(row, plan, db))
     for row in rows:
         row._state.adding, row._state.db = False, db.alias
+
+
+def _keys_drawn(cursor: Any, meta: Any, n: int) -> list[int]:
+    """``n`` new primary keys from the table's sequence (named once, not once per key)."""
+    cursor.execute(
+        "WITH s AS MATERIALIZED (SELECT pg_get_serial_sequence(%s, %s)::regclass AS seq) "
+        "SELECT nextval(s.seq) FROM s, generate_series(1, %s)",
+        [connection.ops.quote_name(meta.db_table), meta.pk.column, n],
+    )
+    return [key for (key,) in cursor.fetchall()]
 
 
 # Django's own field classes whose database value is the Python value itself when it has this
@@ -132,11 +138,7 @@ def values_insert(
     quote = db.ops.quote_name
     columns = ", ".join(quote(f.column) for f in fields)
     with db.cursor() as cursor:
-        cursor.execute(
-            "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
-            [quote(meta.db_table), meta.pk.column, len(rows)],
-        )
-        for row, (key,) in zip(rows, cursor.fetchall(), strict=True):
+        for row, key in zip(rows, _keys_drawn(cursor, meta, len(rows)), strict=True):
             row[pk] = key
         with cursor.cursor.copy(f"COPY {quote(meta.db_table)} ({columns}) FROM STDIN") as copy:
             for row in rows:
