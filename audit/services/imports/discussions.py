@@ -39,8 +39,9 @@ from metrics.families.json_input import STREAM_CHUNK
 from metrics.families.payload.schema import PayloadError
 
 # Discussions whose derived counts (coding tallies, queue figures) are refreshed together: a
-# refresh is a few queries whatever it counts.
-GROUP_DISCUSSIONS = 20
+# refresh is a few queries whatever it counts, and until the import commits the planner has
+# no statistics of the rows it wrote (it scans what grows, so a refresh costs more each time).
+GROUP_DISCUSSIONS = 100
 
 
 # What an import writes in bulk: the planner's statistics of these are refreshed after it.
