@@ -96,6 +96,13 @@ LONGEST_FIRST = (
 UNTRACED = ("tests/bench/",)
 
 
+def _untraced(item: pytest.Item) -> bool:
+    """Benchmark tests, and property tests (hundreds of examples through code their module's
+    example tests cover: tracing doubles their time and adds no line)."""
+    function = getattr(item, "obj", None)
+    return item.nodeid.startswith(UNTRACED) or getattr(function, "is_hypothesis_test", False)
+
+
 def _longest_first(item: pytest.Item) -> int:
     path = item.nodeid.split("::", 1)[0]
     starts = [i for i, prefix in enumerate(LONGEST_FIRST) if path.startswith(prefix)]
@@ -103,12 +110,12 @@ def _longest_first(item: pytest.Item) -> int:
 
 
 def pytest_collection_modifyitems(session, config, items) -> None:
-    """Longest modules first; benchmark tests untraced. pytest-xdist (make test) knows a test by
+    """Longest modules first; benchmark and property tests untraced. pytest-xdist (make test) knows a test by
     its id, so of tests that share one it would run one: refuse them there (schemathesis's, one
     per API operation, run in a process of their own: the Makefile's SCHEMA_TEST)."""
     items.sort(key=_longest_first)  # stable: each module keeps its own order
     for item in items:
-        if item.nodeid.startswith(UNTRACED):
+        if _untraced(item):
             item.add_marker(pytest.mark.no_cover)
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
