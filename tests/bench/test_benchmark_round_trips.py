@@ -29,7 +29,7 @@ STEPS = [
 ]
 
 
-def test_round_trips_are_timed_on_the_server_and_in_chromium():
+def test_round_trips_are_timed_on_the_server_and_in_chromium(tmp_path):
     require_service("Chromium", os.path.exists(CHROMIUM), "apt-get install chromium")
     if connection.vendor != "postgresql":
         pytest.skip("another process reaches the test database only on a database server")
@@ -40,7 +40,8 @@ def test_round_trips_are_timed_on_the_server_and_in_chromium():
         "SECRET_KEY": settings.SECRET_KEY,
     }
     command = [sys.executable, "manage.py", "benchmark_round_trips", "--discussions", "4"]
-    command += ["--statements", "20", "--repeat", "1", "--presses", "1"]
+    profile = tmp_path / "round_trips.txt"
+    command += ["--statements", "20", "--repeat", "1", "--presses", "1", "--profile", str(profile)]
     done = subprocess.run(
         command, cwd=settings.BASE_DIR, env=env, capture_output=True, text=True, timeout=300
     )
@@ -54,5 +55,7 @@ def test_round_trips_are_timed_on_the_server_and_in_chromium():
     )
     for step in STEPS[:-1]:  # the server's steps count what they sent to the database
         assert re.search(rf"{re.escape(step)}.* [1-9]\d* queries, \d+ commits", report), report
+    profiled = profile.read_text()  # pyinstrument's report of the two steps' requests
+    assert "submit_next" in profiled and "approve_next" in profiled, profiled[:2000]
     assert not Discussion.objects.exists() and not ExtractionRun.objects.exists()
     assert not Feedback.objects.exists()

@@ -25,6 +25,7 @@ from audit.services import discussions_import_file
 from audit.services.exports import ground_truth_export_text
 from audit.services.imports import IMPORT_RUN_MODEL, ImportRun
 from tests.bench.data import DELETE_CHUNK, SeededWorkload
+from tests.bench.profiling import profiled
 
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 
@@ -148,23 +149,11 @@ def _export(ids: list[int], path: Path, f1_run: ExtractionRun | None = None) -> 
 
 
 def _import(path: Path, admin, profile: str | None = None) -> str:
-    profiler = _profiler_started() if profile else None
-    summary = discussions_import_file(
-        open_file=lambda: path.open("rb"), by=admin, run=ImportRun(source=path.name)
-    )
-    if profiler is not None and profile:
-        profiler.stop()
-        report = profiler.output_html() if profile.endswith(".html") else profiler.output_text()
-        Path(profile).write_text(report, encoding="utf-8")
+    with profiled(profile):
+        summary = discussions_import_file(
+            open_file=lambda: path.open("rb"), by=admin, run=ImportRun(source=path.name)
+        )
     return summary.line()
-
-
-def _profiler_started():
-    from pyinstrument import Profiler  # a development tool: only when asked for
-
-    profiler = Profiler(interval=0.002)
-    profiler.start()
-    return profiler
 
 
 def _delete_imported(tag: str) -> None:

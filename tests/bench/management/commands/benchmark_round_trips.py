@@ -29,6 +29,7 @@ from tests.bench.management.commands.benchmark_dashboard import (
     pages_data_create,
     percentile,
 )
+from tests.bench.profiling import profiled
 from tests.bench.round_trips import (
     SECOND,
     Steps,
@@ -54,6 +55,12 @@ class Command(BaseCommand):
         parser.add_argument("--presses", type=int, default=10, help="timed key presses (0: none)")
         parser.add_argument("--keep", action="store_true", help="keep the seeded data")
         parser.add_argument("--seeded", action="store_true", help="time a --keep run's data")
+        parser.add_argument(
+            "--profile",
+            metavar="FILE",
+            help="then profile --repeat more submit-and-next and approve-and-next runs with "
+            "pyinstrument and write its report here (HTML for .html, else text)",
+        )
 
     def handle(self, *args, **options):
         if options["repeat"] < 1 or options["presses"] < 0:
@@ -61,7 +68,7 @@ class Command(BaseCommand):
         if not options["seeded"]:
             self._seed(options["discussions"], options["statements"])
         try:
-            self._server(options["repeat"])
+            self._server(options["repeat"], options["profile"])
             if options["presses"]:
                 self._browser(options["presses"])
         finally:
@@ -83,7 +90,7 @@ class Command(BaseCommand):
             f"{time.perf_counter() - started:.1f} s"
         )
 
-    def _server(self, repeat: int) -> None:
+    def _server(self, repeat: int, profile: str | None) -> None:
         steps = Steps(coder=logged_in(SECOND), admin=logged_in("bench-dashboard-admin"))
         hosts = [*settings.ALLOWED_HOSTS, "testserver"]
         with override_settings(ALLOWED_HOSTS=hosts):
@@ -94,6 +101,14 @@ class Command(BaseCommand):
             self._report("an autosave", timed(steps.autosave, repeat))
             self._report("submit and next", timed(steps.submit_next, repeat))
             self._report("approve and next", timed(steps.approve_next, repeat))
+            if profile:  # apart from the timed runs, which the profiler would slow
+                with profiled(profile):
+                    for _ in range(repeat):
+                        steps.submit_next()
+                        steps.approve_next()
+                self.stdout.write(
+                    f"profile of {repeat} submit-and-next and approve-and-next: {profile}"
+                )
 
     def _page(self, html: str) -> None:
         """What the browser parses for the editor, which the host's load does not move."""
