@@ -27,6 +27,7 @@ from audit.models import (
     CodingTally,
     Discussion,
     DiscussionFigures,
+    Extraction,
     ExtractionRun,
     Feedback,
     Statement,
@@ -456,9 +457,10 @@ def discussion_window_bounds(
 
 def discussion_runs(*, discussion: Discussion) -> list[ExtractionRun]:
     """Runs that extracted something in this discussion, newest first."""
+    extracted = Extraction.objects.filter(statement__discussion=discussion).values("run_id")
     return list(
-        ExtractionRun.objects.filter(extractions__statement__discussion=discussion)
-        .distinct()
+        ExtractionRun.objects.filter(pk__in=extracted)
+        .select_related("configuration")  # their labels
         .latest_first()
     )
 

@@ -29,10 +29,12 @@ def run_statement_f1(
     run_id: int,
     statement_ids: Iterable[int],
     approved: dict[int, dict[str, Any] | None] | None = None,
+    extractions: dict[int, tuple[int, dict[str, Any] | None]] | None = None,
 ) -> dict[int, StatementF1]:
     """Per statement with an approved coding that the run extracted, its F1; a statement
-    without either has none. ``approved`` (statement id → approved coding) is what the caller
-    has read already; without it the approved codings are read here (one query more)."""
+    without either has none. What the caller has read already is not read again: ``approved``
+    (statement id → approved coding), ``extractions`` (statement id → its discussion and the
+    run's extraction, for every statement the run extracted among them)."""
     ids = list(statement_ids)
     if approved is None:
         approved = dict(
@@ -40,11 +42,15 @@ def run_statement_f1(
             .filter(statement_id__in=ids)
             .values_list("statement_id", "edited_extraction")
         )
-    rows = list(
-        Extraction.objects.filter(
-            run_id=run_id, statement_id__in=[pk for pk in ids if pk in approved]
-        ).values_list("statement_id", "statement__discussion_id", "pdp_deltas")
-    )
+    wanted = [pk for pk in ids if pk in approved]
+    if extractions is None:
+        rows = list(
+            Extraction.objects.filter(run_id=run_id, statement_id__in=wanted).values_list(
+                "statement_id", "statement__discussion_id", "pdp_deltas"
+            )
+        )
+    else:
+        rows = [(pk, *extractions[pk]) for pk in wanted if pk in extractions]
     with collector_paused():  # an export scores every approved statement of a run
         scored = calculate_statements_f1(
             (StatementInput(ai, approved[pk], pk, discussion) for pk, discussion, ai in rows),

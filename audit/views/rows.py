@@ -35,7 +35,7 @@ from audit.selectors.threads import UnreadComments
 from audit.services.feedback import (
     feedback_can_submit,
     feedback_opens_in_editor,
-    feedback_unsubmit_refusal,
+    feedback_unsubmit_refusals,
 )
 from evalsite.access import is_admin
 from evalsite.http import HtmxHttpRequest
@@ -297,7 +297,20 @@ def build_rows(
                 _present_row(row, labels, ai_labels)
         if shown:
             rows.append(row)
+    _attach_unsubmit(rows, user)
     return rows
+
+
+def _attach_unsubmit(rows: list[StatementRow], viewer: User) -> None:
+    """Which of the viewer's own submissions they may take back, looked up for all at once."""
+    mine = [row.mine for row in rows if row.mine is not None and row.mine.auditor_id == viewer.pk]
+    submitted = [f for f in mine if f.status == Feedback.Status.SUBMITTED]
+    if not submitted:
+        return
+    refusals = feedback_unsubmit_refusals(feedbacks=submitted, user=viewer)
+    for row in rows:
+        if row.mine is not None and row.mine.pk in refusals:
+            row.can_unsubmit = not refusals[row.mine.pk]
 
 
 def _row(statement, data: DiscussionData, feedback: list[Feedback], owner, viewer) -> StatementRow:
@@ -325,12 +338,6 @@ def _row(statement, data: DiscussionData, feedback: list[Feedback], owner, viewe
         row.can_submit = feedback_can_submit(feedback=mine, user=viewer)
         if row.can_submit:
             row.submit_summary = _submit_summary(mine, row.extraction)
-        # Only a submission of the viewer's own costs the look at the statement's other codings.
-        row.can_unsubmit = (
-            mine.status == Feedback.Status.SUBMITTED
-            and mine.auditor_id == viewer.pk
-            and not feedback_unsubmit_refusal(feedback=mine, user=viewer)
-        )
     row.can_skip = (
         not admin
         and owner.pk == viewer.pk
@@ -393,7 +400,16 @@ def attach_f1(rows: list[StatementRow], data: DiscussionData, user, *, earlier: 
                     row.coding_payload if row.coded else (None if hidden else row.ai_payload)
                 )
     try:
-        scored, error = run_statement_f1(run_id=data.run_id, statement_ids=wanted), ""
+        scored = run_statement_f1(
+            run_id=data.run_id,
+            statement_ids=wanted,
+            extractions={  # read with the cards
+                row.pk: (row.statement.discussion_id, row.extraction.pdp_deltas)
+                for row in rows
+                if row.pk in wanted and row.extraction is not None
+            },
+        )
+        error = ""
     except DatabaseError:
         raise
     except Exception as exc:

@@ -8,7 +8,9 @@ from django.urls import reverse
 from audit.models import Feedback
 from audit.services import WrongState, feedback_start, feedback_submit
 from audit.services.feedback import feedback_unsubmit
+from tests.audit.test_pages_at_scale import queries_of
 from tests.audit.test_views_support import hx_post, make_scene
+from tests.factories import StatementFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -58,3 +60,28 @@ def test_the_card_offers_undo_and_the_view_undoes(client, submitted, auditor):
     again = hx_post(client, url, {"version": submitted.version + 1})
     assert again.status_code == 409
     assert b"not waiting for review" in again.content
+
+
+def test_the_audit_page_looks_up_every_cards_undo_at_once(client, auditor, second_auditor):
+    """One submission or three on the page: the same queries; undo offered on each of the
+    coder's submissions, then on each but the one another coder has submitted too."""
+    scene = make_scene()
+    statements = [scene.first, scene.second]
+    statements.append(
+        StatementFactory(discussion=scene.discussion, speaker=scene.first.speaker, order=4)
+    )  # three cards in full: the page's first
+    url = reverse("audit:discussion", args=[scene.discussion.pk])
+    client.force_login(auditor)
+    counts = []
+    for statement in statements:
+        feedback = feedback_start(statement=statement, auditor=auditor)
+        feedback_submit(feedback=feedback, user=auditor, base_version=feedback.version)
+        if statement is statements[0]:
+            counts.append(queries_of(client, url))
+    counts.append(queries_of(client, url))
+    assert counts[0] == counts[1], counts
+    assert client.get(url).content.decode().count('data-testid="undo-submit"') == 3
+    other = feedback_start(statement=statements[2], auditor=second_auditor)
+    feedback_submit(feedback=other, user=second_auditor, base_version=other.version)
+    page = client.get(url).content.decode()
+    assert page.count('data-testid="undo-submit"') == 2

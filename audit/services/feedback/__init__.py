@@ -26,6 +26,7 @@ from audit.services.feedback.drafting import (
     feedback_submit_next,
     feedback_unsubmit,
     feedback_unsubmit_refusal,
+    feedback_unsubmit_refusals,
     latest_extraction,
 )
 from audit.services.feedback.revisions import (
@@ -75,6 +76,7 @@ __all__ = [
     "feedback_unapprove",
     "feedback_unsubmit",
     "feedback_unsubmit_refusal",
+    "feedback_unsubmit_refusals",
     "feedback_warnings",
     "latest_extraction",
     "revision_record",

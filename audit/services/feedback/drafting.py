@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 
 from audit.derived.tallies import tallies_batched
 from audit.models import (
+    BlindReview,
     Extraction,
     ExtractionRun,
     Feedback,
@@ -214,24 +215,59 @@ def _submit_repeated(locked: Feedback, *, user: User, base_version: int | None) 
     return latest is not None and latest.action == "submit" and latest.author_id == user.pk
 
 
-def feedback_unsubmit_refusal(*, feedback: Feedback, user: User) -> str:
+def feedback_unsubmit_refusal(
+    *, feedback: Feedback, user: User, others_seen: bool | None = None
+) -> str:
     """Why this user may not take this submit back ("" when they may): only its auditor, only
     a submission no reviewer has opened yet, and not where submitting showed the coder what
-    an independent coding must not see (the blind sample, others' codings of the statement)."""
+    an independent coding must not see (the blind sample, others' codings of the statement).
+    ``others_seen``: that last fact, when the caller has it (``feedback_unsubmit_refusals``)."""
     if feedback.auditor_id != user.pk:
         return "Only its auditor can take a submit back."
     if feedback.status != Feedback.Status.SUBMITTED:
         return f"This coding is {feedback.get_status_display().lower()}, not waiting for review."
     if feedback.review_opened_at is not None:
         return "A reviewer has opened this submission: ask them to send it back instead."
-    statement = feedback.statement
-    others = Feedback.objects.filter(statement=statement).exclude(pk=feedback.pk)
-    if hasattr(statement, "blind_review") or others.exclude(status=Feedback.Status.DRAFT).exists():
+    if others_seen is None:
+        others_seen = feedback.statement_id in _others_seen([feedback])
+    if others_seen:
         return (
             "Submitting showed you the other coding of this statement, so the submit stands "
             "(an independent coding cannot be changed after seeing it)."
         )
     return ""
+
+
+def feedback_unsubmit_refusals(*, feedbacks: list[Feedback], user: User) -> dict[int, str]:
+    """``feedback_unsubmit_refusal`` of each coding (by its id), in one query for all (a
+    page's cards)."""
+    open_ = [
+        f
+        for f in feedbacks
+        if f.auditor_id == user.pk
+        and f.status == Feedback.Status.SUBMITTED
+        and f.review_opened_at is None
+    ]
+    seen = _others_seen(open_) if open_ else set()
+    return {
+        f.pk: feedback_unsubmit_refusal(feedback=f, user=user, others_seen=f.statement_id in seen)
+        for f in feedbacks
+    }
+
+
+def _others_seen(feedbacks: list[Feedback]) -> set[int]:
+    """The statements of these codings (one per statement) that are in the blind sample or
+    have another coding past draft."""
+    ids = [f.statement_id for f in feedbacks]
+    others = (
+        Feedback.objects.filter(statement_id__in=ids)
+        .exclude(pk__in=[f.pk for f in feedbacks])
+        .exclude(status=Feedback.Status.DRAFT)
+        .order_by()
+        .values_list("statement_id", flat=True)
+    )
+    blind = BlindReview.objects.filter(statement_id__in=ids).order_by().values_list("statement_id")
+    return set(others.union(blind))
 
 
 @transaction.atomic
