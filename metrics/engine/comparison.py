@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -110,9 +110,12 @@ def side_of_run(run: ExtractionRun) -> Side:
     return Side(f"r{run.pk}", run.label, (run,), run.unit)
 
 
-def side_get(spec: object, *, name: str = "side") -> Side:
+def side_get(
+    spec: object, *, name: str = "side", runs: Mapping[int, ExtractionRun] | None = None
+) -> Side:
     """The side a spec names: "r12" or "12" a run, "c3" a configuration (all its replicates).
-    Raises ComparisonInputError naming what is wrong."""
+    ``runs``: every run by id, when the caller has read them all (a run is then not read
+    again). Raises ComparisonInputError naming what is wrong."""
     match = SPEC.match(str(spec).strip()) if isinstance(spec, str | int) else None
     if match is None:
         raise ComparisonInputError(
@@ -120,18 +123,22 @@ def side_get(spec: object, *, name: str = "side") -> Side:
         )
     kind, pk = match.group(1) or "r", int(match.group(2))
     if kind == "r":
-        run = ExtractionRun.objects.select_related("configuration").filter(pk=pk).first()
+        if runs is not None:
+            run = runs.get(pk)
+        else:
+            run = ExtractionRun.objects.select_related("configuration").filter(pk=pk).first()
         if run is None:
             raise ComparisonNotFound(f"{name}: no extraction run {pk}")
         return side_of_run(run)
     configuration = RunConfiguration.objects.filter(pk=pk).first()
     if configuration is None:
         raise ComparisonNotFound(f"{name}: no configuration {pk}")
-    runs = tuple(configuration.runs.select_related("configuration").order_by("replicate"))
-    if not runs:
+    replicates = tuple(configuration.runs.select_related("configuration").order_by("replicate"))
+    if not replicates:
         raise ComparisonNotFound(f"{name}: configuration {pk} has no runs yet")
-    label = f"{configuration.label} ({len(runs)} replicate{'s' if len(runs) != 1 else ''})"
-    return Side(f"c{pk}", label, runs, configuration.unit)
+    n = len(replicates)
+    label = f"{configuration.label} ({n} replicate{'s' if n != 1 else ''})"
+    return Side(f"c{pk}", label, replicates, configuration.unit)
 
 
 def snapshot_get(value: object) -> GroundTruthSnapshot | None:
@@ -465,15 +472,22 @@ def runs_of(sides: Sequence[Side]) -> list[ExtractionRun]:
 
 LISTS = ("statements", "details")  # the parts of a stored comparison a reader takes one slice of
 _HEAD_SQL = "SELECT r.\"values\" - 'statements' - 'details' FROM {table} AS r WHERE r.key = %s"
-# One list (its path: statements, figure, direction) and the details of its statements only.
+# One list (its path: statements, figure, direction) and the details of its statements only,
+# with the row's state. The row's values are read out of their storage once (the lateral
+# subquery) and the figures are taken key by key: cutting the lists out with ``-`` copies
+# the whole value twice.
 _PART_SQL = """
-SELECT r."values" - 'statements' - 'details',
-       r."values" #> %s::text[],
-       (SELECT jsonb_object_agg(e.key, e.value)
-          FROM jsonb_each(r."values" -> 'details') AS e
-         WHERE e.key IN (SELECT s ->> 'statement_id'
-                           FROM jsonb_array_elements(r."values" #> %s::text[]) AS s))
-  FROM {table} AS r WHERE r.key = %s
+SELECT r.id, r.input_hash, r.status, r.error, r.computed_at, r."values" IS NULL,
+       COALESCE((SELECT jsonb_object_agg(k, v.whole -> k) FROM jsonb_object_keys(v.whole) AS k
+                  WHERE k NOT IN ('statements', 'details')), '{{}}'::jsonb),
+       v.whole #> %s::text[],
+       (SELECT jsonb_object_agg(s ->> 'statement_id', v.details -> (s ->> 'statement_id'))
+          FROM jsonb_array_elements(v.whole #> %s::text[]) AS s
+         WHERE v.details ? (s ->> 'statement_id'))
+  FROM {table} AS r,
+       LATERAL (SELECT r."values" || '{{}}'::jsonb AS whole, r."values" -> 'details' AS details
+                OFFSET 0) AS v
+ WHERE r.key = %s
 """
 
 
@@ -483,26 +497,45 @@ def comparison_part(key: str, *, listed: tuple[str, str] | None = None) -> dict[
     of the whole (None when nothing is stored). A stored comparison holds the details of every
     statement of every list (hundreds of KB); a page shows one list. On PostgreSQL the database
     cuts the parts out of the row; elsewhere the row is read whole and cut here."""
-    if connection.vendor != "postgresql":
-        values = MetricResult.objects.filter(key=key).values_list("values", flat=True).first()
-        return _cut(values, listed)
-    table = connection.ops.quote_name(MetricResult._meta.db_table)
-    with connection.cursor() as cursor:
-        if listed is None:
+    if listed is None:
+        if connection.vendor != "postgresql":
+            values = MetricResult.objects.filter(key=key).values_list("values", flat=True).first()
+            return _cut(values, None)
+        table = connection.ops.quote_name(MetricResult._meta.db_table)
+        with connection.cursor() as cursor:
             cursor.execute(_HEAD_SQL.format(table=table), [key])
             found = cursor.fetchone()
-            return _json(found[0]) if found else None
-        path = ["statements", *listed]
+        return _json(found[0]) if found else None
+    return comparison_part_read(key, listed=listed)[1]
+
+
+def comparison_part_read(
+    key: str, *, listed: tuple[str, str] | None = None
+) -> tuple[MetricResult | None, dict[str, Any] | None]:
+    """The stored row under ``key`` (without its values) and the part of them ``listed``
+    names (``comparison_part``): one query on PostgreSQL when a list is named."""
+    if listed is None:
+        row = MetricResult.objects.filter(key=key).defer("values", "contribution").first()
+        return row, comparison_part(key) if row else None
+    if connection.vendor != "postgresql":
+        row = MetricResult.objects.filter(key=key).defer("contribution").first()
+        return row, _cut(row.values, listed) if row else None
+    table = connection.ops.quote_name(MetricResult._meta.db_table)
+    path = ["statements", *listed]
+    with connection.cursor() as cursor:
         cursor.execute(_PART_SQL.format(table=table), [path, path, key])
         found = cursor.fetchone()
-    if found is None or found[0] is None:
-        return None
-    head, rows, details = (_json(part) for part in found)
-    return {
-        **head,
-        "statements": {listed[0]: {listed[1]: rows or []}},
-        "details": details or {},
-    }
+    if found is None:
+        return None, None
+    pk, hashed, status, error, computed_at = found[:5]
+    row = MetricResult(
+        pk=pk, key=key, input_hash=hashed, status=status, error=error, computed_at=computed_at
+    )
+    if found[5]:
+        return row, None
+    head, rows, details = (_json(part) for part in found[6:])
+    part = {**head, "statements": {listed[0]: {listed[1]: rows or []}}, "details": details or {}}
+    return row, part
 
 
 def _json(value: Any) -> Any:

@@ -137,20 +137,18 @@ def derived_read(
     run_id: int,
     fingerprint: str,
     queue: Callable[[], bool],
-    part: Callable[[str], dict[str, Any] | None] | None = None,
+    part: Callable[[str], tuple[MetricResult | None, dict[str, Any] | None]] | None = None,
 ) -> Derived:
     """The stored figures; when outdated, the last ones marked updating and one computation
-    queued. Two or three small queries whatever the size of the runs. ``part``: reads, by the
-    row's key, only the part of the stored figures the caller shows, in place of them all."""
+    queued. One or two small queries whatever the size of the runs. ``part``: reads, by the
+    row's key, the row without its values and only the part of them the caller shows."""
     wanted = _input_hash(family, fingerprint)
 
     def stored() -> tuple[MetricResult | None, dict[str, Any] | None]:
-        rows = MetricResult.objects.filter(key=key)
-        if part is None:
-            row = rows.first()
-            return row, row.values if row else None
-        row = rows.defer("values", "contribution").first()
-        return row, part(key) if row else None
+        if part is not None:
+            return part(key)
+        row = MetricResult.objects.filter(key=key).first()
+        return row, row.values if row else None
 
     row, values = stored()
     if row is not None and row.input_hash == wanted and row.status != Status.STALE:
@@ -244,7 +242,7 @@ def comparison_read(
             candidate=candidate.spec,
             snapshot=snapshot_id,
         ),
-        part=None if whole else lambda key: comparison.comparison_part(key, listed=listed),
+        part=None if whole else lambda key: comparison.comparison_part_read(key, listed=listed),
     )
 
 

@@ -4,13 +4,18 @@ results only (``metrics.engine.derived``, ``metrics.engine.trend``): workers com
 
 from __future__ import annotations
 
+from collections import Counter
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from django.db.models import Count
 from django.http import HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import Truncator
 
-from audit.models import ExtractionRun, GroundTruthSnapshot, RunConfiguration
+from audit.models import ExtractionRun, GroundTruthSnapshot
 from evalsite.access import admin_required
 from evalsite.http import HtmxHttpRequest
 from metrics.engine import comparison as cmp
@@ -60,16 +65,29 @@ def level_get(value: object) -> float:
 
 
 def _choices() -> dict[str, Any]:
-    counted = RunConfiguration.objects.annotate(n_runs=Count("runs")).order_by("created_at")
+    """The pickers' runs and configurations (those with replicates), from one read of the
+    runs with their configurations; ``runs_by_id`` lets the sides be found without another."""
+    runs = list(
+        ExtractionRun.objects.select_related("configuration")
+        .defer("configuration__prompt_text")
+        .order_by("created_at")
+    )
+    counted = Counter(run.configuration_id for run in runs)
+    replicated = {
+        r.configuration_id: r.configuration for r in runs if counted[r.configuration_id] > 1
+    }
     configurations = [
-        (f"c{c.pk}", f"{c.label} — all {c.n_runs} replicates") for c in counted.filter(n_runs__gt=1)
+        (f"c{c.pk}", f"{c.label} — all {counted[c.pk]} replicates")
+        for c in sorted(replicated.values(), key=lambda c: (c.created_at, c.pk))
     ]
-    runs = [
-        (f"r{r.pk}", f"{r.label} · {r.created_at:%Y-%m-%d}")
-        for r in ExtractionRun.objects.select_related("configuration").order_by("created_at")
-    ]
+    run_choices = [(f"r{r.pk}", f"{r.label} · {r.created_at:%Y-%m-%d}") for r in runs]
     snapshots = list(GroundTruthSnapshot.objects.order_by("-created_at"))
-    return {"configurations": configurations, "run_choices": runs, "snapshots": snapshots}
+    return {
+        "configurations": configurations,
+        "run_choices": run_choices,
+        "runs_by_id": {run.pk: run for run in runs},
+        "snapshots": snapshots,
+    }
 
 
 # --- comparison -------------------------------------------------------------------------------
@@ -77,12 +95,7 @@ def _choices() -> dict[str, Any]:
 
 def _side_runs(baseline: cmp.Side, candidate: cmp.Side) -> list[tuple[str, list[ExtractionRun]]]:
     """Each side's runs (a configuration's replicates), so that each one can be opened."""
-    ids = [*baseline.run_ids, *candidate.run_ids]
-    runs = ExtractionRun.objects.select_related("configuration").in_bulk(ids)
-    return [
-        (name, [runs[pk] for pk in side.run_ids if pk in runs])
-        for name, side in (("Baseline", baseline), ("Candidate", candidate))
-    ]
+    return [("Baseline", list(baseline.runs)), ("Candidate", list(candidate.runs))]
 
 
 @admin_required
@@ -109,8 +122,9 @@ def comparison(request: HtmxHttpRequest) -> HttpResponse:
         )
         return render(request, "metrics/run_compare.html", context)
     try:
-        baseline = cmp.side_get(baseline_spec or "", name=baseline_name)
-        candidate = cmp.side_get(candidate_spec or "", name=candidate_name)
+        known = context["runs_by_id"]
+        baseline = cmp.side_get(baseline_spec or "", name=baseline_name, runs=known)
+        candidate = cmp.side_get(candidate_spec or "", name=candidate_name, runs=known)
         snapshot = cmp.snapshot_get(params.get("snapshot"))
     except cmp.ComparisonInputError as exc:
         context.update(error=str(exc), baseline_spec=baseline_spec, candidate_spec=candidate_spec)
@@ -144,6 +158,7 @@ def comparison(request: HtmxHttpRequest) -> HttpResponse:
             c=values,
             rows=rows,
             listed=listed,
+            listed_rows=statement_table(listed, run_id=candidate.run_ids[0]),
             chart=_chart(rows, level),
             query=_query(baseline, candidate, snapshot, level),
         )
@@ -201,6 +216,7 @@ def figure_rows(values: dict[str, Any], level: float) -> list[dict[str, Any]]:
                 "high": interval["high"],
                 "verdict": verdict,
                 "applicable": applicable,
+                "cells": _figure_cells(figure, interval, applicable),
                 "export": {
                     "figure": figure["key"],
                     "baseline": figure["baseline"]["point"],
@@ -217,6 +233,40 @@ def figure_rows(values: dict[str, Any], level: float) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def _figure_cells(
+    figure: dict[str, Any], interval: dict[str, Any], applicable: bool
+) -> dict[str, SafeString]:
+    """The figure's row as the table writes it: each side's mean with its replicates' range,
+    and the difference with its interval."""
+    difference = mark_safe('<span class="muted">n/a</span>')
+    if applicable:
+        sign = "+" if figure["delta"] > 0 else ""
+        difference = mark_safe(
+            f"{sign}{_fixed(figure['delta'])} "
+            f'<span class="ci">[{_fixed(interval["low"])}, {_fixed(interval["high"])}]</span>'
+        )
+    return {
+        "baseline": _side_cell(figure["baseline"]),
+        "candidate": _side_cell(figure["candidate"]),
+        "difference": difference,
+    }
+
+
+def _side_cell(side: dict[str, Any]) -> SafeString:
+    if side.get("point") is None:
+        return mark_safe('<span class="muted">n/a</span>')
+    text = _fixed(side["point"])
+    spread = side.get("spread") or {}
+    n = spread.get("n")
+    if isinstance(n, int | float) and n > 1:
+        sd = "" if spread.get("sd") is None else f", SD {_fixed(spread['sd'])}"
+        text += (
+            f' <span class="ci" title="range over {escape(n)} replicates">'
+            f"{_fixed(spread.get('min'))}–{_fixed(spread.get('max'))}{sd}</span>"
+        )
+    return mark_safe(text)
 
 
 def statement_rows(values: dict[str, Any], figure: str, direction: str) -> list[dict[str, Any]]:
@@ -237,6 +287,43 @@ def statement_rows(values: dict[str, Any], figure: str, direction: str) -> list[
             }
         )
     return out
+
+
+_MILLI = Decimal("0.001")
+# A statement's link with a stand-in id, reversed once per table rather than once per row.
+_STAND_IN = 987654321
+
+
+def _fixed(value: Any) -> str:
+    """A figure with three decimals, as the templates' ``floatformat:3`` writes it (half up on
+    the shortest decimal form, no sign on a rounded zero, "" for none)."""
+    if value is None:
+        return ""
+    rounded = Decimal(repr(value)).quantize(_MILLI, ROUND_HALF_UP)
+    return f"{rounded:f}" if rounded else "0.000"
+
+
+def statement_table(listed: list[dict[str, Any]], *, run_id: int) -> SafeString:
+    """The listed statements' table rows: written here, once per row, rather than through a
+    template loop whose tags and filters cost more than the rows themselves."""
+    link = reverse("audit:statement", args=[_STAND_IN]).replace(str(_STAND_IN), "{}")
+    return mark_safe("".join(_statement_row(row, link, run_id) for row in listed))
+
+
+def _statement_row(row: dict[str, Any], link: str, run_id: int) -> str:
+    lines = "".join(f"<div>{escape(line)}</div>" for line in row["changes"]) or (
+        '<span class="muted">no item changed; the figure moved with partial matches</span>'
+    )
+    sign = "+" if row["delta"] is not None and row["delta"] > 0 else ""
+    return (
+        f'<tr><td class="stmt"><a href="{link.format(int(row["statement_id"]))}?run={run_id}">'
+        f"Discussion #{escape(row['discussion_id'])}, statement #{escape(row['order'])}</a>"
+        f'<div class="muted small">{escape(Truncator(row["text"]).chars(90))}</div></td>\n'
+        f'        <td class="num" data-label="Baseline">{_fixed(row["baseline"])}</td>'
+        f'<td class="num" data-label="Candidate">{_fixed(row["candidate"])}</td>\n'
+        f'        <td class="num" data-label="Change">{sign}{_fixed(row["delta"])}</td>\n'
+        f'        <td class="what-changed">{lines}</td></tr>\n'
+    )
 
 
 def _change_lines(changes: dict[str, Any], figure: str) -> list[str]:
