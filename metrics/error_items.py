@@ -33,6 +33,17 @@ class StatementPayloads:
     ai_labels: Labels = field(default_factory=Labels)
 
 
+def payload_sides(figure: str) -> tuple[str, ...]:
+    """The payloads ``error_items`` reads for ``figure``: the ground truth for what the AI
+    missed and for SARF codes, the AI's extraction for what it added."""
+    kind = figure.partition(":")[0]
+    if kind.endswith("_fp"):
+        return ("ai",)
+    if kind.endswith("_fn") or kind == "sarf":
+        return ("gt",)
+    return ()
+
+
 def error_items(figure: str, found: StatementPayloads) -> list[str]:
     """The items of one statement behind ``figure`` (see ``metrics.engine.errors``), in words;
     past ``SHOWN``, one line saying how many more."""

@@ -207,12 +207,15 @@ def statement_texts(*, ids: list[int]) -> dict[int, str]:
     return dict(Statement.objects.filter(pk__in=ids).values_list("pk", "text"))
 
 
-def error_statement_payloads(run: ExtractionRun, *, rows: list[dict]) -> dict[int, Any]:
+def error_statement_payloads(
+    run: ExtractionRun, *, rows: list[dict], sides: tuple[str, ...] = ("gt", "ai")
+) -> dict[int, Any]:
     """For a page of the error drill-down (``rows``: statement_id, discussion_id, order), each
     statement's stored F1 values, approved ground truth and the run's extraction, with the
     names of its discussion's earlier statements fed on each side (``StatementPayloads``):
     one query each for the results, the approved codings and the extractions of the page's
-    discussions up to its last listed statement."""
+    discussions up to its last listed statement. ``sides``: the payloads read ("gt", "ai");
+    a side not read stays None, with no names."""
     if not rows:
         return {}
     last: dict[int, int] = defaultdict(int)
@@ -222,11 +225,13 @@ def error_statement_payloads(run: ExtractionRun, *, rows: list[dict]) -> dict[in
     for discussion_id, order in last.items():
         upto |= Q(statement__discussion_id=discussion_id, statement__order__lte=order)
     fields = ("statement_id", "statement__discussion_id", "statement__order")
-    approved = Feedback.objects.filter(upto, status=Feedback.Status.APPROVED)
-    gt = {r[0]: r for r in approved.values_list(*fields, "edited_extraction")}
-    ai = {
-        r[0]: r for r in Extraction.objects.filter(upto, run=run).values_list(*fields, "pdp_deltas")
-    }
+    read: dict[str, dict[int, tuple]] = {}
+    if "gt" in sides:
+        approved = Feedback.objects.filter(upto, status=Feedback.Status.APPROVED)
+        read["gt"] = {r[0]: r for r in approved.values_list(*fields, "edited_extraction")}
+    if "ai" in sides:
+        extractions = Extraction.objects.filter(upto, run=run)
+        read["ai"] = {r[0]: r for r in extractions.values_list(*fields, "pdp_deltas")}
     values = dict(
         MetricResult.objects.filter(
             family=EXTRACTION,
@@ -237,7 +242,7 @@ def error_statement_payloads(run: ExtractionRun, *, rows: list[dict]) -> dict[in
     )
     wanted = {row["statement_id"] for row in rows}
     found: dict[int, Any] = {}
-    for side, payloads in (("gt", gt), ("ai", ai)):
+    for side, payloads in read.items():
         labels: dict[int, Labels] = defaultdict(Labels)
         for statement_id, discussion_id, _, payload in sorted(
             payloads.values(), key=lambda r: (r[1], r[2])

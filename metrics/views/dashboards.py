@@ -9,6 +9,9 @@ from django.core.paginator import Paginator
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.functional import cached_property
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import Truncator
 
 from audit.models import ExtractionRun, Feedback, GroundTruthSnapshot
 from evalsite.access import admin_required, auditor_required, is_admin
@@ -21,8 +24,9 @@ from metrics.engine.comparison import ComparisonInputError, snapshot_get
 from metrics.engine.derived import error_analysis_read
 from metrics.engine.errors import error_figure
 from metrics.engine.snapshots import snapshot_results_request
-from metrics.error_items import error_items
+from metrics.error_items import error_items, payload_sides
 from metrics.packets import DEFAULT_STATEMENTS, packet_patterns
+from metrics.views.cells import link_format
 
 DISCUSSIONS_PER_PAGE = 50
 
@@ -236,14 +240,17 @@ def error_statements(request: HtmxHttpRequest) -> HttpResponse:
     figure = error_figure(missed=missed, **query)
     analysis = error_analysis_read(run)
     n, total = ((analysis.values or {}).get("figures") or {}).get(figure, (0, 0))
-    rows = selectors.error_statements_listed(run, figure=figure)
-    paginator = CountedPaginator(rows, ERROR_STATEMENTS_PER_PAGE, count=n)
+    listed = selectors.error_statements_listed(run, figure=figure)
+    paginator = CountedPaginator(listed, ERROR_STATEMENTS_PER_PAGE, count=n)
     page = paginator.get_page(request.GET.get("page"))
+    heading = _items_heading(figure)
+    rows = _with_items(run, figure, list(page))
     context = {
         "run": run,
         "page": page,
-        "rows": _with_items(run, figure, list(page)),
-        "items_heading": _items_heading(figure),
+        "rows": rows,
+        "table_rows": _error_statement_table(rows, run_id=run.pk, heading=heading),
+        "items_heading": heading,
         "what": _error_label(query, missed=missed),
         "total": total,
         "analysis": analysis,
@@ -255,7 +262,7 @@ def _with_items(run: ExtractionRun, figure: str, rows: list[dict]) -> list[dict]
     """Each listed statement with what it says and the items behind the count (the missed or
     spurious ones, or the events whose codes differ), so the list reads without opening each."""
     texts = selectors.statement_texts(ids=[row["statement_id"] for row in rows])
-    payloads = selectors.error_statement_payloads(run, rows=rows)
+    payloads = selectors.error_statement_payloads(run, rows=rows, sides=payload_sides(figure))
     return [
         dict(
             row,
@@ -264,6 +271,35 @@ def _with_items(run: ExtractionRun, figure: str, rows: list[dict]) -> list[dict]
         )
         for row in rows
     ]
+
+
+NOT_NAMED = (
+    '<span class="muted">not named: the statement\'s coding changed since the figures were'
+    " computed</span>"
+)
+
+
+def _error_statement_table(rows: list[dict], *, run_id: int, heading: str) -> SafeString:
+    """The listed statements' table rows, written once per row (``metrics.views.cells``)."""
+    links = link_format("audit:statement"), link_format("audit:discussion")
+    heading = escape(heading)
+    return mark_safe("".join(_error_statement_row(r, links, run_id, heading) for r in rows))
+
+
+def _error_statement_row(row: dict, links: tuple[str, str], run_id: int, heading: str) -> str:
+    statement, discussion = int(row["statement_id"]), int(row["discussion_id"])
+    items = "<br>".join(escape(item) for item in row["items"]) or NOT_NAMED
+    return (
+        f'<tr><td class="nowrap"><a href="{links[0].format(statement)}?run={run_id}">'
+        f"Statement #{escape(row['order'])}</a></td>\n"
+        f'        <td class="stmt-quote" data-testid="statement-text">'
+        f"{escape(Truncator(row['text']).chars(160))}</td>\n"
+        f'        <td class="error-items" data-testid="error-items" data-heading="{heading}">'
+        f"{items}</td>\n"
+        f'        <td class="nowrap"><a href="{links[1].format(discussion)}?run={run_id}'
+        f'&amp;at={statement}#stmt-{statement}">Discussion #{discussion}</a></td>\n'
+        f'        <td class="num">{escape(row["count"])}</td></tr>\n'
+    )
 
 
 def _items_heading(figure: str) -> str:

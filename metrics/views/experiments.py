@@ -5,12 +5,10 @@ results only (``metrics.engine.derived``, ``metrics.engine.trend``): workers com
 from __future__ import annotations
 
 from collections import Counter
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from django.http import HttpResponse
 from django.shortcuts import render
-from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import Truncator
@@ -23,6 +21,7 @@ from metrics.engine.derived import comparison_read
 from metrics.engine.trend import TREND_FIGURES, figure_label, trend_read
 from metrics.families.extraction.experiments import DEFAULT_LEVEL, LEVELS
 from metrics.families.plots import Bars, TrendPoint, bar_plot, trend_plot
+from metrics.views.cells import fixed, link_format
 from metrics.views.dashboards import table_download
 
 LIST_LABELS = {
@@ -244,8 +243,8 @@ def _figure_cells(
     if applicable:
         sign = "+" if figure["delta"] > 0 else ""
         difference = mark_safe(
-            f"{sign}{_fixed(figure['delta'])} "
-            f'<span class="ci">[{_fixed(interval["low"])}, {_fixed(interval["high"])}]</span>'
+            f"{sign}{fixed(figure['delta'])} "
+            f'<span class="ci">[{fixed(interval["low"])}, {fixed(interval["high"])}]</span>'
         )
     return {
         "baseline": _side_cell(figure["baseline"]),
@@ -257,14 +256,14 @@ def _figure_cells(
 def _side_cell(side: dict[str, Any]) -> SafeString:
     if side.get("point") is None:
         return mark_safe('<span class="muted">n/a</span>')
-    text = _fixed(side["point"])
+    text = fixed(side["point"])
     spread = side.get("spread") or {}
     n = spread.get("n")
     if isinstance(n, int | float) and n > 1:
-        sd = "" if spread.get("sd") is None else f", SD {_fixed(spread['sd'])}"
+        sd = "" if spread.get("sd") is None else f", SD {fixed(spread['sd'])}"
         text += (
             f' <span class="ci" title="range over {escape(n)} replicates">'
-            f"{_fixed(spread.get('min'))}–{_fixed(spread.get('max'))}{sd}</span>"
+            f"{fixed(spread.get('min'))}–{fixed(spread.get('max'))}{sd}</span>"
         )
     return mark_safe(text)
 
@@ -289,24 +288,10 @@ def statement_rows(values: dict[str, Any], figure: str, direction: str) -> list[
     return out
 
 
-_MILLI = Decimal("0.001")
-# A statement's link with a stand-in id, reversed once per table rather than once per row.
-_STAND_IN = 987654321
-
-
-def _fixed(value: Any) -> str:
-    """A figure with three decimals, as the templates' ``floatformat:3`` writes it (half up on
-    the shortest decimal form, no sign on a rounded zero, "" for none)."""
-    if value is None:
-        return ""
-    rounded = Decimal(repr(value)).quantize(_MILLI, ROUND_HALF_UP)
-    return f"{rounded:f}" if rounded else "0.000"
-
-
 def statement_table(listed: list[dict[str, Any]], *, run_id: int) -> SafeString:
     """The listed statements' table rows: written here, once per row, rather than through a
     template loop whose tags and filters cost more than the rows themselves."""
-    link = reverse("audit:statement", args=[_STAND_IN]).replace(str(_STAND_IN), "{}")
+    link = link_format("audit:statement")
     return mark_safe("".join(_statement_row(row, link, run_id) for row in listed))
 
 
@@ -319,9 +304,9 @@ def _statement_row(row: dict[str, Any], link: str, run_id: int) -> str:
         f'<tr><td class="stmt"><a href="{link.format(int(row["statement_id"]))}?run={run_id}">'
         f"Discussion #{escape(row['discussion_id'])}, statement #{escape(row['order'])}</a>"
         f'<div class="muted small">{escape(Truncator(row["text"]).chars(90))}</div></td>\n'
-        f'        <td class="num" data-label="Baseline">{_fixed(row["baseline"])}</td>'
-        f'<td class="num" data-label="Candidate">{_fixed(row["candidate"])}</td>\n'
-        f'        <td class="num" data-label="Change">{sign}{_fixed(row["delta"])}</td>\n'
+        f'        <td class="num" data-label="Baseline">{fixed(row["baseline"])}</td>'
+        f'<td class="num" data-label="Candidate">{fixed(row["candidate"])}</td>\n'
+        f'        <td class="num" data-label="Change">{sign}{fixed(row["delta"])}</td>\n'
         f'        <td class="what-changed">{lines}</td></tr>\n'
     )
 

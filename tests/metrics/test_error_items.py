@@ -81,3 +81,16 @@ def test_an_item_gone_from_the_coding_since_is_said_so():
     found = payloads()
     found.gt = {"people": []}
     assert error_items("people_fn", found) == ["an item no longer in this statement's coding"]
+
+
+def test_each_figure_reads_only_the_payload_its_items_come_from():
+    """What the AI missed and the SARF codes are named from the ground truth, what it added from
+    its extraction: the drill-down reads no other payload."""
+    from metrics.error_items import payload_sides
+
+    assert payload_sides("people_fn") == ("gt",)
+    assert payload_sides(error_figure(event_kind="married")) == ("gt",)
+    assert payload_sides(error_figure(variable="symptom", ai="down", gt="up")) == ("gt",)
+    assert payload_sides("pair_bonds_fp") == ("ai",)
+    assert payload_sides("events_fp:moved") == ("ai",)
+    assert payload_sides("unknown") == ()
