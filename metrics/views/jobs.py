@@ -24,13 +24,16 @@ RECENT_JOBS = 10
 
 def _jobs_context() -> dict:
     jobs = list(ComputeJob.objects.select_related("created_by")[:RECENT_JOBS])
-    active = ComputeJob.objects.active().filter(kind=ComputeJob.Kind.RECOMPUTE).first()
-    transfers = ComputeJob.objects.active().exclude(kind=ComputeJob.Kind.RECOMPUTE)
+    # The active recompute and the active imports and exports, in one read (newest first).
+    running = list(ComputeJob.objects.active().select_related("created_by"))
+    recompute = ComputeJob.Kind.RECOMPUTE
     return {
         "jobs": jobs,
-        "active": active,
-        "transfers": list(transfers.select_related("created_by")),
-        "runs": ExtractionRun.objects.select_related("configuration"),
+        "active": next((job for job in running if job.kind == recompute), None),
+        "transfers": [job for job in running if job.kind != recompute],
+        "runs": ExtractionRun.objects.select_related("configuration").defer(
+            "configuration__prompt_text"
+        ),
     }
 
 
