@@ -91,18 +91,24 @@ def runs_latest_first() -> list[ExtractionRun]:
     return list(ExtractionRun.objects.select_related("configuration").latest_first())
 
 
-def run_trend() -> list[dict[str, Any]]:
-    """One summary per run with a result, oldest first (the system row's trend)."""
+def system_values() -> dict[str, Any]:
+    """The stored system row's figures ({} before it is computed): the trend and the approved
+    count read from one query where a page shows both."""
     row = MetricResult.objects.filter(key=SYSTEM_KEY).only("values").first()
-    return list(((row.values if row else None) or {}).get("runs", []))
+    return (row.values if row else None) or {}
 
 
-def approved_count() -> int:
+def run_trend(system: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """One summary per run with a result, oldest first (the system row's trend; ``system``:
+    its figures when already read)."""
+    return list((system if system is not None else system_values()).get("runs", []))
+
+
+def approved_count(system: dict[str, Any] | None = None) -> int:
     """Approved codings of subject statements, as stored with the trend
     (``system_result_compute``): the runs page divides each run's coverage by it. Summed from
-    the team figures only before the system row has it."""
-    row = MetricResult.objects.filter(key=SYSTEM_KEY).only("values").first()
-    stored = ((row.values if row else None) or {}).get("n_approved")
+    the team figures only before the system row has it. ``system``: as for ``run_trend``."""
+    stored = (system if system is not None else system_values()).get("n_approved")
     return int(stored) if stored is not None else approved_codings_count()
 
 

@@ -58,9 +58,11 @@ def table_download(
     return response
 
 
-def _runs_and_selection(request: HtmxHttpRequest) -> tuple[list, list, ExtractionRun | None]:
+def _runs_and_selection(
+    request: HtmxHttpRequest, system: dict[str, Any] | None = None
+) -> tuple[list, list, ExtractionRun | None]:
     runs = selectors.runs_latest_first()
-    trend = selectors.run_trend()
+    trend = selectors.run_trend(system)
     requested = parse_id(request.GET.get("run"), name="run")
     return runs, trend, dash.pick_run(runs, trend, requested)
 
@@ -128,7 +130,8 @@ def runs(request: HtmxHttpRequest) -> HttpResponse:
     """Every run grouped by configuration, with each replicate's coverage and figures and the
     replicates' mean and spread, on live ground truth or a snapshot; the F1 trend; the way to
     a comparison."""
-    runs_list, trend, _ = _runs_and_selection(request)
+    system = selectors.system_values()  # the trend and the approved count, read once
+    runs_list, trend, _ = _runs_and_selection(request, system)
     download = table_download(request, "f1-over-runs", dash.trend_export_rows(trend))
     if download:
         return download
@@ -140,7 +143,7 @@ def runs(request: HtmxHttpRequest) -> HttpResponse:
     rows = selectors.run_rows_on(snapshot)
     if snapshot is not None:
         rows.update(_snapshot_rows_requested(runs_list, rows, snapshot))
-    approved = snapshot.codings if snapshot else selectors.approved_count()
+    approved = snapshot.codings if snapshot else selectors.approved_count(system)
     groups = dash.runs_by_configuration(runs_list, rows, approved)
     context = {
         "groups": groups,
