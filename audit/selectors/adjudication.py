@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from typing import Any
 
+from django.core.cache import cache
 from django.db.models import (
     Count,
     Exists,
@@ -12,7 +15,9 @@ from django.db.models import (
     OuterRef,
     Q,
     QuerySet,
+    TextField,
 )
+from django.db.models.functions import MD5, Cast
 
 from audit.models import (
     Adjudication,
@@ -160,20 +165,64 @@ def _and(words: list[str]) -> str:
 
 def statements_to_adjudicate_why(*, limit: int = 50) -> list[ToAdjudicate]:
     """``statements_to_adjudicate`` with why each needs a decision: the statements' codings
-    (one query) aligned as the adjudication screen aligns them, their disputed items counted
-    by kind. The alignment is the matcher's, run per statement,
-    so a page lists at most ``limit``."""
+    aligned as the adjudication screen aligns them, their disputed items counted by kind.
+    The alignment is the matcher's, run per statement, so a page lists at most ``limit``;
+    its counts are kept in the cache under a digest of the codings' contents and the match
+    settings (``_disputed``), so a page aligns only the statements whose codings changed."""
     statements = list(statements_to_adjudicate(limit=limit))
-    codings: defaultdict[int, list[Feedback]] = defaultdict(list)
-    for feedback in _codings([s.pk for s in statements]):
-        codings[feedback.statement_id].append(feedback)
-    settings = match_settings()
-    listed = []
-    for statement in statements:
-        mine = codings[statement.pk]
-        alignment = align_codings([f.edited_extraction for f in mine], settings=settings)
-        counted = Counter(item.kind for item in alignment.disputed)
-        order = [*KIND_WORDS, DELETE_KEY]
-        disputed = {kind: counted[kind] for kind in order if counted[kind]}
-        listed.append(ToAdjudicate(statement, [f.auditor.get_username() for f in mine], disputed))
-    return listed
+    coders: defaultdict[int, list[str]] = defaultdict(list)
+    digests: defaultdict[int, list[str]] = defaultdict(list)
+    rows = _digested([s.pk for s in statements]).values_list(
+        "statement_id", "auditor__username", "digest"
+    )
+    for statement_id, name, digest in rows:
+        coders[statement_id].append(name)
+        digests[statement_id].append(digest)
+    disputed = _disputed(digests)
+    return [ToAdjudicate(s, coders[s.pk], disputed.get(s.pk, {})) for s in statements]
+
+
+WHY_CACHE_SECONDS = 7 * 24 * 3600  # a statement's codings rarely stay unchanged longer
+WHY_CACHE_VERSION = 1  # raised when the alignment or the counting changes what it says
+
+
+def _digested(statement_ids: list[int]) -> QuerySet[Feedback]:
+    """The statements' codings (``_codings`` order) with an MD5 digest of each payload, taken
+    by the database: a coding's key changes whenever its content does."""
+    digest = MD5(Cast("edited_extraction", output_field=TextField()))
+    return _codings(statement_ids).annotate(digest=digest)
+
+
+def _why_key(digests: list[str]) -> str:
+    settings = repr(match_settings())
+    basis = "|".join([settings, *digests]).encode()
+    return (
+        f"adjudicate-why:{WHY_CACHE_VERSION}:{hashlib.blake2b(basis, digest_size=16).hexdigest()}"
+    )
+
+
+def _disputed(digests: dict[int, list[str]]) -> dict[int, dict[str, int]]:
+    """Per statement, its disputed items by kind: from the cache, else aligned here (the
+    codings read again, and keyed by the digests read with them) and kept."""
+    keys = {statement_id: _why_key(ds) for statement_id, ds in digests.items()}
+    found = cache.get_many(list(keys.values()))
+    counts = {pk: found[key] for pk, key in keys.items() if key in found}
+    missing = [pk for pk in keys if pk not in counts]
+    if not missing:
+        return counts
+    payloads: defaultdict[int, list[Any]] = defaultdict(list)
+    read: defaultdict[int, list[str]] = defaultdict(list)
+    for statement_id, digest, payload in _digested(missing).values_list(
+        "statement_id", "digest", "edited_extraction"
+    ):
+        payloads[statement_id].append(payload)
+        read[statement_id].append(digest)
+    aligned = {pk: _disputed_counts(payloads[pk]) for pk in missing}
+    cache.set_many({_why_key(read[pk]): aligned[pk] for pk in missing}, WHY_CACHE_SECONDS)
+    return counts | aligned
+
+
+def _disputed_counts(payloads: list[Any]) -> dict[str, int]:
+    alignment = align_codings(payloads, settings=match_settings())
+    counted = Counter(item.kind for item in alignment.disputed)
+    return {kind: counted[kind] for kind in [*KIND_WORDS, DELETE_KEY] if counted[kind]}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 from django.urls import reverse
 
@@ -100,6 +102,34 @@ def test_codings_that_agree_wait_only_for_the_merge(admin_client, two_codings):
     bob.save()
     home = admin_client.get(reverse("home")).content.decode()
     assert "alice and bob agree on every item: the merge is ready to submit" in home
+
+
+def test_why_is_aligned_once_and_again_when_a_coding_changes(
+    admin_client, two_codings, monkeypatch
+):
+    """The disputed counts are kept under a digest of the codings: a second page aligns
+    nothing; a changed coding is aligned afresh."""
+    from audit.selectors import adjudication
+
+    # keys of this test's own: earlier tests kept the counts of the same codings
+    monkeypatch.setattr(adjudication, "WHY_CACHE_VERSION", uuid.uuid4().hex)
+    aligned = []
+    align = adjudication.align_codings
+    monkeypatch.setattr(
+        adjudication, "align_codings", lambda *a, **k: aligned.append(1) or align(*a, **k)
+    )
+    for _ in range(2):
+        home = admin_client.get(reverse("home")).content.decode()
+        assert "alice and bob disagree on 1 event" in home
+    assert len(aligned) == 1
+    bob = two_codings.bob
+    for event in bob.edited_extraction["events"]:
+        if event["kind"] == "moved":
+            event["dateTime"] = "1990"  # as alice has it
+    bob.save()
+    queue = admin_client.get(reverse("audit:review_queue")).content.decode()
+    assert "alice and bob agree on every item: the merge is ready to submit" in queue
+    assert len(aligned) == 2
 
 
 def test_parents_read_as_the_bonds_partners(admin_client, two_codings):
