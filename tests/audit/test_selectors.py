@@ -128,3 +128,22 @@ def test_item_alignment_pairs_items_by_the_matcher_not_by_position_or_id():
     pairs = item_alignment(ai=ai, coded=coded)
     assert sorted(pairs["people"]) == [(-2, -2), (-1, -7)]
     assert pairs["events"] == [] and pairs["pair_bonds"] == []
+
+
+def test_discussion_runs_lists_each_run_once_newest_first_labels_in_one_query(
+    django_assert_num_queries,
+):
+    from audit.selectors.queues import discussion_runs
+
+    discussion = DiscussionFactory()
+    first, second = StatementFactory(discussion=discussion), StatementFactory(discussion=discussion)
+    older, newer, elsewhere = ExtractionRunFactory(), ExtractionRunFactory(), ExtractionRunFactory()
+    for run in (older, newer):
+        ExtractionFactory(run=run, statement=first)
+        ExtractionFactory(run=run, statement=second)
+    ExtractionFactory(run=elsewhere)
+    with django_assert_num_queries(1):  # the configurations come with the runs
+        runs = discussion_runs(discussion=discussion)
+        labels = [run.label for run in runs]
+    assert [run.pk for run in runs] == [newer.pk, older.pk]
+    assert labels == [newer.configuration.label, older.configuration.label]
