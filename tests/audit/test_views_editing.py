@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 import pytest
 from django.urls import reverse
@@ -133,6 +134,27 @@ def test_autosave_stores_the_change_and_answers_with_the_new_version(auditor_cli
     revision = feedback.revisions.order_by("-version").first()
     assert revision.action == "edit"
     assert revision.before["people"][0]["name"] == "John"
+
+
+def test_every_save_control_posts_to_the_codings_save_address(auditor_client, feedback):
+    """The editor's buttons, and the remove questions a save answers with out of band."""
+    target = f'hx-post="{save_url(feedback)}"'
+    editor = auditor_client.get(reverse("audit:feedback_edit", args=[feedback.pk]))
+    html = editor.content.decode()
+    assert f'action="{save_url(feedback)}"' in html
+    for op in ("add:people", "add:delete", "remove:people:-1", "remove_clear:people:-1"):
+        assert all(target in tag for tag in _tags(html, f'value="{op}"')), op
+    fields = set_field(editor_fields(auditor_client, feedback), "people-0-name", "Jon")
+    saved = hx_post(auditor_client, save_url(feedback), as_post(fields)).content.decode()
+    assert [target in tag for tag in _tags(saved, 'value="remove_clear:people:-1"')] == [True]
+
+
+def _tags(html: str, marker: str) -> list[str]:
+    """Every tag holding the marker, whole."""
+    parts = html.split(marker)
+    tags = [a[a.rindex("<") :] + marker + b[: b.index(">")] for a, b in pairwise(parts)]
+    assert tags, marker
+    return tags
 
 
 def test_an_edited_item_gets_confidence_one_and_the_others_keep_theirs(auditor_client, feedback):
