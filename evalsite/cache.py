@@ -1,7 +1,8 @@
 """The shared cache (Redis), which an outage never turns into failed requests.
 
 What the site keeps in the cache may be lost: rate-limit and sign-in lockout counters,
-presence, marks that keep work from being queued twice, upload files kept for a retry. So when
+presence, marks that keep work from being queued twice, upload files kept for a retry, the
+review pages' why-to-adjudicate counts (aligned again when missing). So when
 Redis cannot be reached the cache fails open: a read finds nothing, a write is dropped, ``add``
 answers True (a mark never holds work back) and ``incr`` raises ValueError as for a missing
 key. Rate limits and the lockout then let every request through, presence shows nobody else.

@@ -172,8 +172,10 @@ def statements_to_adjudicate_why(*, limit: int = 50) -> list[ToAdjudicate]:
     statements = list(statements_to_adjudicate(limit=limit))
     coders: defaultdict[int, list[str]] = defaultdict(list)
     digests: defaultdict[int, list[str]] = defaultdict(list)
-    rows = _digested([s.pk for s in statements]).values_list(
-        "statement_id", "auditor__username", "digest"
+    rows = (
+        _codings([s.pk for s in statements])
+        .annotate(digest=_digest())
+        .values_list("statement_id", "auditor__username", "digest")
     )
     for statement_id, name, digest in rows:
         coders[statement_id].append(name)
@@ -186,15 +188,12 @@ WHY_CACHE_SECONDS = 7 * 24 * 3600  # a statement's codings rarely stay unchanged
 WHY_CACHE_VERSION = 1  # raised when the alignment or the counting changes what it says
 
 
-def _digested(statement_ids: list[int]) -> QuerySet[Feedback]:
-    """The statements' codings (``_codings`` order) with an MD5 digest of each payload, taken
-    by the database: a coding's key changes whenever its content does."""
-    digest = MD5(Cast("edited_extraction", output_field=TextField()))
-    return _codings(statement_ids).annotate(digest=digest)
+def _digest() -> MD5:
+    """A coding's payload digested by the database: its key changes whenever its content does."""
+    return MD5(Cast("edited_extraction", output_field=TextField()))
 
 
-def _why_key(digests: list[str]) -> str:
-    settings = repr(match_settings())
+def _why_key(settings: str, digests: list[str]) -> str:
     basis = "|".join([settings, *digests]).encode()
     return (
         f"adjudicate-why:{WHY_CACHE_VERSION}:{hashlib.blake2b(basis, digest_size=16).hexdigest()}"
@@ -204,7 +203,8 @@ def _why_key(digests: list[str]) -> str:
 def _disputed(digests: dict[int, list[str]]) -> dict[int, dict[str, int]]:
     """Per statement, its disputed items by kind: from the cache, else aligned here (the
     codings read again, and keyed by the digests read with them) and kept."""
-    keys = {statement_id: _why_key(ds) for statement_id, ds in digests.items()}
+    settings = repr(match_settings())
+    keys = {statement_id: _why_key(settings, ds) for statement_id, ds in digests.items()}
     found = cache.get_many(list(keys.values()))
     counts = {pk: found[key] for pk, key in keys.items() if key in found}
     missing = [pk for pk in keys if pk not in counts]
@@ -212,13 +212,16 @@ def _disputed(digests: dict[int, list[str]]) -> dict[int, dict[str, int]]:
         return counts
     payloads: defaultdict[int, list[Any]] = defaultdict(list)
     read: defaultdict[int, list[str]] = defaultdict(list)
-    for statement_id, digest, payload in _digested(missing).values_list(
-        "statement_id", "digest", "edited_extraction"
-    ):
+    rows = (
+        _codings(missing)
+        .annotate(digest=_digest())
+        .values_list("statement_id", "digest", "edited_extraction")
+    )
+    for statement_id, digest, payload in rows:
         payloads[statement_id].append(payload)
         read[statement_id].append(digest)
     aligned = {pk: _disputed_counts(payloads[pk]) for pk in missing}
-    cache.set_many({_why_key(read[pk]): aligned[pk] for pk in missing}, WHY_CACHE_SECONDS)
+    cache.set_many({_why_key(settings, read[pk]): aligned[pk] for pk in missing}, WHY_CACHE_SECONDS)
     return counts | aligned
 
 
