@@ -24,7 +24,8 @@ SHOWN = 6  # items named per statement; the rest are counted
 @dataclass
 class StatementPayloads:
     """One listed statement's stored result values, its approved ground truth and the AI's
-    extraction, with the names known from its discussion's earlier statements on each side."""
+    extraction, with the names known from its discussion's earlier statements on each side
+    (people's names only: items are named by them, ``item_words``)."""
 
     values: dict[str, Any]
     gt: dict[str, Any] | None
@@ -41,6 +42,16 @@ def payload_sides(figure: str) -> tuple[str, ...]:
         return ("ai",)
     if kind.endswith("_fn") or kind == "sarf":
         return ("gt",)
+    return ()
+
+
+def value_keys(figure: str) -> tuple[str, ...]:
+    """The keys of a statement's stored F1 values ``error_items`` reads for ``figure``."""
+    kind = figure.partition(":")[0]
+    if kind == "sarf":
+        return ("events_matches", "sarf_pairs")
+    if kind in {f"{e}_{c}" for e in ENTITY_KINDS for c in ("fn", "fp")}:
+        return (f"{kind}_ids",)
     return ()
 
 
@@ -73,7 +84,7 @@ def _unmatched(
 ) -> list[str]:
     """The ground-truth items the AI missed (``missed``) or the AI's items with no match."""
     payload, labels = (found.gt, found.gt_labels) if missed else (found.ai, found.ai_labels)
-    labels = labels.copy().feed(payload)
+    labels = labels.copy().feed_people(payload)
     items = _by_id(payload, entity)
     ids = found.values.get(f"{entity}_{'fn' if missed else 'fp'}_ids") or []
     named = []
@@ -93,7 +104,7 @@ def _sarf_differences(
 ) -> list[str]:
     """The matched events whose SARF codes differ: every differing variable (``variable``
     empty), or the one variable with exactly these codes."""
-    labels = found.gt_labels.copy().feed(found.gt)
+    labels = found.gt_labels.copy().feed_people(found.gt)
     events = _by_id(found.gt, "events")
     matches = found.values.get("events_matches") or []
     pairs = found.values.get("sarf_pairs") or {}

@@ -9,7 +9,7 @@ import hashlib
 from collections import defaultdict
 from typing import Any
 
-from django.db.models import FloatField, IntegerField, Q, QuerySet
+from django.db.models import F, FloatField, IntegerField, Q, QuerySet
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
@@ -208,20 +208,20 @@ def discussion_rows(run: ExtractionRun, sort: str) -> QuerySet:
 # --- the statements behind an error figure --------------------------------------------------
 
 
-def statement_texts(*, ids: list[int]) -> dict[int, str]:
-    """What the statements say, by id (a page of the error drill-down)."""
-    return dict(Statement.objects.filter(pk__in=ids).values_list("pk", "text"))
-
-
 def error_statement_payloads(
-    run: ExtractionRun, *, rows: list[dict], sides: tuple[str, ...] = ("gt", "ai")
+    run: ExtractionRun,
+    *,
+    rows: list[dict],
+    sides: tuple[str, ...] = ("gt", "ai"),
+    keys: tuple[str, ...] | None = None,
 ) -> dict[int, Any]:
     """For a page of the error drill-down (``rows``: statement_id, discussion_id, order), each
     statement's stored F1 values, approved ground truth and the run's extraction, with the
     names of its discussion's earlier statements fed on each side (``StatementPayloads``):
     one query each for the results, the approved codings and the extractions of the page's
     discussions up to its last listed statement. ``sides``: the payloads read ("gt", "ai");
-    a side not read stays None, with no names."""
+    a side not read stays None, with no names. ``keys``: the only keys of the stored values
+    read (None: them all). The names fed are the people's (``Labels.feed_people``)."""
     if not rows:
         return {}
     last: dict[int, int] = defaultdict(int)
@@ -231,6 +231,7 @@ def error_statement_payloads(
     for discussion_id, order in last.items():
         upto |= Q(statement__discussion_id=discussion_id, statement__order__lte=order)
     fields = ("statement_id", "statement__discussion_id", "statement__order")
+    wanted = {row["statement_id"] for row in rows}
     read: dict[str, dict[int, tuple]] = {}
     if "gt" in sides:
         approved = Feedback.objects.filter(upto, status=Feedback.Status.APPROVED)
@@ -238,15 +239,7 @@ def error_statement_payloads(
     if "ai" in sides:
         extractions = Extraction.objects.filter(upto, run=run)
         read["ai"] = {r[0]: r for r in extractions.values_list(*fields, "pdp_deltas")}
-    values = dict(
-        MetricResult.objects.filter(
-            family=EXTRACTION,
-            scope=MetricResult.Scope.STATEMENT,
-            run=run,
-            statement_id__in=[row["statement_id"] for row in rows],
-        ).values_list("statement_id", "values")
-    )
-    wanted = {row["statement_id"] for row in rows}
+    values = _statement_values(run, [row["statement_id"] for row in rows], keys)
     found: dict[int, Any] = {}
     for side, payloads in read.items():
         labels: dict[int, Labels] = defaultdict(Labels)
@@ -260,7 +253,7 @@ def error_statement_payloads(
                 )
                 setattr(entry, side, payload)
                 setattr(entry, f"{side}_labels", labels[discussion_id].copy())
-            labels[discussion_id].feed(payload)
+            labels[discussion_id].feed_people(payload)
     for statement_id in wanted - set(found):
         found[statement_id] = StatementPayloads(
             values=values.get(statement_id) or {}, gt=None, ai=None
@@ -268,12 +261,28 @@ def error_statement_payloads(
     return found
 
 
+def _statement_values(
+    run: ExtractionRun, ids: list[int], keys: tuple[str, ...] | None
+) -> dict[int, Any]:
+    """The statements' stored F1 values by id, or only ``keys`` of them (each cut out by the
+    database, so the rest is never decoded)."""
+    if keys is not None and not keys:
+        return {}
+    rows = MetricResult.objects.filter(
+        family=EXTRACTION, scope=MetricResult.Scope.STATEMENT, run=run, statement_id__in=ids
+    )
+    if keys is None:
+        return dict(rows.values_list("statement_id", "values"))
+    picked = rows.values_list("statement_id", *(f"values__{key}" for key in keys))
+    return {row[0]: dict(zip(keys, row[1:], strict=True)) for row in picked}
+
+
 def error_statements_listed(run: ExtractionRun, *, figure: str) -> QuerySet:
     """The statements behind one figure of the run's stored error analysis, each with how
-    many times it counts there, in discussion and statement order: read a page at a time
-    from their index (``metrics.engine.errors``)."""
+    many times it counts there and what it says, in discussion and statement order: read a
+    page at a time from their index (``metrics.engine.errors``)."""
     return (
         StatementError.objects.filter(run=run, figure=figure)
         .order_by("discussion_id", "order", "statement_id")
-        .values("statement_id", "discussion_id", "order", "count")
+        .values("statement_id", "discussion_id", "order", "count", text=F("statement__text"))
     )

@@ -36,6 +36,12 @@ class Labels:
             self.events[event.get("id")] = self._event_title(event)
         return self
 
+    def feed_people(self, payload: dict | None) -> Labels:
+        """Only the people's names: all that naming an item needs (``item_words``)."""
+        for person in entity_items(payload or {}, "people"):
+            self.people[person.get("id")] = person_name(person)
+        return self
+
     def copy(self) -> Labels:
         clone = Labels()
         clone.people, clone.bonds, clone.events = (

@@ -94,3 +94,23 @@ def test_each_figure_reads_only_the_payload_its_items_come_from():
     assert payload_sides("pair_bonds_fp") == ("ai",)
     assert payload_sides("events_fp:moved") == ("ai",)
     assert payload_sides("unknown") == ()
+
+
+def test_each_figure_reads_only_the_stored_values_its_items_come_from():
+    from metrics.error_items import value_keys
+
+    assert value_keys("events_fn") == ("events_fn_ids",)
+    assert value_keys(error_figure(event_kind="married")) == ("events_fn_ids",)
+    assert value_keys("pair_bonds_fp") == ("pair_bonds_fp_ids",)
+    assert value_keys(error_figure(variable="symptom", ai="down", gt="up")) == (
+        "events_matches",
+        "sarf_pairs",
+    )
+    assert value_keys("unknown") == ()
+
+
+def test_the_names_fed_for_the_drill_down_are_the_people_s_only():
+    labels = Labels().feed_people(GT)
+    assert labels.people == {-2: "Mary Walker", -5: "Emily Walker"}
+    assert labels.events == {} and labels.bonds == {}
+    assert labels.people == Labels().feed(GT).people
