@@ -20,10 +20,22 @@ from metrics.engine.recompute import metrics_recompute_all
 from metrics.models import ComputeJob
 
 RECENT_JOBS = 10
+RECENT_FIELDS = ("kind", "status", "total", "done", "created_at", "started_at", "finished_at")
+# What a run's label is made of (``ExtractionRun.label``).
+PICKED_RUN_FIELDS = (
+    "replicate",
+    "created_at",
+    "configuration__model_name",
+    "configuration__prompt_version",
+    "configuration__parameters",
+    "configuration__unit",
+)
 
 
 def _jobs_context() -> dict:
-    jobs = list(ComputeJob.objects.select_related("created_by")[:RECENT_JOBS])
+    # The recent jobs' table shows their kind, status, progress and times only.
+    listed = ComputeJob.objects.only(*RECENT_FIELDS)
+    jobs = list(listed[:RECENT_JOBS])
     # The active recompute and the active imports and exports, in one read (newest first).
     running = list(ComputeJob.objects.active().select_related("created_by"))
     recompute = ComputeJob.Kind.RECOMPUTE
@@ -31,9 +43,7 @@ def _jobs_context() -> dict:
         "jobs": jobs,
         "active": next((job for job in running if job.kind == recompute), None),
         "transfers": [job for job in running if job.kind != recompute],
-        "runs": ExtractionRun.objects.select_related("configuration").defer(
-            "configuration__prompt_text"
-        ),
+        "runs": ExtractionRun.objects.select_related("configuration").only(*PICKED_RUN_FIELDS),
     }
 
 
