@@ -9,9 +9,7 @@ from django.core.paginator import Paginator
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.functional import cached_property
-from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.text import Truncator
 
 from audit.models import ExtractionRun, Feedback, GroundTruthSnapshot
 from evalsite.access import admin_required, auditor_required, is_admin
@@ -26,7 +24,7 @@ from metrics.engine.errors import error_figure
 from metrics.engine.snapshots import snapshot_results_request
 from metrics.error_items import error_items, payload_sides, value_keys
 from metrics.packets import DEFAULT_STATEMENTS, packet_patterns
-from metrics.views.cells import link_format
+from metrics.views.cells import escaped, link_format, truncated
 
 DISCUSSIONS_PER_PAGE = 50
 
@@ -280,23 +278,23 @@ NOT_NAMED = (
 def _error_statement_table(rows: list[dict], *, run_id: int, heading: str) -> SafeString:
     """The listed statements' table rows, written once per row (``metrics.views.cells``)."""
     links = link_format("audit:statement"), link_format("audit:discussion")
-    heading = escape(heading)
+    heading = escaped(heading)
     return mark_safe("".join(_error_statement_row(r, links, run_id, heading) for r in rows))
 
 
 def _error_statement_row(row: dict, links: tuple[str, str], run_id: int, heading: str) -> str:
     statement, discussion = int(row["statement_id"]), int(row["discussion_id"])
-    items = "<br>".join(escape(item) for item in row["items"]) or NOT_NAMED
+    items = "<br>".join(escaped(item) for item in row["items"]) or NOT_NAMED
     return (
         f'<tr><td class="nowrap"><a href="{links[0].format(statement)}?run={run_id}">'
-        f"Statement #{escape(row['order'])}</a></td>\n"
+        f"Statement #{escaped(row['order'])}</a></td>\n"
         f'        <td class="stmt-quote" data-testid="statement-text">'
-        f"{escape(Truncator(row['text']).chars(160))}</td>\n"
+        f"{escaped(truncated(row['text'], 160))}</td>\n"
         f'        <td class="error-items" data-testid="error-items" data-heading="{heading}">'
         f"{items}</td>\n"
         f'        <td class="nowrap"><a href="{links[1].format(discussion)}?run={run_id}'
         f'&amp;at={statement}#stmt-{statement}">Discussion #{discussion}</a></td>\n'
-        f'        <td class="num">{escape(row["count"])}</td></tr>\n'
+        f'        <td class="num">{escaped(row["count"])}</td></tr>\n'
     )
 
 

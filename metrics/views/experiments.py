@@ -9,9 +9,7 @@ from typing import Any
 
 from django.http import HttpResponse
 from django.shortcuts import render
-from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.text import Truncator
 
 from audit.models import ExtractionRun, GroundTruthSnapshot
 from evalsite.access import admin_required
@@ -21,7 +19,7 @@ from metrics.engine.derived import comparison_read
 from metrics.engine.trend import TREND_FIGURES, figure_label, trend_read
 from metrics.families.extraction.experiments import DEFAULT_LEVEL, LEVELS
 from metrics.families.plots import Bars, TrendPoint, bar_plot, trend_plot
-from metrics.views.cells import fixed, link_format
+from metrics.views.cells import escaped, fixed, link_format, truncated
 from metrics.views.dashboards import table_download
 
 LIST_LABELS = {
@@ -63,12 +61,26 @@ def level_get(value: object) -> float:
     return next((known for known in LEVELS if abs(known - level) < 1e-9), DEFAULT_LEVEL)
 
 
+# What the pickers and a side's replicate links show of a run (its label is its
+# configuration's, ``ExtractionRun.label``).
+SIDE_RUN_FIELDS = (
+    "replicate",
+    "notes",
+    "created_at",
+    "configuration__model_name",
+    "configuration__prompt_version",
+    "configuration__parameters",
+    "configuration__unit",
+    "configuration__created_at",
+)
+
+
 def _choices() -> dict[str, Any]:
     """The pickers' runs and configurations (those with replicates), from one read of the
     runs with their configurations; ``runs_by_id`` lets the sides be found without another."""
     runs = list(
         ExtractionRun.objects.select_related("configuration")
-        .defer("configuration__prompt_text")
+        .only(*SIDE_RUN_FIELDS)
         .order_by("created_at")
     )
     counted = Counter(run.configuration_id for run in runs)
@@ -262,7 +274,7 @@ def _side_cell(side: dict[str, Any]) -> SafeString:
     if isinstance(n, int | float) and n > 1:
         sd = "" if spread.get("sd") is None else f", SD {fixed(spread['sd'])}"
         text += (
-            f' <span class="ci" title="range over {escape(n)} replicates">'
+            f' <span class="ci" title="range over {escaped(n)} replicates">'
             f"{fixed(spread.get('min'))}–{fixed(spread.get('max'))}{sd}</span>"
         )
     return mark_safe(text)
@@ -296,14 +308,14 @@ def statement_table(listed: list[dict[str, Any]], *, run_id: int) -> SafeString:
 
 
 def _statement_row(row: dict[str, Any], link: str, run_id: int) -> str:
-    lines = "".join(f"<div>{escape(line)}</div>" for line in row["changes"]) or (
+    lines = "".join(f"<div>{escaped(line)}</div>" for line in row["changes"]) or (
         '<span class="muted">no item changed; the figure moved with partial matches</span>'
     )
     sign = "+" if row["delta"] is not None and row["delta"] > 0 else ""
     return (
         f'<tr><td class="stmt"><a href="{link.format(int(row["statement_id"]))}?run={run_id}">'
-        f"Discussion #{escape(row['discussion_id'])}, statement #{escape(row['order'])}</a>"
-        f'<div class="muted small">{escape(Truncator(row["text"]).chars(90))}</div></td>\n'
+        f"Discussion #{escaped(row['discussion_id'])}, statement #{escaped(row['order'])}</a>"
+        f'<div class="muted small">{escaped(truncated(row["text"], 90))}</div></td>\n'
         f'        <td class="num" data-label="Baseline">{fixed(row["baseline"])}</td>'
         f'<td class="num" data-label="Candidate">{fixed(row["candidate"])}</td>\n'
         f'        <td class="num" data-label="Change">{sign}{fixed(row["delta"])}</td>\n'

@@ -20,3 +20,24 @@ def test_a_link_format_gives_the_reversed_path_of_each_id():
     from django.urls import reverse
 
     assert link_format("audit:statement").format(42) == reverse("audit:statement", args=[42])
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "short", "x" * 90, "y" * 91, "é" * 95, "e\u0301" * 60, "e\u0301" * 100, "क़" * 50],
+)
+def test_a_text_is_cut_as_truncatechars_cuts_it(text):
+    from django.template.defaultfilters import truncatechars
+
+    from metrics.views.cells import truncated
+
+    assert truncated(text, 90) == truncatechars(text, 90)
+
+
+def test_a_text_is_escaped_as_autoescape_escapes_it():
+    from django.utils.html import conditional_escape
+
+    from metrics.views.cells import escaped
+
+    for value in ["<b>&'\"", 12, None, "plain"]:
+        assert escaped(value) == conditional_escape(value)
