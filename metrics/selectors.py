@@ -122,8 +122,9 @@ def run_row(run: ExtractionRun, *, totals: bool = True) -> MetricResult | None:
 def run_rows_on(
     snapshot: GroundTruthSnapshot | None, *, run_ids: list[int] | None = None
 ) -> dict[int, MetricResult]:
-    """The runs' stored run rows on a ground truth (live, or the snapshot), by run id, without
-    their totals: one query whatever the number of runs (``run_ids`` None: every run)."""
+    """The runs' stored run rows on a ground truth (live, or the snapshot), by run id, with
+    their status and figures only (``dashboard.run_figures``): one query whatever the number
+    of runs (``run_ids`` None: every run)."""
     rows = MetricResult.objects.filter(scope=MetricResult.Scope.RUN)
     if snapshot is None:
         rows = rows.filter(family=EXTRACTION)
@@ -131,7 +132,8 @@ def run_rows_on(
         rows = rows.filter(family=SNAPSHOT_FAMILY, snapshot=snapshot)
     if run_ids is not None:
         rows = rows.filter(run_id__in=run_ids)
-    return {row.run_id: row for row in rows.defer("contribution") if row.run_id is not None}
+    shown = rows.only("run_id", "status", "values")
+    return {row.run_id: row for row in shown if row.run_id is not None}
 
 
 def snapshots_latest_first() -> list[GroundTruthSnapshot]:
