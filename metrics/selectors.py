@@ -137,7 +137,10 @@ def run_rows_on(
 
 
 def snapshots_latest_first() -> list[GroundTruthSnapshot]:
-    return list(GroundTruthSnapshot.objects.order_by("-created_at", "-id"))
+    """The snapshots a ground-truth picker offers: their names and dates only."""
+    return list(
+        GroundTruthSnapshot.objects.only("name", "created_at").order_by("-created_at", "-id")
+    )
 
 
 def dashboard_status(run: ExtractionRun | None) -> str:

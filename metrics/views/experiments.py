@@ -92,7 +92,7 @@ def _choices() -> dict[str, Any]:
         for c in sorted(replicated.values(), key=lambda c: (c.created_at, c.pk))
     ]
     run_choices = [(f"r{r.pk}", f"{r.label} · {r.created_at:%Y-%m-%d}") for r in runs]
-    snapshots = list(GroundTruthSnapshot.objects.order_by("-created_at"))
+    snapshots = list(GroundTruthSnapshot.objects.only("name", "created_at").order_by("-created_at"))
     return {
         "configurations": configurations,
         "run_choices": run_choices,
