@@ -20,7 +20,6 @@ from metrics.engine.recompute import metrics_recompute_all
 from metrics.models import ComputeJob
 
 RECENT_JOBS = 10
-RECENT_FIELDS = ("kind", "status", "total", "done", "created_at", "started_at", "finished_at")
 # What a run's label is made of (``ExtractionRun.label``).
 PICKED_RUN_FIELDS = (
     "replicate",
@@ -33,14 +32,15 @@ PICKED_RUN_FIELDS = (
 
 
 def _jobs_context() -> dict:
-    # The recent jobs' table shows their kind, status, progress and times only.
-    listed = ComputeJob.objects.only(*RECENT_FIELDS)
-    jobs = list(listed[:RECENT_JOBS])
-    # The active recompute and the active imports and exports, in one read (newest first).
-    running = list(ComputeJob.objects.active().select_related("created_by"))
+    # One read: the recent jobs and the active ones (a recompute, imports and exports). Newest
+    # first, the recent ones are its first rows: an active job not among them is older.
+    recent = ComputeJob.objects.values("pk")[:RECENT_JOBS]
+    shown = ComputeJob.objects.filter(pk__in=recent) | ComputeJob.objects.active()
+    rows = list(shown.select_related("created_by"))
+    running = [job for job in rows if job.is_active]
     recompute = ComputeJob.Kind.RECOMPUTE
     return {
-        "jobs": jobs,
+        "jobs": rows[:RECENT_JOBS],
         "active": next((job for job in running if job.kind == recompute), None),
         "transfers": [job for job in running if job.kind != recompute],
         "runs": ExtractionRun.objects.select_related("configuration").only(*PICKED_RUN_FIELDS),

@@ -238,3 +238,16 @@ def test_the_page_lists_imports_and_exports_and_follows_a_running_import(admin_c
     ComputeJob.objects.filter(pk=running.pk).update(status=Job.DONE, done=40)
     html = admin_client.get(reverse("metrics:jobs"), HTTP_HX_REQUEST="true").content.decode()
     assert "hx-trigger" not in html and "Ground-truth import" in html
+
+
+def test_an_active_job_older_than_the_recent_ones_still_shows_with_them(admin_client, admin_user):
+    """The page reads the recent jobs and the active ones together: a running export older
+    than the ten newest jobs keeps its progress card, and the table lists the ten newest."""
+    old = ComputeJob.objects.create(kind=ComputeJob.Kind.EXPORT, status=Job.RUNNING, total=9)
+    ComputeJob.objects.filter(pk=old.pk).update(done=4)
+    for _ in range(12):
+        ComputeJob.objects.create(kind=ComputeJob.Kind.RECOMPUTE, status=Job.DONE)
+    html = admin_client.get(reverse("metrics:jobs")).content.decode()
+    assert f'id="job-{old.pk}"' in html and "4/9" in html
+    table = html[html.index("Recent jobs") :]
+    assert table.count("<tr><td>") == 10 and f"<tr><td>{old.pk}</td>" not in table
