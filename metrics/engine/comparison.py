@@ -473,9 +473,9 @@ def runs_of(sides: Sequence[Side]) -> list[ExtractionRun]:
 LISTS = ("statements", "details")  # the parts of a stored comparison a reader takes one slice of
 _HEAD_SQL = "SELECT r.\"values\" - 'statements' - 'details' FROM {table} AS r WHERE r.key = %s"
 # One list (its path: statements, figure, direction) and the details of its statements only,
-# with the row's state. The row's values are read out of their storage once (the lateral
-# subquery) and the figures are taken key by key: cutting the lists out with ``-`` copies
-# the whole value twice.
+# with the row's state. The row's values are read out of their storage (decompressed) once,
+# in the lateral subquery, and the figures are taken key by key: cutting the lists out with
+# ``-`` copies the whole value twice.
 _PART_SQL = """
 SELECT r.id, r.input_hash, r.status, r.error, r.computed_at, r."values" IS NULL,
        COALESCE((SELECT jsonb_object_agg(k, v.whole -> k) FROM jsonb_object_keys(v.whole) AS k
@@ -485,8 +485,8 @@ SELECT r.id, r.input_hash, r.status, r.error, r.computed_at, r."values" IS NULL,
           FROM jsonb_array_elements(v.whole #> %s::text[]) AS s
          WHERE v.details ? (s ->> 'statement_id'))
   FROM {table} AS r,
-       LATERAL (SELECT r."values" || '{{}}'::jsonb AS whole, r."values" -> 'details' AS details
-                OFFSET 0) AS v
+       LATERAL (SELECT w.whole, w.whole -> 'details' AS details
+                  FROM (SELECT r."values" || '{{}}'::jsonb AS whole OFFSET 0) AS w OFFSET 0) AS v
  WHERE r.key = %s
 """
 
