@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from django.core.cache import cache
 from django.db.models import (
     Count,
     Exists,
@@ -26,6 +24,7 @@ from audit.models import (
     Statement,
 )
 from evalsite.match_settings import match_settings
+from evalsite.perf.digest_cache import digest_cached
 from metrics.families.extraction.adjudication import DELETE_KEY, align_codings
 
 
@@ -193,36 +192,32 @@ def _digest() -> MD5:
     return MD5(Cast("edited_extraction", output_field=TextField()))
 
 
-def _why_key(settings: str, digests: list[str]) -> str:
-    basis = "|".join([settings, *digests]).encode()
-    return (
-        f"adjudicate-why:{WHY_CACHE_VERSION}:{hashlib.blake2b(basis, digest_size=16).hexdigest()}"
+def _disputed(digests: dict[int, list[str]]) -> dict[int, dict[str, int]]:
+    """Per statement, its disputed items by kind: kept in the cache under its codings'
+    digests and the match settings (``evalsite.perf.digest_cache``), else aligned here."""
+    return digest_cached(
+        namespace=f"adjudicate-why:{WHY_CACHE_VERSION}",
+        basis=repr(match_settings()),
+        digests=digests,
+        derive=_aligned,
+        seconds=WHY_CACHE_SECONDS,
     )
 
 
-def _disputed(digests: dict[int, list[str]]) -> dict[int, dict[str, int]]:
-    """Per statement, its disputed items by kind: from the cache, else aligned here (the
-    codings read again, and keyed by the digests read with them) and kept."""
-    settings = repr(match_settings())
-    keys = {statement_id: _why_key(settings, ds) for statement_id, ds in digests.items()}
-    found = cache.get_many(list(keys.values()))
-    counts = {pk: found[key] for pk, key in keys.items() if key in found}
-    missing = [pk for pk in keys if pk not in counts]
-    if not missing:
-        return counts
+def _aligned(statement_ids: list[int]) -> dict[int, tuple[list[str], dict[str, int]]]:
+    """The statements' codings read again and aligned: each one's digests as read, and its
+    disputed counts."""
     payloads: defaultdict[int, list[Any]] = defaultdict(list)
     read: defaultdict[int, list[str]] = defaultdict(list)
     rows = (
-        _codings(missing)
+        _codings(statement_ids)
         .annotate(digest=_digest())
         .values_list("statement_id", "digest", "edited_extraction")
     )
     for statement_id, digest, payload in rows:
         payloads[statement_id].append(payload)
         read[statement_id].append(digest)
-    aligned = {pk: _disputed_counts(payloads[pk]) for pk in missing}
-    cache.set_many({_why_key(settings, read[pk]): aligned[pk] for pk in missing}, WHY_CACHE_SECONDS)
-    return counts | aligned
+    return {pk: (read[pk], _disputed_counts(payloads[pk])) for pk in statement_ids}
 
 
 def _disputed_counts(payloads: list[Any]) -> dict[str, int]:
