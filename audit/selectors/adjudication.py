@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -204,7 +205,7 @@ def _disputed(digests: dict[int, list[str]]) -> dict[int, dict[str, int]]:
     )
 
 
-def _aligned(statement_ids: list[int]) -> dict[int, tuple[list[str], dict[str, int]]]:
+def _aligned(statement_ids: list[int]) -> dict[int, tuple[Sequence[str], dict[str, int]]]:
     """The statements' codings read again and aligned: each one's digests as read, and its
     disputed counts."""
     payloads: defaultdict[int, list[Any]] = defaultdict(list)
