@@ -30,7 +30,7 @@ from django.utils import timezone
 
 from audit.models import ExtractionRun, GroundTruthSnapshot
 from evalsite.queue import named_task, task_enqueue
-from metrics.engine import comparison, errors
+from metrics.engine import comparison, comparison_parts, errors
 from metrics.engine.services import EXTRACTION
 from metrics.models import MetricResult
 from metrics.results import (
@@ -228,7 +228,7 @@ def comparison_read(
     """The stored comparison of two sides; queued when outdated (``derived_read``). Not
     ``whole``: its figures without the statements that changed most, but for the one list
     ``listed`` names (figure, direction) and its statements' details
-    (``comparison.comparison_part``)."""
+    (``comparison_parts.comparison_part``)."""
     snapshot_id = snapshot.pk if snapshot else None
     runs = comparison.runs_of((baseline, candidate))
     return derived_read(
@@ -242,7 +242,9 @@ def comparison_read(
             candidate=candidate.spec,
             snapshot=snapshot_id,
         ),
-        part=None if whole else lambda key: comparison.comparison_part_read(key, listed=listed),
+        part=None
+        if whole
+        else lambda key: comparison_parts.comparison_part_read(key, listed=listed),
     )
 
 

@@ -108,7 +108,8 @@ def test_the_api_answers_a_missing_side_404_and_auditors_403(loop, api):
 def test_a_page_reads_one_list_of_the_stored_comparison_as_the_whole_row_has_it(loop):
     """The database cuts the figures and one list with its statements' details out of the
     stored comparison (a page shows one list of many); they equal the whole row cut here."""
-    from metrics.engine.comparison import LIST_FIGURES, _cut, comparison_part
+    from metrics.engine.comparison import LIST_FIGURES
+    from metrics.engine.comparison_parts import _cut, comparison_part
     from metrics.models import MetricResult
 
     sides = {"baseline": f"c{loop.configuration.pk}", "candidate": f"r{loop.degraded.pk}"}
