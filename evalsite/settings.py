@@ -100,6 +100,7 @@ TEMPLATES = [
             "libraries": {
                 "editor_options": "evalsite.perf.editor_options",
                 "item_cards": "evalsite.perf.item_cards",
+                "table_rows": "evalsite.perf.table_rows",
             },
         },
     }

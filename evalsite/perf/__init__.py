@@ -13,6 +13,8 @@ same, slower.
   editor-big.js fill when opened (what the browser builds for a big statement).
 - ``item_cards``: a payload's item cards written in Python, not a partial per card (the
   statement and audit pages).
+- ``table_rows``: the long tables' rows and cells written in Python, not as template loops of
+  ``url`` tags and number filters (the run comparison, the statements behind an error count).
 - ``timestamps``: timestamps parsed by psycopg's compiled loader, not Django's Python one
   (review triage's update after an approval, which reads every stamp of the run).
 - ``planner``: the planner's statistics refreshed right after a bulk write, not when autovacuum

@@ -9,7 +9,6 @@ from django.core.paginator import Paginator
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.utils.functional import cached_property
-from django.utils.safestring import SafeString, mark_safe
 
 from audit.models import ExtractionRun, Feedback, GroundTruthSnapshot
 from evalsite.access import admin_required, auditor_required, is_admin
@@ -24,7 +23,6 @@ from metrics.engine.errors import error_figure
 from metrics.engine.snapshots import snapshot_results_request
 from metrics.error_items import error_items, payload_sides, value_keys
 from metrics.packets import DEFAULT_STATEMENTS, packet_patterns
-from metrics.views.cells import escaped, link_format, truncated
 
 DISCUSSIONS_PER_PAGE = 50
 
@@ -250,7 +248,6 @@ def error_statements(request: HtmxHttpRequest) -> HttpResponse:
         "run": run,
         "page": page,
         "rows": rows,
-        "table_rows": _error_statement_table(rows, run_id=run.pk, heading=heading),
         "items_heading": heading,
         "what": _error_label(query, missed=missed),
         "total": total,
@@ -267,35 +264,6 @@ def _with_items(run: ExtractionRun, figure: str, rows: list[dict]) -> list[dict]
         run, rows=rows, sides=payload_sides(figure), keys=value_keys(figure)
     )
     return [dict(row, items=error_items(figure, payloads[row["statement_id"]])) for row in rows]
-
-
-NOT_NAMED = (
-    '<span class="muted">not named: the statement\'s coding changed since the figures were'
-    " computed</span>"
-)
-
-
-def _error_statement_table(rows: list[dict], *, run_id: int, heading: str) -> SafeString:
-    """The listed statements' table rows, written once per row (``metrics.views.cells``)."""
-    links = link_format("audit:statement"), link_format("audit:discussion")
-    heading = escaped(heading)
-    return mark_safe("".join(_error_statement_row(r, links, run_id, heading) for r in rows))
-
-
-def _error_statement_row(row: dict, links: tuple[str, str], run_id: int, heading: str) -> str:
-    statement, discussion = int(row["statement_id"]), int(row["discussion_id"])
-    items = "<br>".join(escaped(item) for item in row["items"]) or NOT_NAMED
-    return (
-        f'<tr><td class="nowrap"><a href="{links[0].format(statement)}?run={run_id}">'
-        f"Statement #{escaped(row['order'])}</a></td>\n"
-        f'        <td class="stmt-quote" data-testid="statement-text">'
-        f"{escaped(truncated(row['text'], 160))}</td>\n"
-        f'        <td class="error-items" data-testid="error-items" data-heading="{heading}">'
-        f"{items}</td>\n"
-        f'        <td class="nowrap"><a href="{links[1].format(discussion)}?run={run_id}'
-        f'&amp;at={statement}#stmt-{statement}">Discussion #{discussion}</a></td>\n'
-        f'        <td class="num">{escaped(row["count"])}</td></tr>\n'
-    )
 
 
 def _items_heading(figure: str) -> str:

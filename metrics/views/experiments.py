@@ -9,7 +9,6 @@ from typing import Any
 
 from django.http import HttpResponse
 from django.shortcuts import render
-from django.utils.safestring import SafeString, mark_safe
 
 from audit.models import ExtractionRun, GroundTruthSnapshot
 from evalsite.access import admin_required
@@ -19,7 +18,6 @@ from metrics.engine.derived import comparison_read
 from metrics.engine.trend import TREND_FIGURES, figure_label, trend_read
 from metrics.families.extraction.experiments import DEFAULT_LEVEL, LEVELS
 from metrics.families.plots import Bars, TrendPoint, bar_plot, trend_plot
-from metrics.views.cells import escaped, fixed, link_format, truncated
 from metrics.views.dashboards import table_download
 
 LIST_LABELS = {
@@ -169,7 +167,6 @@ def comparison(request: HtmxHttpRequest) -> HttpResponse:
             c=values,
             rows=rows,
             listed=listed,
-            listed_rows=statement_table(listed, run_id=candidate.run_ids[0]),
             chart=_chart(rows, level),
             query=_query(baseline, candidate, snapshot, level),
         )
@@ -227,7 +224,6 @@ def figure_rows(values: dict[str, Any], level: float) -> list[dict[str, Any]]:
                 "high": interval["high"],
                 "verdict": verdict,
                 "applicable": applicable,
-                "cells": _figure_cells(figure, interval, applicable),
                 "export": {
                     "figure": figure["key"],
                     "baseline": figure["baseline"]["point"],
@@ -244,40 +240,6 @@ def figure_rows(values: dict[str, Any], level: float) -> list[dict[str, Any]]:
             }
         )
     return rows
-
-
-def _figure_cells(
-    figure: dict[str, Any], interval: dict[str, Any], applicable: bool
-) -> dict[str, SafeString]:
-    """The figure's row as the table writes it: each side's mean with its replicates' range,
-    and the difference with its interval."""
-    difference = mark_safe('<span class="muted">n/a</span>')
-    if applicable:
-        sign = "+" if figure["delta"] > 0 else ""
-        difference = mark_safe(
-            f"{sign}{fixed(figure['delta'])} "
-            f'<span class="ci">[{fixed(interval["low"])}, {fixed(interval["high"])}]</span>'
-        )
-    return {
-        "baseline": _side_cell(figure["baseline"]),
-        "candidate": _side_cell(figure["candidate"]),
-        "difference": difference,
-    }
-
-
-def _side_cell(side: dict[str, Any]) -> SafeString:
-    if side.get("point") is None:
-        return mark_safe('<span class="muted">n/a</span>')
-    text = fixed(side["point"])
-    spread = side.get("spread") or {}
-    n = spread.get("n")
-    if isinstance(n, int | float) and n > 1:
-        sd = "" if spread.get("sd") is None else f", SD {fixed(spread['sd'])}"
-        text += (
-            f' <span class="ci" title="range over {escaped(n)} replicates">'
-            f"{fixed(spread.get('min'))}–{fixed(spread.get('max'))}{sd}</span>"
-        )
-    return mark_safe(text)
 
 
 def statement_rows(values: dict[str, Any], figure: str, direction: str) -> list[dict[str, Any]]:
@@ -298,29 +260,6 @@ def statement_rows(values: dict[str, Any], figure: str, direction: str) -> list[
             }
         )
     return out
-
-
-def statement_table(listed: list[dict[str, Any]], *, run_id: int) -> SafeString:
-    """The listed statements' table rows: written here, once per row, rather than through a
-    template loop whose tags and filters cost more than the rows themselves."""
-    link = link_format("audit:statement")
-    return mark_safe("".join(_statement_row(row, link, run_id) for row in listed))
-
-
-def _statement_row(row: dict[str, Any], link: str, run_id: int) -> str:
-    lines = "".join(f"<div>{escaped(line)}</div>" for line in row["changes"]) or (
-        '<span class="muted">no item changed; the figure moved with partial matches</span>'
-    )
-    sign = "+" if row["delta"] is not None and row["delta"] > 0 else ""
-    return (
-        f'<tr><td class="stmt"><a href="{link.format(int(row["statement_id"]))}?run={run_id}">'
-        f"Discussion #{escaped(row['discussion_id'])}, statement #{escaped(row['order'])}</a>"
-        f'<div class="muted small">{escaped(truncated(row["text"], 90))}</div></td>\n'
-        f'        <td class="num" data-label="Baseline">{fixed(row["baseline"])}</td>'
-        f'<td class="num" data-label="Candidate">{fixed(row["candidate"])}</td>\n'
-        f'        <td class="num" data-label="Change">{sign}{fixed(row["delta"])}</td>\n'
-        f'        <td class="what-changed">{lines}</td></tr>\n'
-    )
 
 
 def _change_lines(changes: dict[str, Any], figure: str) -> list[str]:
