@@ -7,6 +7,8 @@ same, slower.
   writes), on PostgreSQL.
 - ``collector``: Python's cyclic garbage collector paused while many statements are scored
   (a recompute's batches, a run's statement F1 on request).
+- ``digest_cache``: figures derived from stored contents kept in the cache under a digest of
+  those contents (the review pages' why-to-adjudicate counts, which run the matcher).
 - ``editor_options``: the editor's fields and long choice lists written in Python, not as
   template loops and partials (the editor far down a long discussion); and its people written
   once per editor, not in every person picker and checklist, which person-picker.js and
