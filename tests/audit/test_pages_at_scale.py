@@ -18,7 +18,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from audit.derived.tallies import queue_changed
+from audit.derived.tallies import queue_changed, tallies_batched
 from audit.models import (
     DiscussionFigures,
     ExtractionRun,
@@ -238,31 +238,42 @@ def _random_queue(
 ) -> None:
     """Discussions of 1-4 subject statements (and a guide's line), coded by the auditor and
     another at random: drafts, sent, approved, sent back; some statements AI accepted by review
-    triage (out of the queue), sometimes after someone coded them."""
+    triage (out of the queue), sometimes after someone coded them. The tallies are counted once
+    at the end, as an import counts them (a refresh recounts its pairs from the rows)."""
     run = ExtractionRunFactory()
+    scores: list[int] = []
+    with tallies_batched():
+        for _ in range(14):
+            _random_discussion(rng, run, auditor, other, scores, scored=scored, accepted=accepted)
+    queue_changed(statement_ids=scores)  # as the triage service does, once for its scores
+
+
+def _random_discussion(
+    rng: random.Random, run, auditor, other, scores: list[int], *, scored: float, accepted: float
+) -> None:
+    """One discussion of ``_random_queue``; the statements it scores are added to ``scores``."""
     statuses = [None, None, *Feedback.Status.values]
-    for _ in range(14):
-        discussion = DiscussionFactory()
-        StatementFactory(
-            discussion=discussion,
-            speaker=SpeakerFactory(discussion=discussion, name="Guide", type=Speaker.Type.EXPERT),
-        )
-        for _ in range(rng.randint(1, 4)):
-            statement = StatementFactory(discussion=discussion)
-            chosen = {who: rng.choice(statuses) for who in (auditor, other)}
-            if chosen[auditor] == chosen[other] == Feedback.Status.APPROVED:
-                chosen[other] = Feedback.Status.SUBMITTED  # one approved coding per statement
-            for who, status in chosen.items():
-                if status is not None:
-                    FeedbackFactory(statement=statement, auditor=who, status=status)
-            if rng.random() < scored:
-                TriageStatement.objects.create(
-                    run=run,
-                    statement=statement,
-                    confidence=round(rng.random(), 1),  # ties: then by discussion id
-                    provisional=rng.random() < accepted,
-                )
-                queue_changed(statement_ids=[statement.pk])  # as the triage service does
+    discussion = DiscussionFactory()
+    StatementFactory(
+        discussion=discussion,
+        speaker=SpeakerFactory(discussion=discussion, name="Guide", type=Speaker.Type.EXPERT),
+    )
+    for _ in range(rng.randint(1, 4)):
+        statement = StatementFactory(discussion=discussion)
+        chosen = {who: rng.choice(statuses) for who in (auditor, other)}
+        if chosen[auditor] == chosen[other] == Feedback.Status.APPROVED:
+            chosen[other] = Feedback.Status.SUBMITTED  # one approved coding per statement
+        for who, status in chosen.items():
+            if status is not None:
+                FeedbackFactory(statement=statement, auditor=who, status=status)
+        if rng.random() < scored:
+            TriageStatement.objects.create(
+                run=run,
+                statement=statement,
+                confidence=round(rng.random(), 1),  # ties: then by discussion id
+                provisional=rng.random() < accepted,
+            )
+            scores.append(statement.pk)
 
 
 SEEDS = range(4)
