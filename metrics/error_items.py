@@ -45,6 +45,16 @@ def payload_sides(figure: str) -> tuple[str, ...]:
     return ()
 
 
+def payload_lists(figure: str) -> tuple[str, ...]:
+    """The lists of a listed statement's payload ``error_items`` reads for ``figure``, besides
+    the people (who name the items, and all an earlier statement's payload is read for)."""
+    kind = figure.partition(":")[0]
+    if kind == "sarf":
+        return ("events",)
+    entity = kind.rpartition("_")[0]
+    return (entity,) if entity in ENTITY_KINDS and entity != "people" else ()
+
+
 def value_keys(figure: str) -> tuple[str, ...]:
     """The keys of a statement's stored F1 values ``error_items`` reads for ``figure``."""
     kind = figure.partition(":")[0]

@@ -219,6 +219,7 @@ def error_statement_payloads(
     rows: list[dict],
     sides: tuple[str, ...] = ("gt", "ai"),
     keys: tuple[str, ...] | None = None,
+    lists: tuple[str, ...] | None = None,
 ) -> dict[int, Any]:
     """For a page of the error drill-down (``rows``: statement_id, discussion_id, order), each
     statement's stored F1 values, approved ground truth and the run's extraction, with the
@@ -226,7 +227,8 @@ def error_statement_payloads(
     one query each for the results, the approved codings and the extractions of the page's
     discussions up to its last listed statement. ``sides``: the payloads read ("gt", "ai");
     a side not read stays None, with no names. ``keys``: the only keys of the stored values
-    read (None: them all). The names fed are the people's (``Labels.feed_people``)."""
+    read (None: them all). The names fed are the people's (``Labels.feed_people``). ``lists``:
+    the only lists of the payloads read besides the people (None: the whole payloads)."""
     if not rows:
         return {}
     last: dict[int, int] = defaultdict(int)
@@ -235,15 +237,14 @@ def error_statement_payloads(
     upto = Q()
     for discussion_id, order in last.items():
         upto |= Q(statement__discussion_id=discussion_id, statement__order__lte=order)
-    fields = ("statement_id", "statement__discussion_id", "statement__order")
     wanted = {row["statement_id"] for row in rows}
     read: dict[str, dict[int, tuple]] = {}
     if "gt" in sides:
         approved = Feedback.objects.filter(upto, status=Feedback.Status.APPROVED)
-        read["gt"] = {r[0]: r for r in approved.values_list(*fields, "edited_extraction")}
+        read["gt"] = _payloads_read(approved, "edited_extraction", lists)
     if "ai" in sides:
         extractions = Extraction.objects.filter(upto, run=run)
-        read["ai"] = {r[0]: r for r in extractions.values_list(*fields, "pdp_deltas")}
+        read["ai"] = _payloads_read(extractions, "pdp_deltas", lists)
     values = _statement_values(run, [row["statement_id"] for row in rows], keys)
     found: dict[int, Any] = {}
     for side, payloads in read.items():
@@ -264,6 +265,18 @@ def error_statement_payloads(
             values=values.get(statement_id) or {}, gt=None, ai=None
         )
     return found
+
+
+def _payloads_read(rows: QuerySet, field: str, lists: tuple[str, ...] | None) -> dict[int, tuple]:
+    """(statement id, discussion id, order, payload) by statement id. With ``lists``, a payload
+    holds its people and those lists only: each cut out by the database, so the rest is never
+    decoded."""
+    fields = ("statement_id", "statement__discussion_id", "statement__order")
+    if lists is None:
+        return {r[0]: r for r in rows.values_list(*fields, field)}
+    names = ("people", *lists)
+    read = rows.values_list(*fields, *(f"{field}__{name}" for name in names))
+    return {r[0]: (*r[:3], dict(zip(names, r[3:], strict=True))) for r in read}
 
 
 def _statement_values(

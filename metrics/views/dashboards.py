@@ -21,7 +21,7 @@ from metrics.engine.comparison import ComparisonInputError, snapshot_get
 from metrics.engine.derived import error_analysis_read
 from metrics.engine.errors import error_figure
 from metrics.engine.snapshots import snapshot_results_request
-from metrics.error_items import error_items, payload_sides, value_keys
+from metrics.error_items import error_items, payload_lists, payload_sides, value_keys
 from metrics.packets import DEFAULT_STATEMENTS, packet_patterns
 
 DISCUSSIONS_PER_PAGE = 50
@@ -259,9 +259,13 @@ def error_statements(request: HtmxHttpRequest) -> HttpResponse:
 def _with_items(run: ExtractionRun, figure: str, rows: list[dict]) -> list[dict]:
     """Each listed statement (with what it says) and the items behind the count (the missed or
     spurious ones, or the events whose codes differ), so the list reads without opening each.
-    Only the payload and the stored values those items come from are read."""
+    Only the payload lists and the stored values those items come from are read."""
     payloads = selectors.error_statement_payloads(
-        run, rows=rows, sides=payload_sides(figure), keys=value_keys(figure)
+        run,
+        rows=rows,
+        sides=payload_sides(figure),
+        keys=value_keys(figure),
+        lists=payload_lists(figure),
     )
     return [dict(row, items=error_items(figure, payloads[row["statement_id"]])) for row in rows]
 

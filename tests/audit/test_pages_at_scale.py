@@ -398,6 +398,35 @@ def test_error_statements_of_a_count_are_read_and_summed_by_the_database():
     assert html.count('data-testid="error-items"') == n
 
 
+def test_the_drill_down_reads_only_the_payload_lists_its_items_are_named_from():
+    """The payloads are read for their people and the list the figure counts only: the items
+    read as from the whole payloads."""
+    from metrics import selectors
+    from metrics.engine.derived import error_analysis_result_compute
+    from metrics.error_items import error_items, payload_lists, payload_sides, value_keys
+
+    data, _ = seeded(discussions=4, statements=6, long=0)
+    run = data.runs[-1]
+    figures = error_analysis_result_compute(run_id=run.pk).values["figures"]
+    named = cut_read = 0
+    for figure in figures:
+        rows = list(selectors.error_statements_listed(run, figure=figure))
+        sides, keys = payload_sides(figure), value_keys(figure)
+        whole = selectors.error_statement_payloads(run, rows=rows, sides=sides, keys=keys)
+        cut = selectors.error_statement_payloads(
+            run, rows=rows, sides=sides, keys=keys, lists=payload_lists(figure)
+        )
+        for row in rows:
+            items = error_items(figure, cut[row["statement_id"]])
+            assert items == error_items(figure, whole[row["statement_id"]]), figure
+            named += sum("no longer" not in item for item in items)
+            payload = getattr(cut[row["statement_id"]], sides[0]) if sides else None
+            if payload is not None and payload_lists(figure):
+                assert set(payload) == {"people", *payload_lists(figure)}
+                cut_read += 1
+    assert named and cut_read  # items named from the payloads, not only counted
+
+
 def test_the_skipped_and_blind_lists_are_paged_newest_first():
     from datetime import timedelta
 

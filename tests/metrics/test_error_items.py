@@ -96,6 +96,17 @@ def test_each_figure_reads_only_the_payload_its_items_come_from():
     assert payload_sides("unknown") == ()
 
 
+def test_each_figure_reads_only_the_payload_lists_its_items_come_from():
+    from metrics.error_items import payload_lists
+
+    assert payload_lists("people_fn") == ()
+    assert payload_lists(error_figure(event_kind="married")) == ("events",)
+    assert payload_lists("events_fp") == ("events",)
+    assert payload_lists("pair_bonds_fp") == ("pair_bonds",)
+    assert payload_lists(error_figure(variable="symptom", ai="down", gt="up")) == ("events",)
+    assert payload_lists("unknown") == ()
+
+
 def test_each_figure_reads_only_the_stored_values_its_items_come_from():
     from metrics.error_items import value_keys
 
