@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import re
 from typing import Any
+from urllib.parse import quote
 
 from django.conf import settings as django_settings
 from django.db.models import Max
@@ -358,8 +359,12 @@ def sarf_confusions(totals: dict[str, Any] | None, system: dict | None) -> list[
                     {
                         "label": gt,
                         "counts": counts,
-                        # (AI label, count, an error: the statements behind it are listed)
-                        "cells": [(ai, n, ai != gt) for ai, n in zip(labels, counts, strict=True)],
+                        # (AI label, count, the query of the drill-down listing the
+                        # statements behind an error's count; "" for agreement or none)
+                        "cells": [
+                            (ai, n, _drill_query(variable, gt, ai) if n and ai != gt else "")
+                            for ai, n in zip(labels, counts, strict=True)
+                        ],
                     }
                     for gt, counts in zip(labels, matrix, strict=True)
                 ],
@@ -370,6 +375,12 @@ def sarf_confusions(totals: dict[str, Any] | None, system: dict | None) -> list[
             }
         )
     return confusions
+
+
+def _drill_query(variable: str, gt: str, ai: str) -> str:
+    """The error drill-down's query for one confusion cell, URL-quoted as the template's
+    ``urlencode`` quotes (its "&" escaped when written out)."""
+    return f"variable={quote(str(variable))}&gt={quote(str(gt))}&ai={quote(str(ai))}"
 
 
 def _heatmap(variable: str, labels: list[str], matrix: list[list[int]]) -> SafeString:

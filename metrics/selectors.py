@@ -10,7 +10,7 @@ from collections import defaultdict
 from typing import Any
 
 from django.db.models import F, FloatField, IntegerField, Q, QuerySet
-from django.db.models.fields.json import KT
+from django.db.models.fields.json import KT, KeyTransform
 from django.db.models.functions import Cast
 
 from audit.display import Labels
@@ -117,6 +117,14 @@ def run_row(run: ExtractionRun, *, totals: bool = True) -> MetricResult | None:
     per discussion, which the cards do not need)."""
     rows = MetricResult.objects.filter(key=run_key(EXTRACTION, run.pk))
     return (rows if totals else rows.defer("contribution")).first()
+
+
+def run_row_statement_totals(run: ExtractionRun) -> MetricResult | None:
+    """The run's stored result with, of its additive totals, the statements' only (as
+    ``statement_totals``): the error analysis reads no more, and the discussions' entries are
+    never decoded."""
+    rows = MetricResult.objects.filter(key=run_key(EXTRACTION, run.pk)).defer("contribution")
+    return rows.annotate(statement_totals=KeyTransform("statements", "contribution")).first()
 
 
 def run_rows_on(

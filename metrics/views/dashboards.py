@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import quote
 
 from django.core.paginator import Paginator
 from django.http import HttpResponse, JsonResponse
@@ -294,8 +295,8 @@ def errors(request: HtmxHttpRequest) -> HttpResponse:
     runs_list, _, run = _runs_and_selection(request)
     context: dict[str, Any] = {"runs": runs_list, "run": run}
     if run is not None:
-        row = selectors.run_row(run)
-        totals = ((row.contribution or {}) if row else {}).get("statements")
+        row = selectors.run_row_statement_totals(run)
+        totals = row.statement_totals if row else None
         system = ((row.values or {}) if row else {}).get("system")
         confusions = dash.sarf_confusions(totals, system)
         analysis = error_analysis_read(run)
@@ -313,7 +314,9 @@ def errors(request: HtmxHttpRequest) -> HttpResponse:
             event_kinds=event_kinds,
             analysis=analysis,
             error_kinds=dash.error_kinds(totals),
-            patterns=packet_patterns(totals, event_kinds),
+            patterns=[
+                {**p, "quoted": quote(p["key"])} for p in packet_patterns(totals, event_kinds)
+            ],
             packet_statements=DEFAULT_STATEMENTS,
             basis=dash.basis_label(None),
             replicates=dash.replicates_of(run, runs_list),

@@ -480,3 +480,26 @@ def test_the_two_error_counts_say_how_they_count(admin_client, results) -> None:
     assert 'Most common errors <span class="heading-note">· statement by statement' in heading
     assert "counts each discussion once, at its end" in heading
     assert f'href="{reverse("metrics:discussions")}?run={v2.pk}"' in heading
+
+
+def test_a_confusion_cell_links_its_error_only_with_the_codes_url_quoted() -> None:
+    """Each error cell carries its drill-down query (quoted as the template's urlencode
+    quotes); agreement and empty cells carry none."""
+    from django.template import Context, Template
+
+    from metrics import dashboard as dash
+
+    totals = {"sarf": {"relationship": {"a b": {"défini/x": 2, "a b": 3}, "none": {"a b": 0}}}}
+    relationship = next(
+        c for c in dash.sarf_confusions(totals, {}) if c["variable"] == "relationship"
+    )
+    cells = {
+        (row["label"], ai): (n, q) for row in relationship["rows"] for ai, n, q in row["cells"]
+    }
+    assert cells[("a b", "a b")] == (3, "")
+    assert cells[("a b", "none")] == (0, "")
+    written = Template(
+        "variable={{ v|urlencode }}&amp;gt={{ gt|urlencode }}&amp;ai={{ ai|urlencode }}"
+    ).render(Context({"v": "relationship", "gt": "défini/x", "ai": "a b"}))
+    n, query = cells[("défini/x", "a b")]
+    assert n == 2 and Template("{{ q }}").render(Context({"q": query})) == written
