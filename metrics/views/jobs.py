@@ -7,6 +7,7 @@ panel every second while a job in it is active.
 
 from __future__ import annotations
 
+from django.db.models import prefetch_related_objects
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
@@ -36,8 +37,10 @@ def _jobs_context() -> dict:
     # first, the recent ones are its first rows: an active job not among them is older.
     recent = ComputeJob.objects.values("pk")[:RECENT_JOBS]
     shown = ComputeJob.objects.filter(pk__in=recent) | ComputeJob.objects.active()
-    rows = list(shown.select_related("created_by"))
+    rows = list(shown)
     running = [job for job in rows if job.is_active]
+    # Only an active job's card names who started it: their users are read when there are some.
+    prefetch_related_objects(running, "created_by")
     recompute = ComputeJob.Kind.RECOMPUTE
     return {
         "jobs": rows[:RECENT_JOBS],

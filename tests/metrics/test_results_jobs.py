@@ -251,3 +251,27 @@ def test_an_active_job_older_than_the_recent_ones_still_shows_with_them(admin_cl
     assert f'id="job-{old.pk}"' in html and "4/9" in html
     table = html[html.index("Recent jobs") :]
     assert table.count("<tr><td>") == 10 and f"<tr><td>{old.pk}</td>" not in table
+
+
+def test_the_active_jobs_name_who_started_them_read_together(admin_client, admin_user):
+    """Only an active job's card names who started it: their users are read in one query
+    when there are active jobs, none when there are none."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    ComputeJob.objects.create(
+        kind=ComputeJob.Kind.RECOMPUTE, status=Job.DONE, created_by=admin_user
+    )
+    with CaptureQueriesContext(connection) as idle:
+        admin_client.get(reverse("metrics:jobs"))
+    for kind in (ComputeJob.Kind.IMPORT, ComputeJob.Kind.EXPORT):
+        ComputeJob.objects.create(kind=kind, status=Job.RUNNING, total=9, created_by=admin_user)
+    with CaptureQueriesContext(connection) as busy:
+        html = admin_client.get(reverse("metrics:jobs")).content.decode()
+    assert html.count(f"started by {admin_user.get_username()}") == 2
+    assert len(busy) == len(idle) + 1
+    assert not [
+        q
+        for q in idle.captured_queries
+        if '"auth_user"' in q["sql"] and "metrics_computejob" in q["sql"]
+    ]
