@@ -119,6 +119,21 @@ def run_row(run: ExtractionRun, *, totals: bool = True) -> MetricResult | None:
     return (rows if totals else rows.defer("contribution")).first()
 
 
+def system_values_and_run_rows() -> tuple[dict[str, Any], dict[int, MetricResult]]:
+    """The system row's figures (``system_values``) and every run's stored row on live ground
+    truth (``run_rows_on(None)``), from one query: the runs page shows both."""
+    live_runs = Q(scope=MetricResult.Scope.RUN, family=EXTRACTION)
+    rows = MetricResult.objects.filter(Q(key=SYSTEM_KEY) | live_runs)
+    system: dict[str, Any] = {}
+    runs: dict[int, MetricResult] = {}
+    for row in rows.only("key", "run_id", "status", "values").order_by("pk"):
+        if row.key == SYSTEM_KEY:
+            system = system or row.values or {}
+        elif row.run_id is not None:
+            runs[row.run_id] = row
+    return system, runs
+
+
 def run_row_statement_totals(run: ExtractionRun) -> MetricResult | None:
     """The run's stored result with, of its additive totals, the statements' only (as
     ``statement_totals``): the error analysis reads no more, and the discussions' entries are

@@ -127,17 +127,20 @@ def runs(request: HtmxHttpRequest) -> HttpResponse:
     """Every run grouped by configuration, with each replicate's coverage and figures and the
     replicates' mean and spread, on live ground truth or a snapshot; the F1 trend; the way to
     a comparison."""
-    system = selectors.system_values()  # the trend and the approved count, read once
-    runs_list, trend, _ = _runs_and_selection(request, system)
-    download = table_download(request, "f1-over-runs", dash.trend_export_rows(trend))
-    if download:
-        return download
     error = ""
     try:
         snapshot = snapshot_get(request.GET.get("snapshot"))
     except ComparisonInputError as exc:
         snapshot, error = None, str(exc)
-    rows = selectors.run_rows_on(snapshot)
+    # The trend and the approved count read once; on live ground truth with the runs' rows.
+    if snapshot is None:
+        system, rows = selectors.system_values_and_run_rows()
+    else:
+        system, rows = selectors.system_values(), selectors.run_rows_on(snapshot)
+    runs_list, trend, _ = _runs_and_selection(request, system)
+    download = table_download(request, "f1-over-runs", dash.trend_export_rows(trend))
+    if download:
+        return download
     if snapshot is not None:
         rows.update(_snapshot_rows_requested(runs_list, rows, snapshot))
     approved = snapshot.codings if snapshot else selectors.approved_count(system)

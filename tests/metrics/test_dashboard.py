@@ -503,3 +503,16 @@ def test_a_confusion_cell_links_its_error_only_with_the_codes_url_quoted() -> No
     ).render(Context({"v": "relationship", "gt": "défini/x", "ai": "a b"}))
     n, query = cells[("défini/x", "a b")]
     assert n == 2 and Template("{{ q }}").render(Context({"q": query})) == written
+
+
+def test_the_runs_page_reads_the_system_row_and_the_run_rows_in_one_query(results) -> None:
+    from metrics import selectors
+
+    with CaptureQueriesContext(connection) as queries:
+        system, rows = selectors.system_values_and_run_rows()
+    assert len(queries) == 1
+    assert system and system == selectors.system_values()
+    apart = selectors.run_rows_on(None)
+    assert rows and {k: (r.status, r.values) for k, r in rows.items()} == {
+        k: (r.status, r.values) for k, r in apart.items()
+    }
