@@ -134,12 +134,14 @@ def system_values_and_run_rows() -> tuple[dict[str, Any], dict[int, MetricResult
     return system, runs
 
 
-def run_row_statement_totals(run: ExtractionRun) -> MetricResult | None:
-    """The run's stored result with, of its additive totals, the statements' only (as
-    ``statement_totals``): the error analysis reads no more, and the discussions' entries are
-    never decoded."""
+def run_row_statement_totals(
+    run: ExtractionRun,
+) -> tuple[MetricResult | None, dict[str, Any] | None]:
+    """The run's stored result and, of its additive totals, the statements' only: the error
+    analysis reads no more, and the discussions' entries are never decoded."""
     rows = MetricResult.objects.filter(key=run_key(EXTRACTION, run.pk)).defer("contribution")
-    return rows.annotate(statement_totals=KeyTransform("statements", "contribution")).first()
+    row = rows.annotate(statement_totals=KeyTransform("statements", "contribution")).first()
+    return row, (row.statement_totals if row else None)
 
 
 def run_rows_on(

@@ -298,8 +298,7 @@ def errors(request: HtmxHttpRequest) -> HttpResponse:
     runs_list, _, run = _runs_and_selection(request)
     context: dict[str, Any] = {"runs": runs_list, "run": run}
     if run is not None:
-        row = selectors.run_row_statement_totals(run)
-        totals = row.statement_totals if row else None
+        row, totals = selectors.run_row_statement_totals(run)
         system = ((row.values or {}) if row else {}).get("system")
         confusions = dash.sarf_confusions(totals, system)
         analysis = error_analysis_read(run)
