@@ -9,7 +9,7 @@ import hashlib
 from collections import defaultdict
 from typing import Any
 
-from django.db.models import F, FloatField, IntegerField, Q, QuerySet
+from django.db.models import F, FloatField, IntegerField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.fields.json import KT, KeyTransform
 from django.db.models.functions import Cast
 
@@ -245,6 +245,7 @@ def error_statement_payloads(
     sides: tuple[str, ...] = ("gt", "ai"),
     keys: tuple[str, ...] | None = None,
     lists: tuple[str, ...] | None = None,
+    values: dict[int, dict[str, Any]] | None = None,
 ) -> dict[int, Any]:
     """For a page of the error drill-down (``rows``: statement_id, discussion_id, order), each
     statement's stored F1 values, approved ground truth and the run's extraction, with the
@@ -253,7 +254,8 @@ def error_statement_payloads(
     discussions up to its last listed statement. ``sides``: the payloads read ("gt", "ai");
     a side not read stays None, with no names. ``keys``: the only keys of the stored values
     read (None: them all). The names fed are the people's (``Labels.feed_people``). ``lists``:
-    the only lists of the payloads read besides the people (None: the whole payloads)."""
+    the only lists of the payloads read besides the people (None: the whole payloads).
+    ``values``: the stored values already read (``listed_values``; None: read here)."""
     if not rows:
         return {}
     last: dict[int, int] = defaultdict(int)
@@ -270,7 +272,8 @@ def error_statement_payloads(
     if "ai" in sides:
         extractions = Extraction.objects.filter(upto, run=run)
         read["ai"] = _payloads_read(extractions, "pdp_deltas", lists)
-    values = _statement_values(run, [row["statement_id"] for row in rows], keys)
+    if values is None:
+        values = _statement_values(run, [row["statement_id"] for row in rows], keys)
     found: dict[int, Any] = {}
     for side, payloads in read.items():
         labels: dict[int, Labels] = defaultdict(Labels)
@@ -320,12 +323,29 @@ def _statement_values(
     return {row[0]: dict(zip(keys, row[1:], strict=True)) for row in picked}
 
 
-def error_statements_listed(run: ExtractionRun, *, figure: str) -> QuerySet:
+def error_statements_listed(
+    run: ExtractionRun, *, figure: str, keys: tuple[str, ...] = ()
+) -> QuerySet:
     """The statements behind one figure of the run's stored error analysis, each with how
     many times it counts there and what it says, in discussion and statement order: read a
-    page at a time from their index (``metrics.engine.errors``)."""
-    return (
+    page at a time from their index (``metrics.engine.errors``). ``keys``: of each statement's
+    stored F1 values, these too (as ``values``: key -> value, None where there is none), read
+    in the same query."""
+    stored = MetricResult.objects.filter(
+        family=EXTRACTION,
+        scope=MetricResult.Scope.STATEMENT,
+        run=run,
+        statement_id=OuterRef("statement_id"),
+    )
+    picked = {f"value_{key}": Subquery(stored.values(f"values__{key}")[:1]) for key in keys}
+    rows = (
         StatementError.objects.filter(run=run, figure=figure)
         .order_by("discussion_id", "order", "statement_id")
         .values("statement_id", "discussion_id", "order", "count", text=F("statement__text"))
     )
+    return rows.annotate(**picked) if picked else rows
+
+
+def listed_values(rows: list[dict], keys: tuple[str, ...]) -> dict[int, dict[str, Any]]:
+    """The stored values ``error_statements_listed`` read with each row, by statement id."""
+    return {row["statement_id"]: {key: row[f"value_{key}"] for key in keys} for row in rows}

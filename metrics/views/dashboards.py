@@ -243,7 +243,7 @@ def error_statements(request: HtmxHttpRequest) -> HttpResponse:
     figure = error_figure(missed=missed, **query)
     analysis = error_analysis_read(run)
     n, total = ((analysis.values or {}).get("figures") or {}).get(figure, (0, 0))
-    listed = selectors.error_statements_listed(run, figure=figure)
+    listed = selectors.error_statements_listed(run, figure=figure, keys=value_keys(figure))
     paginator = CountedPaginator(listed, ERROR_STATEMENTS_PER_PAGE, count=n)
     page = paginator.get_page(request.GET.get("page"))
     heading = _items_heading(figure)
@@ -263,13 +263,16 @@ def error_statements(request: HtmxHttpRequest) -> HttpResponse:
 def _with_items(run: ExtractionRun, figure: str, rows: list[dict]) -> list[dict]:
     """Each listed statement (with what it says) and the items behind the count (the missed or
     spurious ones, or the events whose codes differ), so the list reads without opening each.
-    Only the payload lists and the stored values those items come from are read."""
+    Only the payload lists and the stored values those items come from are read (the values
+    with the rows)."""
+    keys = value_keys(figure)
     payloads = selectors.error_statement_payloads(
         run,
         rows=rows,
         sides=payload_sides(figure),
-        keys=value_keys(figure),
+        keys=keys,
         lists=payload_lists(figure),
+        values=selectors.listed_values(rows, keys),
     )
     return [dict(row, items=error_items(figure, payloads[row["statement_id"]])) for row in rows]
 

@@ -399,8 +399,8 @@ def test_error_statements_of_a_count_are_read_and_summed_by_the_database():
 
 
 def test_the_drill_down_reads_only_the_payload_lists_its_items_are_named_from():
-    """The payloads are read for their people and the list the figure counts only: the items
-    read as from the whole payloads."""
+    """The payloads are read for their people and the list the figure counts only, the stored
+    values with the listed rows: the items read as from the whole payloads, read apart."""
     from metrics import selectors
     from metrics.engine.derived import error_analysis_result_compute
     from metrics.error_items import error_items, payload_lists, payload_sides, value_keys
@@ -410,13 +410,15 @@ def test_the_drill_down_reads_only_the_payload_lists_its_items_are_named_from():
     figures = error_analysis_result_compute(run_id=run.pk).values["figures"]
     named = cut_read = 0
     for figure in figures:
-        rows = list(selectors.error_statements_listed(run, figure=figure))
         sides, keys = payload_sides(figure), value_keys(figure)
+        rows = list(selectors.error_statements_listed(run, figure=figure, keys=keys))
         whole = selectors.error_statement_payloads(run, rows=rows, sides=sides, keys=keys)
+        with_rows = selectors.listed_values(rows, keys)
         cut = selectors.error_statement_payloads(
-            run, rows=rows, sides=sides, keys=keys, lists=payload_lists(figure)
+            run, rows=rows, sides=sides, keys=keys, lists=payload_lists(figure), values=with_rows
         )
         for row in rows:
+            assert with_rows[row["statement_id"]] == whole[row["statement_id"]].values, figure
             items = error_items(figure, cut[row["statement_id"]])
             assert items == error_items(figure, whole[row["statement_id"]]), figure
             named += sum("no longer" not in item for item in items)
