@@ -17,6 +17,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import transaction
 
+from audit.derived.tallies import tallies_batched
 from audit.models import Extraction, ExtractionRun, Feedback, Speaker, Statement
 from audit.services.inputs import inputs_delete
 from audit.services.triage import triage_settings_get
@@ -92,7 +93,7 @@ class World:
     """Discussions of statements, two runs, three auditors and an admin, driven by a seed."""
 
     def __init__(self, seed: int):
-        self.rng = rng = random.Random(seed)
+        self.rng = random.Random(seed)
         self.auditors = [UserFactory(username=f"coder{seed}-{i}") for i in range(3)]
         self.admin = UserFactory(username=f"admin{seed}")
         self.runs = [ExtractionRunFactory(), ExtractionRunFactory()]
@@ -101,19 +102,24 @@ class World:
             discussion = DiscussionFactory()
             for _ in range(4):
                 self.statements.append(StatementFactory(discussion=discussion))
-        for statement in self.statements:
-            truth = _payload(rng, confident=False)
-            if rng.random() < 0.8:
-                self._coding(statement, self.auditors[0], truth, S.APPROVED)
-            else:
-                self._coding(statement, self.auditors[0], truth, S.SUBMITTED)
-            for run in self.runs:
-                if rng.random() < 0.9:
-                    ExtractionFactory(
-                        statement=statement, run=run, pdp_deltas=_perturbed(rng, truth)
-                    )
-            if rng.random() < 0.5:
-                self._second_coding(statement)
+        with tallies_batched():  # the team page's counts, which no figure here reads: once
+            for statement in self.statements:
+                self._coded(statement)
+
+    def _coded(self, statement: Statement) -> None:
+        """The statement's ground truth (or a coding waiting for review), each run's extraction
+        nine times in ten and a second coding half the time."""
+        rng = self.rng
+        truth = _payload(rng, confident=False)
+        if rng.random() < 0.8:
+            self._coding(statement, self.auditors[0], truth, S.APPROVED)
+        else:
+            self._coding(statement, self.auditors[0], truth, S.SUBMITTED)
+        for run in self.runs:
+            if rng.random() < 0.9:
+                ExtractionFactory(statement=statement, run=run, pdp_deltas=_perturbed(rng, truth))
+        if rng.random() < 0.5:
+            self._second_coding(statement)
 
     def _coding(self, statement, auditor, payload, status, **fields) -> Feedback:
         approved = {"approved_by": self.admin} if status == S.APPROVED else {}
