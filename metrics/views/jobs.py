@@ -19,6 +19,7 @@ from evalsite.params import parse_id
 from metrics.cards import extraction_card
 from metrics.engine.recompute import metrics_recompute_all
 from metrics.models import ComputeJob
+from metrics.selectors import jobs_recent_and_active
 
 RECENT_JOBS = 10
 # What a run's label is made of (``ExtractionRun.label``).
@@ -35,9 +36,7 @@ PICKED_RUN_FIELDS = (
 def _jobs_context() -> dict:
     # One read: the recent jobs and the active ones (a recompute, imports and exports). Newest
     # first, the recent ones are its first rows: an active job not among them is older.
-    recent = ComputeJob.objects.values("pk")[:RECENT_JOBS]
-    shown = ComputeJob.objects.filter(pk__in=recent) | ComputeJob.objects.active()
-    rows = list(shown)
+    rows = jobs_recent_and_active(recent=RECENT_JOBS)
     running = [job for job in rows if job.is_active]
     # Only an active job's card names who started it: their users are read when there are some.
     prefetch_related_objects(running, "created_by")
