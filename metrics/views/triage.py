@@ -41,7 +41,8 @@ class TriageSettingsForm(forms.ModelForm):
 @require_http_methods(["GET", "POST"])
 @admin_required
 def triage_settings(request: HtmxHttpRequest, run_id: int) -> HttpResponse:
-    run = get_object_or_404(ExtractionRun, pk=run_id)
+    # The configuration: the run's label.
+    run = get_object_or_404(ExtractionRun.objects.select_related("configuration"), pk=run_id)
     current = triage_settings_get(run=run)
     form = TriageSettingsForm(request.POST or None, instance=current)
     status = 200

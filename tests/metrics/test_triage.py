@@ -341,6 +341,17 @@ def test_settings_page_saves_and_refuses_bad_numbers(world, admin_client):
     assert good.status_code == 302 and TriageSettings.objects.get(run=run).is_active
 
 
+def test_settings_page_reads_the_run_with_its_label_in_one_query(world, admin_client):
+    run, _, _ = world
+    url = reverse("metrics:triage_settings", args=[run.pk])
+    admin_client.get(url)
+    with CaptureQueriesContext(connection) as queries:
+        page = admin_client.get(url).content.decode()
+    assert run.label in page
+    alone = [q for q in queries if q["sql"].lstrip().startswith('SELECT "audit_runconfiguration"')]
+    assert alone == []
+
+
 def test_settings_page_is_for_admins_only(world, auditor_client):
     run, _, _ = world
     url = reverse("metrics:triage_settings", args=[run.pk])
