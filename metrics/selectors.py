@@ -33,7 +33,6 @@ from metrics.families.payload.items import ENTITY_KINDS
 from metrics.models import (
     DISCUSSION_ROWS,
     DISCUSSION_SORT_FIGURES,
-    ComputeJob,
     MetricResult,
     StatementError,
     values_figure,
@@ -129,7 +128,7 @@ def system_values_and_run_rows() -> tuple[dict[str, Any], dict[int, MetricResult
     runs: dict[int, MetricResult] = {}
     for row in rows.only("key", "run_id", "status", "values").order_by("pk"):
         if row.key == SYSTEM_KEY:
-            system = system or row.values or {}
+            system = row.values or {}
         elif row.run_id is not None:
             runs[row.run_id] = row
     return system, runs
@@ -350,19 +349,3 @@ def error_statements_listed(
 def listed_values(rows: list[dict], keys: tuple[str, ...]) -> dict[int, dict[str, Any]]:
     """The stored values ``error_statements_listed`` read with each row, by statement id."""
     return {row["statement_id"]: {key: row[f"value_{key}"] for key in keys} for row in rows}
-
-
-# Written out: the ORM's form of it (an OR of a sliced subquery and a filter) takes longer to
-# build than the database takes to answer.
-_RECENT_AND_ACTIVE_JOBS = """
-    SELECT * FROM metrics_computejob
-     WHERE id IN (SELECT id FROM metrics_computejob ORDER BY created_at DESC, id DESC LIMIT %s)
-        OR status IN (%s, %s)
-     ORDER BY created_at DESC, id DESC"""
-
-
-def jobs_recent_and_active(*, recent: int) -> list[ComputeJob]:
-    """The ``recent`` newest jobs and the active ones (queued or running, however old), newest
-    first, from one query."""
-    active = (ComputeJob.Status.QUEUED, ComputeJob.Status.RUNNING)
-    return list(ComputeJob.objects.raw(_RECENT_AND_ACTIVE_JOBS, [recent, *active]))

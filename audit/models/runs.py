@@ -101,6 +101,19 @@ class ExtractionRunQuerySet(models.QuerySet):
     def discussion_unit(self) -> ExtractionRunQuerySet:
         return self.filter(configuration__unit=RunConfiguration.Unit.DISCUSSION)
 
+    def labelled(self, *fields: str) -> ExtractionRunQuerySet:
+        """The runs with what their ``label`` is made of (their configuration's model, prompt
+        version, parameters and unit, and the replicate), and ``fields`` besides, only: the
+        pickers and lists that name runs read no prompt text."""
+        label = (
+            "replicate",
+            "configuration__model_name",
+            "configuration__prompt_version",
+            "configuration__parameters",
+            "configuration__unit",
+        )
+        return self.select_related("configuration").only(*label, *fields)
+
 
 class ExtractionRun(models.Model):
     """One replicate of a configuration: a set of AI extractions made by running it once.

@@ -59,27 +59,13 @@ def level_get(value: object) -> float:
     return next((known for known in LEVELS if abs(known - level) < 1e-9), DEFAULT_LEVEL)
 
 
-# What the pickers and a side's replicate links show of a run (its label is its
-# configuration's, ``ExtractionRun.label``).
-SIDE_RUN_FIELDS = (
-    "replicate",
-    "notes",
-    "created_at",
-    "configuration__model_name",
-    "configuration__prompt_version",
-    "configuration__parameters",
-    "configuration__unit",
-    "configuration__created_at",
-)
-
-
 def _choices() -> dict[str, Any]:
     """The pickers' runs and configurations (those with replicates), from one read of the
     runs with their configurations; ``runs_by_id`` lets the sides be found without another."""
     runs = list(
-        ExtractionRun.objects.select_related("configuration")
-        .only(*SIDE_RUN_FIELDS)
-        .order_by("created_at")
+        ExtractionRun.objects.labelled("notes", "created_at", "configuration__created_at").order_by(
+            "created_at"
+        )
     )
     counted = Counter(run.configuration_id for run in runs)
     replicated = {

@@ -19,24 +19,14 @@ from evalsite.params import parse_id
 from metrics.cards import extraction_card
 from metrics.engine.recompute import metrics_recompute_all
 from metrics.models import ComputeJob
-from metrics.selectors import jobs_recent_and_active
 
 RECENT_JOBS = 10
-# What a run's label is made of (``ExtractionRun.label``).
-PICKED_RUN_FIELDS = (
-    "replicate",
-    "created_at",
-    "configuration__model_name",
-    "configuration__prompt_version",
-    "configuration__parameters",
-    "configuration__unit",
-)
 
 
 def _jobs_context() -> dict:
     # One read: the recent jobs and the active ones (a recompute, imports and exports). Newest
     # first, the recent ones are its first rows: an active job not among them is older.
-    rows = jobs_recent_and_active(recent=RECENT_JOBS)
+    rows = ComputeJob.objects.recent_and_active(RECENT_JOBS)
     running = [job for job in rows if job.is_active]
     # Only an active job's card names who started it: their users are read when there are some.
     prefetch_related_objects(running, "created_by")
@@ -45,7 +35,7 @@ def _jobs_context() -> dict:
         "jobs": rows[:RECENT_JOBS],
         "active": next((job for job in running if job.kind == recompute), None),
         "transfers": [job for job in running if job.kind != recompute],
-        "runs": ExtractionRun.objects.select_related("configuration").only(*PICKED_RUN_FIELDS),
+        "runs": ExtractionRun.objects.labelled("created_at"),
     }
 
 
