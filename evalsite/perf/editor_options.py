@@ -17,8 +17,6 @@ dozen; a statement's coding about 90 in all):
     {% person_select name editor.people value invalid=... required=... %}
     {% person_checklist name label editor.people value invalid=... %}
     {% people_list editor.people %}              the editor's one list of its people
-    {% item_tail f e row.pk save_url %}          an item's confidence, ✕ and remove question
-    {% remove_refs f e save_url oob=oob %}       what points at the item (a save's reply too)
 
 A page running scripts builds the people once per editor, not once per picker and checklist
 (over a hundred of each on a big statement): a picker's select holds only the person chosen
@@ -34,7 +32,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from django import template
-from django.utils.formats import localize
 from django.utils.safestring import SafeString, mark_safe
 
 register = template.Library()
@@ -173,83 +170,4 @@ def person_checklist(
         f'aria-label="Search people for {label_}">{checkboxes(name, ticked, value)}'
         f"<noscript>{checkboxes(name, others, value)}</noscript></div>"
         f'</details><input type="hidden" name="{name_}" value="">'
-    )  # every value above is escaped
-
-
-# --- an item's tail: its confidence, its remove button and the question that button asks ------
-
-
-SWAP_OOB = 'hx-swap-oob="true"'
-
-
-def _shown(value: Any) -> str:
-    """A value as ``{{ value }}`` writes it: localized, then escaped."""
-    return escape(localize(value))
-
-
-def _field(item: Any, key: str) -> str:
-    """``{{ item.<key> }}`` of a payload item: "" when the item has no such field."""
-    return _shown(item[key]) if isinstance(item, dict) and key in item else ""
-
-
-def _plural(n: int, singular: str = "", plural: str = "s") -> str:
-    return singular if n == 1 else plural
-
-
-@register.simple_tag
-def remove_refs(feedback: Any, entry: dict, save_url: str, *, oob: Any = False) -> SafeString:
-    """What in the coding points at an editor item (``entry["refs"]``, in words), with the
-    button that removes the item and clears them; empty when nothing does."""
-    refs, kind = entry["refs"], escape(entry["kind"])
-    n = len(refs)
-    html = (
-        f'<div id="remove-refs-{feedback.pk}-{kind}-{_shown(entry["index"])}" '
-        f'data-refs-count="{n}"{_mark(bool(oob), SWAP_OOB)}>'
-    )
-    if refs:
-        words = "".join(f"<li>{escape(w)}</li>" for w in refs)
-        html += (
-            f"\n  <p>{n} field{_plural(n)} of this coding point{_plural(n, 's', '')} at it:</p>"
-            f"\n  <ul>{words}</ul>"
-            f'\n  <p><button type="submit" name="op" value="remove_clear:{kind}:'
-            f'{_field(entry["item"], "id")}" class="primary" data-confirm-op="remove" '
-            f'hx-post="{save_url}" hx-target="#stmt-{feedback.statement_id}" hx-swap="outerHTML" '
-            f'hx-sync="closest form:queue all">Remove it and clear these {n} '
-            f"reference{_plural(n)}</button></p>"
-        )
-    return mark_safe(html + "\n</div>")  # every value above is escaped
-
-
-ITEM_NOUNS = {"people": "person", "events": "event"}  # else a pair bond
-
-
-@register.simple_tag
-def item_tail(feedback: Any, entry: dict, row_pk: int, save_url: str) -> SafeString:
-    """An editor item's confidence, its remove button (✕) and the remove question: a dialog
-    audit.js opens when something points at the item (``remove_refs``)."""
-    kind, item = escape(entry["kind"]), entry["item"]
-    ident, slot = _field(item, "id"), f"{feedback.pk}-{kind}-{_shown(entry['index'])}"
-    confidence = _field(item, "confidence")
-    if isinstance(item, dict) and item.get("confidence", "") is None:
-        confidence = "–"  # default_if_none
-    post = (
-        f'hx-post="{save_url}" hx-target="#stmt-{row_pk}" hx-swap="outerHTML" '
-        'hx-sync="closest form:queue all"'
-    )
-    noun = ITEM_NOUNS.get(entry["kind"], "pair bond")
-    return mark_safe(
-        '\n<div class="ed-tail s1"><span class="conf-cell" title="How sure the coding is of '
-        "this item: the AI's own figure until you edit it, then 1.0\">"
-        '<span class="conf-label">confidence</span> '
-        f'<span class="conf" id="conf-{feedback.pk}-{kind}-{ident}">{confidence}</span></span>'
-        f'\n<button type="submit" name="op" value="remove:{kind}:{ident}" class="icon" '
-        f'title="Remove" aria-label="Remove" {post} data-confirm="remove-{slot}" '
-        'data-confirm-op="remove">✕</button>\n'
-        f'\n<dialog id="remove-{slot}" class="confirm" aria-labelledby="remove-title-{slot}" '
-        'data-testid="remove-confirm">'
-        f'\n  <h2 id="remove-title-{slot}">Remove this {noun}?</h2>'
-        f"\n  {remove_refs(feedback, entry, save_url)}"
-        f'\n  <button type="submit" name="op" value="remove:{kind}:{ident}" '
-        f'data-confirm-op="remove" data-remove-only {post}>Remove it only</button>'
-        '\n  <button type="button" data-confirm-cancel>Keep it</button>\n</dialog></div>\n'
     )  # every value above is escaped
