@@ -174,6 +174,16 @@ def test_the_unread_summary_counts_as_the_per_statement_reads(
     submit(subject, auditor)  # bob's comment is revealed: older than the marker, yet unread
     agrees(auditor)
     assert comments_unread_summary(user=auditor).by_statement == {subject.pk: 1, other.pk: 2}
+    # An admin's read (in SQL of its own): others' comments past the admin's marker (writing
+    # in a thread reads it).
+    comment_add(statement=other, author=auditor, body="a question")
+    comment_add(statement=subject, author=second_auditor, body="after the admin's comment")
+    agrees(admin_user)
+    assert comments_unread_summary(user=admin_user).by_statement == {subject.pk: 1, other.pk: 1}
+    thread_mark_read(statement=other, user=admin_user)
+    comment_add(statement=other, author=second_auditor, body="after the marker")
+    agrees(admin_user)
+    assert comments_unread_summary(user=admin_user).by_statement == {subject.pk: 1, other.pk: 1}
 
 
 @pytest.mark.parametrize(
